@@ -1,0 +1,88 @@
+/**
+ * Wires the gateway together explicitly: clusters (or the embedded PostgreSQL when none is
+ * configured), their pools, the HTTP server; and takes it apart again in a bounded drain.
+ * Nothing happens at import time.
+ */
+import type { FastifyInstance } from "fastify";
+import { Cluster } from "./clusters/cluster.js";
+import type { GatewayConfig } from "./config/schema.js";
+import { redactUrl } from "./config/load.js";
+import { type EmbeddedPostgres, startEmbeddedPostgres } from "./engines/embedded/embedded-postgres.js";
+import type { HttpContext } from "./http/context.js";
+import { createHttpServer } from "./http/server.js";
+import type { Logger } from "./observability/logger.js";
+import { type Clock, monotonicClock } from "./pool/clock.js";
+
+export const VERSION = "0.1.0";
+
+export interface Gateway {
+  readonly http: FastifyInstance;
+  readonly clusters: ReadonlyMap<string, Cluster>;
+  readonly embedded: EmbeddedPostgres | undefined;
+  /** Listens on config.server host/port; resolves the address. */
+  listen(): Promise<string>;
+  /** Stops accepting work, lets in-flight requests finish within the drain bound, rolls back, closes. */
+  drain(): Promise<void>;
+  readonly draining: boolean;
+}
+
+export interface GatewayOptions {
+  clock?: Clock;
+}
+
+export async function createGateway(config: GatewayConfig, logger: Logger, options: GatewayOptions = {}): Promise<Gateway> {
+  const clock = options.clock ?? monotonicClock;
+  const clusters = new Map<string, Cluster>();
+  let embedded: EmbeddedPostgres | undefined;
+
+  const configured = Object.entries(config.clusters);
+  if (configured.length === 0) {
+    embedded = await startEmbeddedPostgres(config.embedded.dataDir);
+    logger.info(
+      { dataDir: embedded.dataDir },
+      "no database configured: using the embedded PostgreSQL (PGlite, one connection) with its data in %s. " +
+        "To use a real server set POOLGATE_WRITER_URL=postgres://user:password@host:5432/db (or clusters in a POOLGATE_CONFIG file)",
+      embedded.dataDir,
+    );
+    clusters.set(config.defaultCluster, new Cluster(config.defaultCluster, embedded.url, true, config, logger, clock));
+  } else {
+    for (const [name, cluster] of configured) {
+      logger.info({ cluster: name, writer: redactUrl(cluster.writerUrl) }, "cluster configured");
+      clusters.set(name, new Cluster(name, cluster.writerUrl, false, config, logger, clock));
+    }
+  }
+  for (const cluster of clusters.values()) cluster.start();
+
+  let draining = false;
+  const context: HttpContext = { config, clusters, logger, startedAt: Date.now(), isDraining: () => draining };
+  const http = createHttpServer(context, VERSION);
+
+  async function drain(): Promise<void> {
+    if (draining) return;
+    draining = true;
+    const deadline = Date.now() + config.server.drainTimeoutMs;
+    logger.info({ drainTimeoutMs: config.server.drainTimeoutMs }, "draining: no new work; finishing in-flight requests");
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      http.close(),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, config.server.drainTimeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    for (const cluster of clusters.values()) await cluster.close(Math.max(0, deadline - Date.now()));
+    await embedded?.stop();
+    logger.info("drained");
+  }
+
+  return {
+    http,
+    clusters,
+    embedded,
+    listen: async () => http.listen({ host: config.server.host, port: config.server.port }),
+    drain,
+    get draining() {
+      return draining;
+    },
+  };
+}

@@ -1,0 +1,122 @@
+/**
+ * Loads the configuration once: defaults < JSON file (POOLGATE_CONFIG) < environment. The only module
+ * that reads process.env. The result is deeply frozen and passed down.
+ */
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import { configSchema, type GatewayConfig } from "./schema.js";
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+const envSchema = z.object({
+  POOLGATE_CONFIG: z.string().min(1).optional(),
+  POOLGATE_WRITER_URL: z.string().min(1).optional(),
+  POOLGATE_DATA_DIR: z.string().min(1).optional(),
+  PORT: z.string().regex(/^\d+$/, "PORT must be a number").optional(),
+  HOST: z.string().min(1).optional(),
+  LOG_LEVEL: z.string().min(1).optional(),
+});
+
+type Json = { [key: string]: unknown };
+
+function readConfigFile(path: string): Json {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new ConfigError(`cannot read config file ${path}: ${(err as Error).message}`);
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+      throw new ConfigError(`config file ${path} must hold a JSON object`);
+    }
+    return parsed as Json;
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw new ConfigError(`config file ${path} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+function section(target: Json, key: string): Json {
+  const existing = target[key];
+  if (typeof existing === "object" && existing !== null && !Array.isArray(existing)) return existing as Json;
+  const created: Json = {};
+  target[key] = created;
+  return created;
+}
+
+/** Lays the environment over the file's settings. */
+function applyEnv(raw: Json, env: z.infer<typeof envSchema>): Json {
+  if (env.HOST !== undefined) section(raw, "server").host = env.HOST;
+  if (env.PORT !== undefined) section(raw, "server").port = Number(env.PORT);
+  if (env.LOG_LEVEL !== undefined) section(raw, "log").level = env.LOG_LEVEL;
+  if (env.POOLGATE_DATA_DIR !== undefined) section(raw, "embedded").dataDir = env.POOLGATE_DATA_DIR;
+  if (env.POOLGATE_WRITER_URL !== undefined) {
+    const clusters = section(raw, "clusters");
+    const name = typeof raw.defaultCluster === "string" ? raw.defaultCluster : "default";
+    section(clusters, name).writerUrl = env.POOLGATE_WRITER_URL;
+  }
+  return raw;
+}
+
+function formatIssues(error: z.ZodError, source: string): string {
+  const lines = error.issues.map((issue) => {
+    const path = issue.path.length > 0 ? issue.path.join(".") : "(root)";
+    return `  - ${path}: ${issue.message}`;
+  });
+  return `invalid configuration (${source}):\n${lines.join("\n")}`;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/** Validates a config object (file contents, or what a test passes) and checks cross-field rules. */
+export function parseConfig(raw: unknown, source = "config"): GatewayConfig {
+  const result = configSchema.safeParse(raw);
+  if (!result.success) throw new ConfigError(formatIssues(result.error, source));
+  const config = result.data;
+  const names = Object.keys(config.clusters);
+  if (names.length > 0 && !names.includes(config.defaultCluster)) {
+    throw new ConfigError(
+      `invalid configuration (${source}):\n  - defaultCluster: "${config.defaultCluster}" is not one of the configured clusters (${names.join(", ")})`,
+    );
+  }
+  if (config.statements.defaultTimeoutMs > config.statements.maxTimeoutMs) {
+    throw new ConfigError(
+      `invalid configuration (${source}):\n  - statements.defaultTimeoutMs (${config.statements.defaultTimeoutMs}) exceeds statements.maxTimeoutMs (${config.statements.maxTimeoutMs})`,
+    );
+  }
+  return deepFreeze(config);
+}
+
+/** Reads env (and the file it names), validates, freezes. */
+export function loadConfig(environment: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const envResult = envSchema.safeParse(environment);
+  if (!envResult.success) throw new ConfigError(formatIssues(envResult.error, "environment"));
+  const env = envResult.data;
+  const raw = env.POOLGATE_CONFIG !== undefined ? readConfigFile(env.POOLGATE_CONFIG) : {};
+  const source = env.POOLGATE_CONFIG !== undefined ? `${env.POOLGATE_CONFIG} + environment` : "environment";
+  return parseConfig(applyEnv(raw, env), source);
+}
+
+/** A URL with its password masked, for logs. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== "") parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "(unparseable url)";
+  }
+}

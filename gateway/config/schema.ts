@@ -1,0 +1,126 @@
+/**
+ * The whole gateway configuration as one zod schema: defaults and descriptions live here and nowhere
+ * else. Unknown keys are rejected; impossible values fail with a readable message, never clamped.
+ */
+import { z } from "zod";
+
+const ms = (description: string) => z.number().int().nonnegative().describe(description);
+
+const postgresUrl = z
+  .string()
+  .refine((value) => {
+    try {
+      const url = new URL(value);
+      return url.protocol === "postgres:" || url.protocol === "postgresql:";
+    } catch {
+      return false;
+    }
+  }, "must be a postgres://user:password@host:port/database URL");
+
+export const clusterConfigSchema = z.strictObject({
+  writerUrl: postgresUrl.describe("The writer (primary) endpoint, postgres://user:pass@host:port/db"),
+});
+export type ClusterConfig = z.infer<typeof clusterConfigSchema>;
+
+export const poolConfigSchema = z
+  .strictObject({
+    maxSize: z.number().int().min(1).max(10000).default(10).describe("Maximum connections per endpoint"),
+    minIdle: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe("Idle connections kept warm (opened at start-up); default: maxSize, a fixed-size pool"),
+    acquireTimeoutMs: z
+      .number()
+      .int()
+      .min(10)
+      .default(5000)
+      .describe("How long a request waits for a connection before POOL_TIMEOUT / DATABASE_UNAVAILABLE"),
+    connectTimeoutMs: ms("TCP + startup handshake limit for one new connection").min(10).default(5000),
+    idleTimeoutMs: ms("Idle connections above minIdle are closed after this long; 0 = never").default(600000),
+    maxLifetimeMs: ms("Connections are retired after this long (minus up to 2.5% jitter); 0 = never").default(
+      1800000,
+    ),
+    keepaliveMs: ms("Idle connections are pinged this often; 0 = off").default(120000),
+    validationTimeoutMs: ms("Limit for the liveness check of a connection").min(10).default(2000),
+    aliveBypassMs: ms("A connection idle for less than this is reused without a liveness check").default(500),
+    housekeepingIntervalMs: ms("How often the housekeeper retires, pings and refills").min(10).default(5000),
+  })
+  .superRefine((pool, ctx) => {
+    if (pool.minIdle !== undefined && pool.minIdle > pool.maxSize) {
+      ctx.addIssue({ code: "custom", path: ["minIdle"], message: `minIdle (${pool.minIdle}) exceeds maxSize (${pool.maxSize})` });
+    }
+    if (pool.maxLifetimeMs > 0 && pool.keepaliveMs > 0 && pool.keepaliveMs >= pool.maxLifetimeMs) {
+      ctx.addIssue({ code: "custom", path: ["keepaliveMs"], message: "keepaliveMs must be below maxLifetimeMs" });
+    }
+    if (pool.maxLifetimeMs > 0 && pool.maxLifetimeMs < 1000) {
+      ctx.addIssue({ code: "custom", path: ["maxLifetimeMs"], message: "maxLifetimeMs must be 0 (off) or at least 1000" });
+    }
+  });
+export type PoolConfig = z.infer<typeof poolConfigSchema>;
+
+export const configSchema = z.strictObject({
+  server: z
+    .strictObject({
+      host: z.string().min(1).default("127.0.0.1").describe("Listen address (env HOST)"),
+      port: z.number().int().min(0).max(65535).default(8080).describe("Listen port (env PORT)"),
+      maxRequestBytes: z.number().int().min(1024).default(1048576).describe("Largest accepted request body"),
+      keepAliveTimeoutMs: ms("HTTP keep-alive; keep above the load balancer's idle timeout").default(72000),
+      drainTimeoutMs: ms("On SIGTERM, how long in-flight work may take before it is cut off").default(20000),
+    })
+    .prefault({}),
+  clusters: z
+    .record(z.string().regex(/^[A-Za-z0-9_-]+$/, "cluster names are letters, digits, _ and -"), clusterConfigSchema)
+    .default({})
+    .describe("Named clusters; empty means the embedded PostgreSQL"),
+  defaultCluster: z.string().default("default").describe("Cluster used when a request names none"),
+  embedded: z
+    .strictObject({
+      dataDir: z.string().min(1).default(".poolgate-data").describe("Where the embedded PostgreSQL keeps its files"),
+    })
+    .prefault({}),
+  pool: poolConfigSchema.prefault({}),
+  statements: z
+    .strictObject({
+      defaultTimeoutMs: ms("Statement timeout when a request names none").min(1).default(30000),
+      maxTimeoutMs: ms("Largest timeoutMs a request may ask for").min(1).default(300000),
+      preparedCacheSize: z
+        .number()
+        .int()
+        .min(0)
+        .default(256)
+        .describe("Prepared statements cached per connection; 0 = never prepare"),
+    })
+    .prefault({}),
+  limits: z
+    .strictObject({
+      maxResultBytes: z.number().int().min(1024).default(16777216).describe("Largest result (sum of value text)"),
+      maxResultRows: z.number().int().min(1).default(1000000).describe("Most rows one statement may return"),
+    })
+    .prefault({}),
+  transactions: z
+    .strictObject({
+      idleTimeoutMs: ms("An interactive transaction idle this long is rolled back").min(100).default(30000),
+      maxAgeMs: ms("An interactive transaction older than this is rolled back").min(100).default(300000),
+      maxOpen: z.number().int().min(0).default(1000).describe("Most interactive transactions open at once"),
+    })
+    .prefault({}),
+  retry: z
+    .strictObject({
+      maxAttempts: z.number().int().min(1).max(100).default(10).describe("Attempts for retryable conflicts"),
+      baseDelayMs: ms("First backoff cap; doubles each retry (full jitter)").min(1).default(10),
+      maxDelayMs: ms("Largest backoff cap").min(1).default(1000),
+      maxTotalMs: ms("Give up retrying after this much time").min(1).default(10000),
+    })
+    .prefault({}),
+  log: z
+    .strictObject({
+      level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+    })
+    .prefault({}),
+});
+
+export type GatewayConfig = z.infer<typeof configSchema>;
+/** What callers may pass: every key optional. */
+export type GatewayConfigInput = z.input<typeof configSchema>;

@@ -1,0 +1,53 @@
+/**
+ * PostgreSQL failures -> the gateway's error registry. The database's own fields (SQLSTATE, message,
+ * detail, constraint...) travel with the error; parameter values never do.
+ */
+import pg from "pg";
+import type { DatabaseErrorInfo } from "../../../schemas/errors.js";
+import { GatewayError } from "../../errors.js";
+
+/** Conflicts that roll the whole transaction back and succeed when the work is simply run again. */
+const RETRYABLE_CONFLICTS = new Set(["40001", "40P01", "OC000", "OC001"]);
+
+export function isDatabaseError(err: unknown): err is pg.DatabaseError {
+  return err instanceof pg.DatabaseError;
+}
+
+/** FATAL and PANIC end the session: whatever was running may or may not have committed. */
+export function isSessionFatal(err: pg.DatabaseError): boolean {
+  return err.severity === "FATAL" || err.severity === "PANIC";
+}
+
+export function databaseInfo(err: pg.DatabaseError): DatabaseErrorInfo {
+  const info: DatabaseErrorInfo = { sqlstate: err.code ?? "XX000", message: err.message };
+  if (err.detail) info.detail = err.detail;
+  if (err.hint) info.hint = err.hint;
+  if (err.constraint) info.constraint = err.constraint;
+  if (err.table) info.table = err.table;
+  if (err.column) info.column = err.column;
+  if (err.schema) info.schema = err.schema;
+  if (err.position) info.position = Number(err.position);
+  return info;
+}
+
+/** A statement-level error (the session survives). */
+export function mapStatementError(err: pg.DatabaseError): GatewayError {
+  const database = databaseInfo(err);
+  if (RETRYABLE_CONFLICTS.has(database.sqlstate)) {
+    return new GatewayError("SERIALIZATION_FAILURE", `transaction conflict (${database.sqlstate}): ${err.message}`, {
+      cause: err,
+      database,
+    });
+  }
+  return new GatewayError("DATABASE_ERROR", err.message, { cause: err, database });
+}
+
+/** Why a connection attempt failed, in words safe for logs and error bodies (no credentials). */
+export function describeConnectError(err: unknown): string {
+  if (isDatabaseError(err)) return `${err.message} (SQLSTATE ${err.code ?? "unknown"})`;
+  if (err instanceof Error) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code ? `${err.message} (${code})` : err.message;
+  }
+  return String(err);
+}

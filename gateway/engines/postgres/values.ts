@@ -1,0 +1,135 @@
+/**
+ * PostgreSQL text values <-> JSON. Owns the type-parser tables handed to `pg` (one per bigNumbers
+ * mode), the OID -> type-name table, and parameter preparation. Conventions: int8/numeric exact
+ * strings unless asked otherwise, timestamps ISO-8601, date/time/interval as PostgreSQL prints them,
+ * bytea base64, json/jsonb parsed, arrays as arrays, non-finite floats as strings ("NaN", "Infinity").
+ */
+import { parse as parseArray } from "postgres-array";
+import type { Param } from "../../../schemas/query.js";
+
+type Parser = (text: string) => unknown;
+
+const identity: Parser = (text) => text;
+const parseBool: Parser = (text) => text === "t";
+const parseInteger: Parser = (text) => Number.parseInt(text, 10);
+const parseFloatKeepingSpecials: Parser = (text) => {
+  const value = Number.parseFloat(text);
+  return Number.isFinite(value) ? value : text;
+};
+const parseBigNumber: Parser = (text) => {
+  const value = Number(text);
+  return Number.isFinite(value) ? value : text;
+};
+const parseJson: Parser = (text) => JSON.parse(text);
+
+/** bytea arrives in hex output format (\x4142...). */
+const parseBytea: Parser = (text) =>
+  text.startsWith("\\x") ? Buffer.from(text.slice(2), "hex").toString("base64") : Buffer.from(text, "latin1").toString("base64");
+
+/** "2024-01-02 03:04:05.123" -> "2024-01-02T03:04:05.123" (infinity and BC dates stay as printed). */
+const parseTimestamp: Parser = (text) => (text.charCodeAt(4) === 45 && !text.endsWith("BC") ? `${text.slice(0, 10)}T${text.slice(11)}` : text);
+
+/** "2024-01-02 03:04:05+00" -> "2024-01-02T03:04:05Z"; other offsets become +HH:MM. */
+const parseTimestampTz: Parser = (text) => {
+  if (text.charCodeAt(4) !== 45 || text.endsWith("BC")) return text;
+  const iso = `${text.slice(0, 10)}T${text.slice(11)}`;
+  const offsetAt = Math.max(iso.lastIndexOf("+"), iso.lastIndexOf("-"));
+  if (offsetAt < 19) return iso;
+  const offset = iso.slice(offsetAt);
+  if (offset === "+00") return `${iso.slice(0, offsetAt)}Z`;
+  return offset.length === 3 ? `${iso}:00` : iso;
+};
+
+const arrayOf =
+  (element: Parser): Parser =>
+  (text) =>
+    parseArray(text, element);
+
+const BASE_PARSERS = new Map<number, Parser>([
+  [16, parseBool],
+  [17, parseBytea],
+  [21, parseInteger],
+  [23, parseInteger],
+  [26, parseInteger],
+  [114, parseJson],
+  [3802, parseJson],
+  [700, parseFloatKeepingSpecials],
+  [701, parseFloatKeepingSpecials],
+  [1114, parseTimestamp],
+  [1184, parseTimestampTz],
+  [1000, arrayOf(parseBool)],
+  [1001, arrayOf(parseBytea)],
+  [1005, arrayOf(parseInteger)],
+  [1007, arrayOf(parseInteger)],
+  [1028, arrayOf(parseInteger)],
+  [1021, arrayOf(parseFloatKeepingSpecials)],
+  [1022, arrayOf(parseFloatKeepingSpecials)],
+  [1115, arrayOf(parseTimestamp)],
+  [1185, arrayOf(parseTimestampTz)],
+  [199, arrayOf(parseJson)],
+  [3807, arrayOf(parseJson)],
+  // Arrays whose elements stay text.
+  ...[1009, 1014, 1015, 1182, 1183, 1187, 1270, 2951, 1016, 1231, 791, 1041, 651, 1040].map(
+    (oid) => [oid, arrayOf(identity)] as [number, Parser],
+  ),
+]);
+
+const BIG_NUMBER_PARSERS = new Map<number, Parser>([
+  [20, parseBigNumber],
+  [1700, parseBigNumber],
+  [1016, arrayOf(parseBigNumber)],
+  [1231, arrayOf(parseBigNumber)],
+]);
+
+/** The shape `pg` expects for `types` on a query. */
+export interface TypeParserSet {
+  getTypeParser(oid: number, format?: string): Parser;
+}
+
+function parserSet(overrides: Map<number, Parser>): TypeParserSet {
+  return {
+    getTypeParser: (oid) => overrides.get(oid) ?? BASE_PARSERS.get(oid) ?? identity,
+  };
+}
+
+export const TYPE_PARSERS: Record<"string" | "number", TypeParserSet> = {
+  string: parserSet(new Map()),
+  number: parserSet(BIG_NUMBER_PARSERS),
+};
+
+/** Built-in type names by OID; others are resolved from pg_type once and cached. */
+export const BUILTIN_TYPE_NAMES = new Map<number, string>([
+  [16, "bool"], [17, "bytea"], [18, "char"], [19, "name"], [20, "int8"], [21, "int2"], [23, "int4"],
+  [24, "regproc"], [25, "text"], [26, "oid"], [28, "xid"], [114, "json"], [142, "xml"], [600, "point"],
+  [650, "cidr"], [700, "float4"], [701, "float8"], [705, "unknown"], [790, "money"], [829, "macaddr"],
+  [869, "inet"], [1042, "bpchar"], [1043, "varchar"], [1082, "date"], [1083, "time"], [1114, "timestamp"],
+  [1184, "timestamptz"], [1186, "interval"], [1266, "timetz"], [1560, "bit"], [1562, "varbit"],
+  [1700, "numeric"], [2205, "regclass"], [2249, "record"], [2278, "void"], [2950, "uuid"], [3802, "jsonb"],
+  [3614, "tsvector"], [3904, "int4range"], [3906, "numrange"], [3908, "tsrange"], [3910, "tstzrange"],
+  [3912, "daterange"], [3926, "int8range"], [199, "_json"], [651, "_cidr"], [791, "_money"], [1000, "_bool"],
+  [1001, "_bytea"], [1005, "_int2"], [1007, "_int4"], [1009, "_text"], [1014, "_bpchar"],
+  [1015, "_varchar"], [1016, "_int8"], [1021, "_float4"], [1022, "_float8"], [1028, "_oid"],
+  [1040, "_macaddr"], [1041, "_inet"], [1115, "_timestamp"], [1182, "_date"], [1183, "_time"],
+  [1185, "_timestamptz"], [1187, "_interval"], [1231, "_numeric"], [1270, "_timetz"], [2951, "_uuid"],
+  [3807, "_jsonb"],
+]);
+
+function isByteaParam(value: object): value is { $bytea: string } {
+  return "$bytea" in value && typeof (value as { $bytea: unknown }).$bytea === "string";
+}
+
+/**
+ * Turns JSON parameters into what `pg` binds: `{"$bytea": base64}` becomes a Buffer; everything else
+ * is left to pg (arrays -> array literals, objects -> JSON text). Returns the input when nothing changes.
+ */
+export function prepareParams(params: readonly Param[]): unknown[] {
+  let prepared: unknown[] | undefined;
+  for (let i = 0; i < params.length; i++) {
+    const value = params[i];
+    if (value !== null && typeof value === "object" && !Array.isArray(value) && isByteaParam(value)) {
+      prepared ??= params.slice();
+      prepared[i] = Buffer.from(value.$bytea, "base64");
+    }
+  }
+  return prepared ?? (params as unknown[]);
+}

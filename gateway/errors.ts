@@ -1,0 +1,47 @@
+/**
+ * The one error class the gateway throws on purpose. It carries a registry code (status and
+ * retryability come from the registry, never from the throw site) and the original `cause`.
+ */
+import { type DatabaseErrorInfo, ERROR_CODES, type ErrorCode, type PoolState } from "../schemas/errors.js";
+
+export interface GatewayErrorExtras {
+  cause?: unknown;
+  database?: DatabaseErrorInfo;
+  pool?: PoolState;
+  attempts?: number;
+  issues?: { path: string; message: string }[];
+  /** Seconds for Retry-After on 503s; defaults to 1. */
+  retryAfterS?: number;
+}
+
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly database: DatabaseErrorInfo | undefined;
+  readonly pool: PoolState | undefined;
+  attempts: number | undefined;
+  readonly issues: { path: string; message: string }[] | undefined;
+  readonly retryAfterS: number | undefined;
+
+  constructor(code: ErrorCode, message: string, extras: GatewayErrorExtras = {}) {
+    super(message, extras.cause === undefined ? undefined : { cause: extras.cause });
+    this.name = "GatewayError";
+    this.code = code;
+    this.database = extras.database;
+    this.pool = extras.pool;
+    this.attempts = extras.attempts;
+    this.issues = extras.issues;
+    this.retryAfterS = extras.retryAfterS;
+  }
+
+  get status(): number {
+    return ERROR_CODES[this.code].status;
+  }
+
+  get retryable(): boolean {
+    return ERROR_CODES[this.code].retryable;
+  }
+}
+
+export function isGatewayError(err: unknown): err is GatewayError {
+  return err instanceof GatewayError;
+}

@@ -1,0 +1,162 @@
+/**
+ * Interactive transactions: BEGIN pins a connection under an unguessable id; statements carry the id;
+ * COMMIT or ROLLBACK return the connection. A transaction idle past its idle timeout, or older than
+ * its maximum age, is rolled back by the sweeper and its id remembered as expired for a clear error.
+ */
+import { randomUUID } from "node:crypto";
+import type { BeginRequest } from "../../schemas/query.js";
+import type { GatewayConfig } from "../config/schema.js";
+import type { EngineConnection } from "../engines/engine.js";
+import { GatewayError } from "../errors.js";
+import type { Logger } from "../observability/logger.js";
+import type { Clock } from "../pool/clock.js";
+import type { Pool } from "../pool/pool.js";
+import type { PoolEntry } from "../pool/pool-entry.js";
+
+interface OpenTransaction {
+  readonly id: string;
+  readonly entry: PoolEntry;
+  readonly expiresAt: number;
+  lastUsedAt: number;
+  busy: boolean;
+}
+
+/** How many expired ids are remembered to tell "expired" from "unknown". */
+const EXPIRED_MEMORY = 10000;
+
+export class TransactionRegistry {
+  private readonly open = new Map<string, OpenTransaction>();
+  private readonly expired = new Map<string, string>();
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private closing = false;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly config: GatewayConfig,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {}
+
+  get size(): number {
+    return this.open.size;
+  }
+
+  start(): void {
+    const interval = Math.max(50, Math.min(1000, this.config.transactions.idleTimeoutMs / 4));
+    this.sweepTimer = setInterval(() => this.sweep(), interval);
+    this.sweepTimer.unref();
+  }
+
+  async begin(request: BeginRequest): Promise<{ id: string; expiresAt: Date }> {
+    if (this.closing) throw new GatewayError("GATEWAY_DRAINING", "the gateway is shutting down; no new transactions");
+    const { maxOpen, maxAgeMs } = this.config.transactions;
+    if (this.open.size >= maxOpen) {
+      throw new GatewayError("TOO_MANY_TRANSACTIONS", `${this.open.size} interactive transactions are open (transactions.maxOpen=${maxOpen})`);
+    }
+    const entry = await this.pool.acquire();
+    try {
+      await entry.connection.begin(request, this.config.statements.defaultTimeoutMs);
+    } catch (err) {
+      this.pool.release(entry);
+      throw err;
+    }
+    const now = this.clock.now();
+    const id = randomUUID();
+    this.open.set(id, { id, entry, expiresAt: now + maxAgeMs, lastUsedAt: now, busy: false });
+    return { id, expiresAt: new Date(Date.now() + maxAgeMs) };
+  }
+
+  /** Runs work on the transaction's connection, one statement at a time. */
+  async run<T>(id: string, work: (connection: EngineConnection) => Promise<T>): Promise<T> {
+    const tx = this.claim(id);
+    try {
+      return await work(tx.entry.connection);
+    } catch (err) {
+      if (err instanceof GatewayError && (err.code === "OUTCOME_UNKNOWN" || err.code === "CONNECTION_LOST")) {
+        this.end(tx);
+        throw new GatewayError("CONNECTION_LOST", `transaction ${id} lost its connection and was rolled back; nothing was committed`, {
+          cause: err,
+        });
+      }
+      throw err;
+    } finally {
+      tx.busy = false;
+      tx.lastUsedAt = this.clock.now();
+    }
+  }
+
+  async commit(id: string): Promise<void> {
+    const tx = this.claim(id);
+    try {
+      const outcome = await tx.entry.connection.commit(this.config.statements.defaultTimeoutMs);
+      if (outcome === "rolled back") {
+        throw new GatewayError("TRANSACTION_ABORTED", `transaction ${id} had a failed statement; the database rolled it back`);
+      }
+    } finally {
+      this.end(tx);
+    }
+  }
+
+  async rollback(id: string): Promise<void> {
+    const tx = this.claim(id);
+    try {
+      await tx.entry.connection.rollback(this.config.statements.defaultTimeoutMs);
+    } catch (err) {
+      // The session may be gone; either way nothing of the transaction remains.
+      if (!(err instanceof GatewayError && (err.code === "OUTCOME_UNKNOWN" || err.code === "CONNECTION_LOST"))) throw err;
+    } finally {
+      this.end(tx);
+    }
+  }
+
+  private claim(id: string): OpenTransaction {
+    const tx = this.open.get(id);
+    if (!tx) {
+      const reason = this.expired.get(id);
+      if (reason !== undefined) {
+        throw new GatewayError("TRANSACTION_EXPIRED", `transaction ${id} was rolled back by the gateway: ${reason}`);
+      }
+      throw new GatewayError("TRANSACTION_NOT_FOUND", `no open transaction ${id} (unknown, committed or rolled back)`);
+    }
+    if (tx.busy) throw new GatewayError("TRANSACTION_BUSY", `transaction ${id} is running another statement`);
+    tx.busy = true;
+    return tx;
+  }
+
+  /** Forgets the transaction and returns its connection; the pool rolls back anything left open. */
+  private end(tx: OpenTransaction): void {
+    if (this.open.get(tx.id) !== tx) return;
+    this.open.delete(tx.id);
+    this.pool.release(tx.entry);
+  }
+
+  private expire(tx: OpenTransaction, reason: string): void {
+    this.logger.info({ transactionId: tx.id, reason }, "transaction rolled back by the gateway");
+    if (this.expired.size >= EXPIRED_MEMORY) {
+      const oldest = this.expired.keys().next().value;
+      if (oldest !== undefined) this.expired.delete(oldest);
+    }
+    this.expired.set(tx.id, reason);
+    this.end(tx);
+  }
+
+  /** Rolls back transactions past their idle timeout or maximum age. Tests call it directly. */
+  sweep(): void {
+    const now = this.clock.now();
+    const { idleTimeoutMs, maxAgeMs } = this.config.transactions;
+    for (const tx of [...this.open.values()]) {
+      if (tx.busy) continue;
+      if (now >= tx.expiresAt) this.expire(tx, `maximum age of ${maxAgeMs}ms reached`);
+      else if (now - tx.lastUsedAt >= idleTimeoutMs) this.expire(tx, `idle for more than ${idleTimeoutMs}ms`);
+    }
+  }
+
+  /** For shutdown: refuse new transactions and roll back every open one that is not mid-statement. */
+  closeAll(): void {
+    this.closing = true;
+    clearInterval(this.sweepTimer);
+    for (const tx of [...this.open.values()]) {
+      if (!tx.busy) this.expire(tx, "the gateway is shutting down");
+    }
+  }
+}

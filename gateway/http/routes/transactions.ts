@@ -1,0 +1,34 @@
+/** Interactive transactions: POST /v1/transactions, /v1/transactions/:id/commit and /rollback. */
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { type BeginResponse, beginRequestSchema, type EndTransactionResponse } from "../../../schemas/query.js";
+import { type HttpContext, selectCluster } from "../context.js";
+import { parseBody } from "../validate.js";
+
+const endQuerySchema = z.strictObject({ cluster: z.string().min(1).optional() });
+
+export function registerTransactionRoutes(app: FastifyInstance, context: HttpContext): void {
+  app.post("/v1/transactions", async (request, reply) => {
+    const body = parseBody(beginRequestSchema, request.body ?? {});
+    const cluster = selectCluster(context, body.cluster);
+    const { id, expiresAt } = await cluster.transactions.begin(body);
+    const response: BeginResponse = {
+      transactionId: id,
+      idleTimeoutMs: context.config.transactions.idleTimeoutMs,
+      expiresAt: expiresAt.toISOString(),
+    };
+    return reply.code(201).header("x-request-id", request.id).send(response);
+  });
+
+  for (const action of ["commit", "rollback"] as const) {
+    app.post<{ Params: { id: string } }>(`/v1/transactions/:id/${action}`, async (request, reply) => {
+      const query = parseBody(endQuerySchema, request.query);
+      const cluster = selectCluster(context, query.cluster);
+      const id = request.params.id;
+      if (action === "commit") await cluster.transactions.commit(id);
+      else await cluster.transactions.rollback(id);
+      const response: EndTransactionResponse = { transactionId: id, outcome: action === "commit" ? "committed" : "rolled back" };
+      return reply.header("x-request-id", request.id).send(response);
+    });
+  }
+}

@@ -1,0 +1,48 @@
+/** Entry point: load config -> create the gateway -> listen; SIGTERM/SIGINT drain and exit. */
+import { createGateway } from "./app.js";
+import { ConfigError, loadConfig } from "./config/load.js";
+import { createLogger } from "./observability/logger.js";
+
+async function main(): Promise<void> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`poolgate: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const logger = createLogger(config.log.level);
+  const gateway = await createGateway(config, logger);
+  for (const cluster of gateway.clusters.values()) {
+    const warm = await cluster.pool.whenWarm(config.pool.acquireTimeoutMs);
+    const stats = cluster.pool.stats();
+    if (warm) logger.info({ cluster: cluster.name, idle: stats.idle }, "pool warmed");
+    else logger.warn({ cluster: cluster.name, database: cluster.pool.databaseState() }, "pool not warm yet; serving anyway and retrying");
+  }
+  const address = await gateway.listen();
+  logger.info({ address }, `poolgate listening on ${address}`);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "shutting down");
+    gateway.drain().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err }, "drain failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`poolgate: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

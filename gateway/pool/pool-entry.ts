@@ -1,0 +1,29 @@
+/** A pooled connection and its bookkeeping. States follow HikariCP's vocabulary. */
+import type { EngineConnection } from "../engines/engine.js";
+
+export type EntryState =
+  /** In the idle stack, ready to be handed out. */
+  | "NOT_IN_USE"
+  /** Lent to a caller. */
+  | "IN_USE"
+  /** Held by the pool itself: being validated, pinged or reset. */
+  | "RESERVED"
+  /** Closed or closing; never handed out again. */
+  | "REMOVED";
+
+export class PoolEntry {
+  state: EntryState = "RESERVED";
+  /** Last time the entry went idle or was proven alive. */
+  lastAccessedAt: number;
+  /** Set when the entry must be retired when its borrower releases it (lifetime reached, death). */
+  retireOnRelease: string | null = null;
+
+  constructor(
+    readonly connection: EngineConnection,
+    readonly createdAt: number,
+    /** Max lifetime minus this entry's jitter; Infinity when lifetimes are off. */
+    readonly expiresAt: number,
+  ) {
+    this.lastAccessedAt = createdAt;
+  }
+}

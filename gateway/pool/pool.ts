@@ -1,0 +1,324 @@
+/**
+ * The connection pool for one endpoint, to HikariCP's standard: bounded size, warm minimum idle,
+ * FIFO-fair waiters with direct hand-off, acquire timeouts that state the pool's condition, liveness
+ * checks after idleness, immediate eviction of dead sessions, session reset before reuse, jittered
+ * max lifetime, idle timeout and keepalive (see housekeeper.ts), and a bounded drain.
+ * It knows no SQL dialect: connections come from a ConnectionSource over the Engine interface.
+ */
+import type { PoolStats } from "../../schemas/health.js";
+import type { PoolState } from "../../schemas/errors.js";
+import type { EngineConnection } from "../engines/engine.js";
+import { GatewayError } from "../errors.js";
+import type { Logger } from "../observability/logger.js";
+import { type Clock, monotonicClock } from "./clock.js";
+import { runHousekeeping } from "./housekeeper.js";
+import { PoolEntry } from "./pool-entry.js";
+import { PoolCounters } from "./stats.js";
+import { type Waiter, WaiterQueue } from "./waiter-queue.js";
+
+export interface PoolSettings {
+  maxSize: number;
+  minIdle: number;
+  acquireTimeoutMs: number;
+  connectTimeoutMs: number;
+  idleTimeoutMs: number;
+  maxLifetimeMs: number;
+  keepaliveMs: number;
+  validationTimeoutMs: number;
+  aliveBypassMs: number;
+  housekeepingIntervalMs: number;
+}
+
+export interface ConnectionSource {
+  open(connectTimeoutMs: number): Promise<EngineConnection>;
+  describeError(err: unknown): string;
+}
+
+/** HikariCP retires connections up to 2.5% early so a pool's connections never expire together. */
+const LIFETIME_JITTER = 0.025;
+const MAX_CONNECT_BACKOFF_MS = 1000;
+
+export class Pool {
+  /** Every live entry, whatever its state. */
+  readonly entries = new Set<PoolEntry>();
+  /** NOT_IN_USE entries; the most recently used on top, so the bottom ones age out. */
+  readonly idle: PoolEntry[] = [];
+  readonly counters = new PoolCounters();
+  private readonly waiters = new WaiterQueue();
+  private pendingCreates = 0;
+  private closed = false;
+  private consecutiveConnectFailures = 0;
+  private lastConnectError: string | undefined;
+  private lastConnectedAt: number | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private housekeepingTimer: NodeJS.Timeout | undefined;
+  private drained: (() => void) | undefined;
+
+  constructor(
+    readonly name: string,
+    private readonly source: ConnectionSource,
+    readonly settings: PoolSettings,
+    private readonly logger: Logger,
+    readonly clock: Clock = monotonicClock,
+  ) {}
+
+  /** Opens minIdle connections and starts the housekeeper. */
+  start(): void {
+    this.fill();
+    this.housekeepingTimer = setInterval(() => this.housekeep(), this.settings.housekeepingIntervalMs);
+    this.housekeepingTimer.unref();
+  }
+
+  /** Resolves once the start-up connections are open or have failed. */
+  async whenWarm(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (this.idle.length >= this.settings.minIdle) return true;
+      if (this.pendingCreates === 0 && this.consecutiveConnectFailures > 0) return false;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return false;
+  }
+
+  acquire(): Promise<PoolEntry> {
+    const startedAt = this.clock.now();
+    return this.acquireUntil(startedAt, startedAt + this.settings.acquireTimeoutMs);
+  }
+
+  private acquireUntil(startedAt: number, deadline: number): Promise<PoolEntry> {
+    if (this.closed) return Promise.reject(this.drainingError());
+    if (this.waiters.length === 0) {
+      const entry = this.idle.pop();
+      if (entry) {
+        if (this.clock.now() - entry.lastAccessedAt <= this.settings.aliveBypassMs) {
+          return Promise.resolve(this.lend(entry, startedAt));
+        }
+        return this.validateThenLend(entry, startedAt, deadline);
+      }
+    }
+    return this.enqueue(startedAt, deadline);
+  }
+
+  private async validateThenLend(entry: PoolEntry, startedAt: number, deadline: number): Promise<PoolEntry> {
+    entry.state = "RESERVED";
+    try {
+      await entry.connection.ping(this.settings.validationTimeoutMs);
+      return this.lend(entry, startedAt);
+    } catch (err) {
+      this.remove(entry, "evicted", `failed validation: ${this.source.describeError(err)}`);
+      this.fill();
+      return this.acquireUntil(startedAt, deadline);
+    }
+  }
+
+  private lend(entry: PoolEntry, startedAt: number): PoolEntry {
+    entry.state = "IN_USE";
+    this.counters.recordAcquireWait(this.clock.now() - startedAt);
+    return entry;
+  }
+
+  private enqueue(startedAt: number, deadline: number): Promise<PoolEntry> {
+    return new Promise<PoolEntry>((resolve, reject) => {
+      const waiter: Waiter = { enqueuedAt: startedAt, settled: false, timer: undefined, resolve, reject };
+      const remaining = Math.max(0, deadline - this.clock.now());
+      waiter.timer = setTimeout(() => {
+        this.waiters.remove(waiter);
+        reject(this.timeoutError(this.clock.now() - startedAt));
+      }, remaining);
+      this.waiters.push(waiter);
+      this.fill();
+    });
+  }
+
+  /** Gives a ready entry to the oldest waiter, or makes it idle. */
+  private handOff(entry: PoolEntry): void {
+    const waiter = this.waiters.shift();
+    if (waiter) {
+      waiter.settled = true;
+      clearTimeout(waiter.timer);
+      waiter.resolve(this.lend(entry, waiter.enqueuedAt));
+      return;
+    }
+    entry.state = "NOT_IN_USE";
+    entry.lastAccessedAt = this.clock.now();
+    this.idle.push(entry);
+  }
+
+  /** Returns a borrowed entry: reset if the caller may have changed the session, retire if due. */
+  release(entry: PoolEntry): void {
+    if (entry.state !== "IN_USE") return;
+    const connection = entry.connection;
+    if (!connection.alive) {
+      this.remove(entry, "evicted", "session died while in use");
+    } else if (this.closed || entry.retireOnRelease !== null || this.clock.now() >= entry.expiresAt) {
+      this.remove(entry, "retired", entry.retireOnRelease ?? (this.closed ? "pool closed" : "max lifetime"));
+    } else if (connection.needsReset) {
+      entry.state = "RESERVED";
+      connection.reset(this.settings.validationTimeoutMs).then(
+        () => (this.closed ? this.remove(entry, "retired", "pool closed") : this.handOff(entry)),
+        (err: unknown) => {
+          this.remove(entry, "retired", `session reset failed: ${this.source.describeError(err)}`);
+          this.fill();
+        },
+      );
+      return;
+    } else {
+      this.handOff(entry);
+      return;
+    }
+    this.fill();
+  }
+
+  /** Closes an entry for good. Evicted = broken; retired = healthy but due. */
+  remove(entry: PoolEntry, kind: "evicted" | "retired", reason: string): void {
+    if (entry.state === "REMOVED") return;
+    if (entry.state === "NOT_IN_USE") {
+      const at = this.idle.indexOf(entry);
+      if (at >= 0) this.idle.splice(at, 1);
+    }
+    entry.state = "REMOVED";
+    this.entries.delete(entry);
+    this.counters[kind]++;
+    this.logger.debug({ pool: this.name, connection: entry.connection.id, kind, reason }, "connection removed");
+    if (kind === "evicted" || !entry.connection.alive) entry.connection.destroy();
+    else void entry.connection.close();
+    if (this.closed && this.entries.size === 0) this.drained?.();
+  }
+
+  /** Opens connections for waiters and up to minIdle, within maxSize and the connect backoff. */
+  fill(): void {
+    if (this.closed || this.retryTimer) return;
+    const { maxSize, minIdle } = this.settings;
+    const wanted = Math.max(this.waiters.length, minIdle - this.idle.length) - this.pendingCreates;
+    const room = maxSize - this.entries.size - this.pendingCreates;
+    for (let i = 0; i < Math.min(wanted, room); i++) this.create();
+  }
+
+  private create(): void {
+    this.pendingCreates++;
+    this.source.open(this.settings.connectTimeoutMs).then(
+      (connection) => {
+        this.pendingCreates--;
+        if (this.closed) {
+          void connection.close();
+          return;
+        }
+        const now = this.clock.now();
+        this.consecutiveConnectFailures = 0;
+        this.lastConnectedAt = Date.now();
+        const lifetime = this.settings.maxLifetimeMs;
+        const expiresAt = lifetime > 0 ? now + lifetime - Math.random() * lifetime * LIFETIME_JITTER : Number.POSITIVE_INFINITY;
+        const entry = new PoolEntry(connection, now, expiresAt);
+        connection.onDeath((cause) => this.onDeath(entry, cause));
+        this.entries.add(entry);
+        this.counters.created++;
+        this.handOff(entry);
+      },
+      (err: unknown) => {
+        this.pendingCreates--;
+        this.consecutiveConnectFailures++;
+        this.lastConnectError = this.source.describeError(err);
+        this.logger.warn({ pool: this.name, failures: this.consecutiveConnectFailures, error: this.lastConnectError }, "connect failed");
+        this.scheduleRetry();
+      },
+    );
+  }
+
+  /** After a failed connect, try again with capped exponential backoff and full jitter. */
+  private scheduleRetry(): void {
+    if (this.closed || this.retryTimer) return;
+    const cap = Math.min(MAX_CONNECT_BACKOFF_MS, 10 * 2 ** this.consecutiveConnectFailures);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.fill();
+    }, Math.random() * cap);
+    this.retryTimer.unref();
+  }
+
+  private onDeath(entry: PoolEntry, cause: Error): void {
+    // An idle session is removed at once; a borrowed one when its borrower releases it.
+    if (entry.state === "NOT_IN_USE") {
+      this.remove(entry, "evicted", `session died while idle: ${cause.message}`);
+      this.fill();
+    }
+  }
+
+  /** One housekeeping pass: lifetimes, idle timeout, keepalive, refill. Tests call it directly. */
+  housekeep(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return runHousekeeping(this, {
+      retire: (entry, reason) => this.remove(entry, "retired", reason),
+      evict: (entry, reason) => this.remove(entry, "evicted", reason),
+      handOff: (entry) => this.handOff(entry),
+      fill: () => this.fill(),
+      describeError: (err) => this.source.describeError(err),
+    });
+  }
+
+  state(): PoolState {
+    return {
+      total: this.entries.size,
+      active: this.entries.size - this.idle.length,
+      idle: this.idle.length,
+      waiting: this.waiters.length,
+    };
+  }
+
+  stats(): PoolStats {
+    return {
+      ...this.state(),
+      pendingCreates: this.pendingCreates,
+      created: this.counters.created,
+      evicted: this.counters.evicted,
+      retired: this.counters.retired,
+      acquireWaitMs: this.counters.acquireWait(),
+    };
+  }
+
+  databaseState(): { status: "up" | "down" | "unknown"; lastError?: string; lastConnectedAt?: string } {
+    const state: { status: "up" | "down" | "unknown"; lastError?: string; lastConnectedAt?: string } = {
+      status: this.consecutiveConnectFailures > 0 ? "down" : this.lastConnectedAt ? "up" : "unknown",
+    };
+    if (this.lastConnectError !== undefined) state.lastError = this.lastConnectError;
+    if (this.lastConnectedAt !== undefined) state.lastConnectedAt = new Date(this.lastConnectedAt).toISOString();
+    return state;
+  }
+
+  private timeoutError(waitedMs: number): GatewayError {
+    const pool = this.state();
+    const condition = `total=${pool.total}, active=${pool.active}, idle=${pool.idle}, waiting=${pool.waiting}`;
+    const message = `${this.name}: no connection available after ${Math.round(waitedMs)}ms (${condition})`;
+    if (this.consecutiveConnectFailures > 0 && pool.total === 0) {
+      return new GatewayError("DATABASE_UNAVAILABLE", `${message}; cannot connect to the database: ${this.lastConnectError}`, { pool });
+    }
+    return new GatewayError("POOL_TIMEOUT", message, { pool });
+  }
+
+  private drainingError(): GatewayError {
+    return new GatewayError("GATEWAY_DRAINING", `${this.name}: the pool is closed (the gateway is shutting down)`);
+  }
+
+  /** Rejects waiters, closes idle connections, waits up to timeoutMs for borrowed ones, then cuts them. */
+  async close(timeoutMs: number): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.housekeepingTimer);
+    clearTimeout(this.retryTimer);
+    for (let waiter = this.waiters.shift(); waiter; waiter = this.waiters.shift()) {
+      waiter.settled = true;
+      clearTimeout(waiter.timer);
+      waiter.reject(this.drainingError());
+    }
+    for (const entry of [...this.idle]) this.remove(entry, "retired", "pool closed");
+    if (this.entries.size > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        this.drained = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    for (const entry of [...this.entries]) this.remove(entry, "evicted", "pool closed before release");
+  }
+}

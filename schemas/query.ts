@@ -1,0 +1,113 @@
+/**
+ * Wire types of the native API (`/v1/...`). The gateway validates with these schemas, the client SDK
+ * types against them and the OpenAPI document is generated from them.
+ */
+import { z } from "zod";
+
+/**
+ * A statement parameter. JSON null, booleans, numbers and strings bind as themselves (send int8 and
+ * numeric as strings to keep precision); arrays bind as PostgreSQL arrays; other objects bind as JSON;
+ * `{"$bytea": "<base64>"}` binds bytes.
+ */
+export const paramSchema = z.union([
+  z.null(),
+  z.boolean(),
+  z.number(),
+  z.string(),
+  z.strictObject({ $bytea: z.base64() }),
+  z.array(z.unknown()),
+  z.record(z.string(), z.unknown()),
+]);
+export type Param = z.infer<typeof paramSchema>;
+
+/** How int8 and numeric values come back. `string` (default) never loses precision. */
+export const bigNumbersSchema = z
+  .enum(["string", "number"])
+  .describe("int8 and numeric as exact strings (default) or as JSON numbers (may lose precision)");
+
+/** Rows as objects keyed by column name (default) or as arrays in column order. */
+export const rowModeSchema = z.enum(["object", "array"]);
+
+const statementFields = {
+  sql: z.string().min(1).describe("One SQL statement; $1, $2... for parameters"),
+  params: z.array(paramSchema).max(65535).optional().describe("Positional parameters; default []"),
+};
+
+/** Options shared by every request that runs SQL. */
+const runOptions = {
+  cluster: z.string().min(1).optional().describe("Cluster name from the config; default: the default cluster"),
+  timeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe("Statement timeout; the statement is cancelled on the server when it expires"),
+  bigNumbers: bigNumbersSchema.optional(),
+  rowMode: rowModeSchema.optional(),
+};
+
+export const queryRequestSchema = z.strictObject({
+  ...statementFields,
+  ...runOptions,
+  transactionId: z.string().min(1).optional().describe("Run inside this open interactive transaction"),
+});
+export type QueryRequest = z.infer<typeof queryRequestSchema>;
+
+export const isolationSchema = z.enum(["read committed", "repeatable read", "serializable"]);
+export type Isolation = z.infer<typeof isolationSchema>;
+
+export const statementSchema = z.strictObject(statementFields);
+export type Statement = z.infer<typeof statementSchema>;
+
+export const batchRequestSchema = z.strictObject({
+  statements: z.array(statementSchema).min(1).max(1000),
+  ...runOptions,
+  isolation: isolationSchema.optional(),
+  readOnly: z.boolean().optional(),
+});
+export type BatchRequest = z.infer<typeof batchRequestSchema>;
+
+export const columnSchema = z.object({
+  name: z.string(),
+  type: z.string().describe("Database type name, e.g. int4, text, timestamptz, _int4 for int4[]"),
+});
+export type Column = z.infer<typeof columnSchema>;
+
+export const queryResultSchema = z.object({
+  command: z.string().describe("SELECT, INSERT, UPDATE..."),
+  columns: z.array(columnSchema),
+  rows: z.array(z.union([z.array(z.unknown()), z.record(z.string(), z.unknown())])),
+  rowCount: z.number().int().nullable().describe("Rows returned or affected"),
+});
+export type QueryResult = z.infer<typeof queryResultSchema>;
+
+export const queryResponseSchema = queryResultSchema.extend({
+  attempts: z.number().int().describe("How many times the gateway ran the statement (retries + 1)"),
+});
+export type QueryResponse = z.infer<typeof queryResponseSchema>;
+
+export const batchResponseSchema = z.object({
+  results: z.array(queryResultSchema),
+  attempts: z.number().int(),
+});
+export type BatchResponse = z.infer<typeof batchResponseSchema>;
+
+export const beginRequestSchema = z.strictObject({
+  cluster: runOptions.cluster,
+  isolation: isolationSchema.optional(),
+  readOnly: z.boolean().optional(),
+});
+export type BeginRequest = z.infer<typeof beginRequestSchema>;
+
+export const beginResponseSchema = z.object({
+  transactionId: z.string(),
+  idleTimeoutMs: z.number().int().describe("Rolled back after this long without a statement"),
+  expiresAt: z.string().describe("ISO-8601 time after which the gateway rolls it back regardless"),
+});
+export type BeginResponse = z.infer<typeof beginResponseSchema>;
+
+export const endTransactionResponseSchema = z.object({
+  transactionId: z.string(),
+  outcome: z.enum(["committed", "rolled back"]),
+});
+export type EndTransactionResponse = z.infer<typeof endTransactionResponseSchema>;

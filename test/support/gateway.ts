@@ -1,0 +1,44 @@
+/** Starts an in-process gateway on an ephemeral port and speaks its HTTP API for tests. */
+import type { Gateway } from "../../gateway/app.js";
+import { createGateway } from "../../gateway/app.js";
+import { parseConfig } from "../../gateway/config/load.js";
+import type { GatewayConfigInput } from "../../gateway/config/schema.js";
+import { silentLogger } from "../../gateway/observability/logger.js";
+import type { Clock } from "../../gateway/pool/clock.js";
+
+export interface TestGateway {
+  gateway: Gateway;
+  baseUrl: string;
+  post(path: string, body: unknown, headers?: Record<string, string>): Promise<HttpResult>;
+  get(path: string): Promise<HttpResult>;
+  stop(): Promise<void>;
+}
+
+export interface HttpResult {
+  status: number;
+  headers: Headers;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON shapes
+  body: any;
+}
+
+export async function startTestGateway(config: GatewayConfigInput, clock?: Clock): Promise<TestGateway> {
+  const parsed = parseConfig({ ...config, server: { port: 0, ...config.server } }, "test");
+  const gateway = await createGateway(parsed, silentLogger, clock ? { clock } : {});
+  const baseUrl = await gateway.listen();
+  const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpResult> => {
+    const response = await fetch(baseUrl + path, {
+      method,
+      headers: body === undefined ? headers : { "content-type": "application/json", ...headers },
+      body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, body: text.length > 0 ? JSON.parse(text) : undefined };
+  };
+  return {
+    gateway,
+    baseUrl,
+    post: (path, body, headers) => request("POST", path, body, headers),
+    get: (path) => request("GET", path),
+    stop: () => gateway.drain(),
+  };
+}

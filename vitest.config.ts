@@ -1,0 +1,12 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["**/*.test.ts"],
+    exclude: ["node_modules/**", "dist/**"],
+    pool: "forks",
+    testTimeout: 30000,
+    hookTimeout: 60000,
+    reporters: ["default"],
+  },
+});
