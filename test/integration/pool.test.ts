@@ -1,0 +1,185 @@
+/** The pool against the real local PostgreSQL: fairness, timeouts, lifetimes, idle eviction, keepalive. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PostgresEngine } from "../../gateway/engines/postgres/engine.js";
+import { GatewayError } from "../../gateway/errors.js";
+import { silentLogger } from "../../gateway/observability/logger.js";
+import { type Clock, ManualClock } from "../../gateway/pool/clock.js";
+import { Pool, type PoolSettings } from "../../gateway/pool/pool.js";
+import { startFlakyProxy, unusedPort } from "../support/flaky-tcp-proxy.js";
+import { createTestDatabase, gatewaySessions, type TestDatabase, waitFor } from "../support/postgres.js";
+
+const DEFAULTS: PoolSettings = {
+  maxSize: 2,
+  minIdle: 0,
+  acquireTimeoutMs: 2000,
+  connectTimeoutMs: 2000,
+  idleTimeoutMs: 0,
+  maxLifetimeMs: 0,
+  keepaliveMs: 0,
+  validationTimeoutMs: 1000,
+  aliveBypassMs: 500,
+  housekeepingIntervalMs: 60000,
+};
+
+let db: TestDatabase;
+const pools: Pool[] = [];
+
+function makePool(settings: Partial<PoolSettings>, clock?: Clock, url = db.url): Pool {
+  const engine = new PostgresEngine({ preparedCacheSize: 16, cancelGraceMs: 1000 });
+  const pool = new Pool(
+    "test",
+    { open: (timeoutMs) => engine.connect({ url }, timeoutMs), describeError: (err) => engine.describeConnectError(err) },
+    { ...DEFAULTS, ...settings },
+    silentLogger,
+    clock,
+  );
+  pools.push(pool);
+  pool.start();
+  return pool;
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+
+afterAll(async () => {
+  for (const pool of pools) await pool.close(1000);
+  await db.drop();
+});
+
+describe("pool", () => {
+  it("serves waiters in arrival order, and a newcomer does not jump the queue", async () => {
+    const pool = makePool({ maxSize: 1 });
+    const held = await pool.acquire();
+    const order: string[] = [];
+    const waiters = Array.from({ length: 20 }, (_, i) =>
+      pool.acquire().then((entry) => {
+        order.push(`w${i}`);
+        pool.release(entry);
+      }),
+    );
+    expect(pool.state().waiting).toBe(20);
+    pool.release(held);
+    const late = pool.acquire().then((entry) => {
+      order.push("late");
+      pool.release(entry);
+    });
+    await Promise.all([...waiters, late]);
+    expect(order).toEqual([...Array.from({ length: 20 }, (_, i) => `w${i}`), "late"]);
+    expect(pool.stats().acquireWaitMs.count).toBe(22);
+  });
+
+  it("times out a waiter with a retryable error that states the pool's condition", async () => {
+    const pool = makePool({ maxSize: 1, acquireTimeoutMs: 150 });
+    const held = await pool.acquire();
+    const error = await pool.acquire().catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(GatewayError);
+    const gatewayError = error as GatewayError;
+    expect(gatewayError.code).toBe("POOL_TIMEOUT");
+    expect(gatewayError.retryable).toBe(true);
+    expect(gatewayError.message).toMatch(/no connection available after \d+ms \(total=1, active=1, idle=0, waiting=0\)/);
+    expect(gatewayError.pool).toEqual({ total: 1, active: 1, idle: 0, waiting: 0 });
+    pool.release(held);
+  });
+
+  it("says the database is unavailable, with the connect error, when nothing can be opened", async () => {
+    const port = await unusedPort();
+    const pool = makePool({ acquireTimeoutMs: 300 }, undefined, `postgres://postgres@127.0.0.1:${port}/test`);
+    const error = (await pool.acquire().catch((err: unknown) => err)) as GatewayError;
+    expect(error.code).toBe("DATABASE_UNAVAILABLE");
+    expect(error.message).toContain("ECONNREFUSED");
+    expect(pool.databaseState().status).toBe("down");
+  });
+
+  it("retries failed connection attempts until one succeeds", async () => {
+    const proxy = await startFlakyProxy({ host: "127.0.0.1", port: 5432 }, 3);
+    const pool = makePool({ maxSize: 1, acquireTimeoutMs: 5000 }, undefined, `postgres://postgres@127.0.0.1:${proxy.port}/${db.name}`);
+    const entry = await pool.acquire();
+    await entry.connection.ping(1000);
+    pool.release(entry);
+    expect(proxy.accepted).toBeGreaterThanOrEqual(4);
+    expect(pool.stats().created).toBe(1);
+    await pool.close(1000);
+    await proxy.close();
+  });
+
+  it("warms minIdle at start and retires connections at their jittered max lifetime", async () => {
+    const clock = new ManualClock(1000);
+    const pool = makePool({ maxSize: 3, minIdle: 3, maxLifetimeMs: 60000 }, clock);
+    expect(await pool.whenWarm(5000)).toBe(true);
+    const entries = [...pool.entries];
+    for (const entry of entries) {
+      expect(entry.expiresAt).toBeGreaterThanOrEqual(1000 + 60000 * 0.975);
+      expect(entry.expiresAt).toBeLessThanOrEqual(1000 + 60000);
+    }
+    const borrowed = await pool.acquire();
+    clock.advance(60001);
+    await pool.housekeep();
+    expect(pool.stats().retired).toBe(2);
+    pool.release(borrowed);
+    expect(pool.stats().retired).toBe(3);
+    await waitFor(() => pool.state().idle === 3, 5000, "refill to minIdle");
+    expect(pool.stats().created).toBe(6);
+    expect(entries.some((entry) => pool.entries.has(entry))).toBe(false);
+  });
+
+  it("closes idle connections above minIdle after the idle timeout, least recently used first", async () => {
+    const clock = new ManualClock(0);
+    const pool = makePool({ maxSize: 5, minIdle: 2, idleTimeoutMs: 10000 }, clock);
+    const borrowed = await Promise.all(Array.from({ length: 5 }, () => pool.acquire()));
+    for (const entry of borrowed) pool.release(entry);
+    expect(pool.state()).toMatchObject({ total: 5, idle: 5 });
+    clock.advance(9000);
+    await pool.housekeep();
+    expect(pool.state().idle).toBe(5);
+    clock.advance(2000);
+    await pool.housekeep();
+    expect(pool.state()).toMatchObject({ total: 2, idle: 2 });
+    expect(pool.stats().retired).toBe(3);
+    // The survivors are the most recently released ones.
+    expect(pool.idle).toEqual(borrowed.slice(3));
+    await waitFor(async () => (await gatewaySessions(db)).length <= 2 + countOtherPools(pool), 5000, "sessions to close");
+  });
+
+  it("pings idle connections past the keepalive interval and evicts the ones that fail", async () => {
+    const clock = new ManualClock(0);
+    const pool = makePool({ maxSize: 2, minIdle: 2, keepaliveMs: 30000 }, clock);
+    await pool.whenWarm(5000);
+    clock.advance(31000);
+    const [first, second] = pool.idle;
+    if (!first || !second) throw new Error("pool did not warm");
+    first.connection.destroy();
+    await pool.housekeep();
+    expect(pool.stats().evicted).toBe(1);
+    expect(second.lastAccessedAt).toBe(31000);
+    expect(second.state).toBe("NOT_IN_USE");
+    await waitFor(() => pool.state().idle === 2, 5000, "refill after eviction");
+  });
+
+  it("evicts a connection whose backend was terminated, and the next acquire works", async () => {
+    const pool = makePool({ maxSize: 1, minIdle: 1 });
+    await pool.whenWarm(5000);
+    await db.admin.query("select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and application_name = 'poolgate'", [db.name]);
+    await waitFor(() => pool.stats().evicted >= 1, 5000, "eviction");
+    const next = await pool.acquire();
+    await next.connection.ping(1000);
+    pool.release(next);
+  });
+
+  it("on close rejects waiters, waits for borrowed connections, and leaves no session behind", async () => {
+    const pool = makePool({ maxSize: 1 });
+    const held = await pool.acquire();
+    const waiter = pool.acquire().catch((err: unknown) => err);
+    const closing = pool.close(2000);
+    expect(((await waiter) as GatewayError).code).toBe("GATEWAY_DRAINING");
+    pool.release(held);
+    await closing;
+    expect(pool.state().total).toBe(0);
+    expect(((await pool.acquire().catch((err: unknown) => err)) as GatewayError).code).toBe("GATEWAY_DRAINING");
+  });
+});
+
+/** Sessions held by the other pools of this file that are still open. */
+function countOtherPools(except: Pool): number {
+  return pools.filter((pool) => pool !== except).reduce((sum, pool) => sum + pool.state().total, 0);
+}
