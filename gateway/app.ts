@@ -62,6 +62,8 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     draining = true;
     const deadline = Date.now() + config.server.drainTimeoutMs;
     logger.info({ drainTimeoutMs: config.server.drainTimeoutMs }, "draining: no new work; finishing in-flight requests");
+    // Keep-alive sockets that finish their last request later are closed as they become idle.
+    const closeIdle = setInterval(() => http.server.closeIdleConnections(), 50);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       http.close(),
@@ -70,6 +72,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
       }),
     ]);
     clearTimeout(timer);
+    clearInterval(closeIdle);
     for (const cluster of clusters.values()) await cluster.close(Math.max(0, deadline - Date.now()));
     await embedded?.stop();
     logger.info("drained");

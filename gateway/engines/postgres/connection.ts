@@ -11,7 +11,8 @@ import type { EngineConnection, ExecuteOptions, StatementResult, TransactionOpti
 import { type CancelTarget, sendCancelRequest } from "./cancel.js";
 import { isDatabaseError, isSessionFatal, mapStatementError } from "./errors.js";
 import { mayChangeSessionState } from "./session-state.js";
-import { prepareParams, TYPE_PARSERS, type TypeParserSet } from "./values.js";
+import { type PreparedStatement, StatementQuery, type WireConnection } from "./statement-query.js";
+import { encodeParams, parsersFor, parseTextArray } from "./values.js";
 
 export interface PostgresConnectionSettings {
   preparedCacheSize: number;
@@ -19,37 +20,8 @@ export interface PostgresConnectionSettings {
   cancelGraceMs: number;
   /** Shared OID -> type name cache for the endpoint. */
   typeNames: Map<number, string>;
-}
-
-interface RowHandler {
-  handleDataRow(this: unknown, message: { fields: (string | null)[] }): void;
-}
-const baseHandleDataRow = (pg.Query.prototype as unknown as RowHandler).handleDataRow;
-
-/** A pg Query that stops keeping rows once the result passes its size bounds. */
-class BoundedQuery extends pg.Query {
-  bytes = 0;
-  rowsSeen = 0;
-  overLimit = false;
-
-  constructor(
-    config: pg.QueryConfig & { rowMode: "array"; types: TypeParserSet; callback: (err: Error | null, result: unknown) => void },
-    private readonly maxBytes: number,
-    private readonly maxRows: number,
-  ) {
-    super(config as pg.QueryConfig);
-  }
-
-  handleDataRow(message: { fields: (string | null)[] }): void {
-    if (this.overLimit) return;
-    for (const field of message.fields) if (field !== null) this.bytes += field.length;
-    this.rowsSeen++;
-    if (this.bytes > this.maxBytes || this.rowsSeen > this.maxRows) {
-      this.overLimit = true;
-      return;
-    }
-    baseHandleDataRow.call(this, message);
-  }
+  /** SQL strings seen to hold several statements (run with the simple protocol), shared per endpoint. */
+  multiStatementSql: Set<string>;
 }
 
 interface PgInternals {
@@ -57,16 +29,36 @@ interface PgInternals {
   secretKey: number | Buffer;
   host: string;
   port: number;
-  connection: { parsedStatements: Record<string, string>; stream: { destroy(): void } };
+  connection: WireConnection & { stream: { destroy(): void } };
   getTransactionStatus(): string | null;
 }
 
+const noop = (): void => undefined;
+
 const ISOLATION_SQL = { "read committed": "READ COMMITTED", "repeatable read": "REPEATABLE READ", serializable: "SERIALIZABLE" } as const;
 
-type RawResult = pg.QueryResult<unknown[]>;
+/** SQLSTATE 0A000 with this text: a cached statement's result type changed (ALTER TABLE...). */
+const CACHED_PLAN_CHANGED = "cached plan must not change result type";
+
+const MULTIPLE_COMMANDS = "cannot insert multiple commands into a prepared statement";
+const MULTI_STATEMENT_MEMORY = 1024;
+
+function refusalBeforeExecution(err: GatewayError): "result type changed" | "multiple statements" | undefined {
+  const sqlstate = err.database?.sqlstate;
+  if (sqlstate === "0A000" && err.message.includes(CACHED_PLAN_CHANGED)) return "result type changed";
+  if (sqlstate === "42601" && err.message.includes(MULTIPLE_COMMANDS)) return "multiple statements";
+  return undefined;
+}
+
+function rememberMultiStatement(memory: Set<string>, sql: string): void {
+  if (memory.size >= MULTI_STATEMENT_MEMORY) memory.clear();
+  memory.add(sql);
+}
+
+const NO_LIMITS = { maxBytes: 1 << 20, maxRows: 1000 };
 
 export class PostgresConnection implements EngineConnection {
-  private readonly prepared = new Map<string, string>();
+  private readonly prepared = new Map<string, PreparedStatement>();
   private statementCounter = 0;
   private sessionDirty = false;
   /** A CancelRequest went out and may still land on whatever runs next: never hand this session on. */
@@ -99,38 +91,51 @@ export class PostgresConnection implements EngineConnection {
 
   async execute(sql: string, params: readonly Param[], options: ExecuteOptions): Promise<StatementResult> {
     if (mayChangeSessionState(sql)) this.sessionDirty = true;
-    const name = params.length > 0 && this.settings.preparedCacheSize > 0 ? this.statementName(sql) : undefined;
-    let callback!: (err: Error | null, result: unknown) => void;
-    const done = new Promise<unknown>((resolve, reject) => {
-      callback = (err, result) => (err ? reject(err) : resolve(result));
-    });
-    const query = new BoundedQuery(
-      {
-        text: sql,
-        values: prepareParams(params),
-        ...(name === undefined ? {} : { name }),
-        rowMode: "array",
-        types: TYPE_PARSERS[options.bigNumbers],
-        callback,
-      },
-      options.maxResultBytes,
-      options.maxResultRows,
-    );
-    const raw = await this.run(query, done, options.timeoutMs);
+    const values = encodeParams(params);
+    let query: StatementQuery;
+    try {
+      query = await this.run(this.statement(sql, values, options), options.timeoutMs);
+    } catch (err) {
+      // Refusals that happen before anything runs, so the statement is simply sent again:
+      // a cached statement whose result type changed (re-prepare), or several statements in one
+      // string, which only the simple protocol accepts (remembered for next time).
+      const refusal = err instanceof GatewayError ? refusalBeforeExecution(err) : undefined;
+      if (refusal === undefined || (refusal === "multiple statements" && values.length > 0)) throw err;
+      this.forgetStatement(sql);
+      if (refusal === "multiple statements") rememberMultiStatement(this.settings.multiStatementSql, sql);
+      query = await this.run(this.statement(sql, values, options), options.timeoutMs);
+    }
     if (query.overLimit) {
       throw new GatewayError(
         "RESULT_TOO_LARGE",
         `result exceeds the limit of ${options.maxResultRows} rows or ${options.maxResultBytes} bytes (saw at least ${query.rowsSeen} rows, ${query.bytes} bytes); add a LIMIT or select fewer columns`,
       );
     }
-    // A multi-statement simple query yields one result per statement; the last one is returned.
-    const result = (Array.isArray(raw) ? raw[raw.length - 1] : raw) as RawResult;
-    return {
-      command: result.command ?? "",
-      columns: await this.describeColumns(result.fields ?? []),
-      rows: result.rows ?? [],
-      rowCount: result.rowCount ?? null,
-    };
+    let columns = this.columnsOf(query, false);
+    if (columns === null) {
+      await this.learnTypes(query);
+      columns = this.columnsOf(query, true) as Column[];
+    }
+    return { command: query.command, columns, rows: query.rows, rowCount: query.rowCount };
+  }
+
+  /**
+   * Prepared (named, cached) by default, so repeated statements skip parsing and planning on the
+   * server; the simple protocol for strings known to hold several statements.
+   */
+  private statement(sql: string, values: unknown[], options: ExecuteOptions): StatementQuery {
+    const extended = values.length > 0 || !this.settings.multiStatementSql.has(sql);
+    const prepared = extended && this.settings.preparedCacheSize > 0 ? this.preparedStatement(sql) : undefined;
+    const mode = options.bigNumbers;
+    return new StatementQuery(
+      sql,
+      extended ? values : undefined,
+      prepared,
+      (fields) => parsersFor(mode, fields, this.settings.typeNames),
+      mode,
+      { maxBytes: options.maxResultBytes, maxRows: options.maxResultRows },
+      noop,
+    );
   }
 
   async begin(options: TransactionOptions, timeoutMs: number): Promise<void> {
@@ -182,17 +187,12 @@ export class PostgresConnection implements EngineConnection {
     for (const listener of this.deathListeners) listener(cause);
   }
 
-  private async simple(sql: string, timeoutMs: number): Promise<RawResult> {
-    let callback!: (err: Error | null, result: unknown) => void;
-    const done = new Promise<unknown>((resolve, reject) => {
-      callback = (err, result) => (err ? reject(err) : resolve(result));
-    });
-    const query = new BoundedQuery({ text: sql, rowMode: "array", types: TYPE_PARSERS.string, callback }, 1 << 20, 1000);
-    return (await this.run(query, done, timeoutMs)) as RawResult;
+  private simple(sql: string, timeoutMs: number): Promise<StatementQuery> {
+    return this.run(new StatementQuery(sql, undefined, undefined, (fields) => parsersFor("string", fields), "string", NO_LIMITS, noop), timeoutMs);
   }
 
   /** Submits a query and enforces its timeout: cancel on the server first, cut the socket if that fails. */
-  private async run(query: BoundedQuery, done: Promise<unknown>, timeoutMs: number): Promise<unknown> {
+  private async run(query: StatementQuery, timeoutMs: number): Promise<StatementQuery> {
     if (this.dead) throw new GatewayError("CONNECTION_LOST", "the database session closed before the statement was sent");
     let timedOut = false;
     let hardTimer: NodeJS.Timeout | undefined;
@@ -203,8 +203,10 @@ export class PostgresConnection implements EngineConnection {
       hardTimer = setTimeout(() => this.destroy(), this.settings.cancelGraceMs);
     }, timeoutMs);
     try {
-      this.client.query(query);
-      return await done;
+      return await new Promise<StatementQuery>((resolve, reject) => {
+        query.callback = (err, done) => (err ? reject(err) : resolve(done));
+        this.client.query(query as unknown as pg.Submittable);
+      });
     } catch (err) {
       throw this.mapRunError(err, timedOut, timeoutMs);
     } finally {
@@ -233,47 +235,76 @@ export class PostgresConnection implements EngineConnection {
     return { host, port, processId: processID, secretKey };
   }
 
-  private statementName(sql: string): string {
+  private preparedStatement(sql: string): PreparedStatement {
     const cached = this.prepared.get(sql);
     if (cached !== undefined) {
+      // Map order is the LRU order: move to the most recent end.
       this.prepared.delete(sql);
       this.prepared.set(sql, cached);
       return cached;
     }
     if (this.prepared.size >= this.settings.preparedCacheSize) {
-      const oldest = this.prepared.entries().next().value;
-      if (oldest) {
-        this.prepared.delete(oldest[0]);
-        this.forgetStatement(oldest[1]);
-      }
+      const oldest = this.prepared.keys().next().value;
+      if (oldest !== undefined) this.forgetStatement(oldest);
     }
-    const name = `poolgate_${++this.statementCounter}`;
-    this.prepared.set(sql, name);
-    return name;
+    const statement: PreparedStatement = { name: `poolgate_${++this.statementCounter}`, fields: undefined, columns: undefined, parsers: new Map() };
+    this.prepared.set(sql, statement);
+    return statement;
   }
 
-  private forgetStatement(name: string): void {
+  private forgetStatement(sql: string): void {
+    const statement = this.prepared.get(sql);
+    if (!statement) return;
+    this.prepared.delete(sql);
     const parsed = this.internals.connection.parsedStatements;
-    if (parsed[name] === undefined) return;
-    delete parsed[name];
+    if (parsed[statement.name] === undefined) return;
+    delete parsed[statement.name];
     // Queued ahead of the caller's statement; a failure (aborted transaction) only leaves it unused.
-    this.client.query(`DEALLOCATE ${name}`).catch(() => undefined);
+    this.client.query(`DEALLOCATE ${statement.name}`).catch(() => undefined);
   }
 
-  private async describeColumns(fields: pg.FieldDef[]): Promise<Column[]> {
+  /** Column names and types, or null when a type name is not known yet (and `partial` is false). */
+  private columnsOf(query: StatementQuery, partial: boolean): Column[] | null {
+    const prepared = query.name === undefined ? undefined : this.prepared.get(query.text);
+    if (prepared?.columns && prepared.fields === query.fields) return prepared.columns;
     const names = this.settings.typeNames;
-    const unknown = fields.filter((field) => !names.has(field.dataTypeID)).map((field) => field.dataTypeID);
-    if (unknown.length > 0 && this.internals.getTransactionStatus() !== "E") {
-      try {
-        const { rows } = await this.client.query<{ oid: number; typname: string }>(
-          "SELECT oid::int4 AS oid, typname FROM pg_catalog.pg_type WHERE oid = ANY($1::oid[])",
-          [unknown],
-        );
-        for (const row of rows) names.set(row.oid, row.typname);
-      } catch {
-        // Type names are a courtesy: the values are already parsed.
-      }
+    let complete = true;
+    const columns = query.fields.map((field) => {
+      const type = names.get(field.dataTypeID);
+      if (type === undefined) complete = false;
+      return { name: field.name, type: type ?? `oid:${field.dataTypeID}` };
+    });
+    if (!complete) return partial ? columns : null;
+    if (prepared) prepared.columns = columns;
+    return columns;
+  }
+
+  /** First sight of non-built-in types: learn their names, and parse arrays of them as arrays. */
+  private async learnTypes(query: StatementQuery): Promise<void> {
+    const names = this.settings.typeNames;
+    const unknown = new Set(query.fields.filter((field) => !names.has(field.dataTypeID)).map((field) => field.dataTypeID));
+    await this.lookUpTypeNames([...unknown]);
+    const arrays = query.fields.flatMap((field, i) => (unknown.has(field.dataTypeID) && names.get(field.dataTypeID)?.startsWith("_") ? [i] : []));
+    if (arrays.length === 0) return;
+    for (const row of query.rows) {
+      for (const i of arrays) if (typeof row[i] === "string") row[i] = parseTextArray(row[i] as string);
     }
-    return fields.map((field) => ({ name: field.name, type: names.get(field.dataTypeID) ?? `oid:${field.dataTypeID}` }));
+    if (query.name !== undefined) this.prepared.get(query.text)?.parsers.clear();
+  }
+
+  /** Type names not built in are looked up once per endpoint. */
+  private async lookUpTypeNames(oids: number[]): Promise<void> {
+    const names = this.settings.typeNames;
+    const unknown = oids.filter((oid) => !names.has(oid));
+    if (unknown.length === 0 || this.internals.getTransactionStatus() === "E") return;
+    try {
+      const { rows } = await this.client.query<{ oid: number; typname: string }>(
+        "SELECT oid::int4 AS oid, typname FROM pg_catalog.pg_type WHERE oid = ANY($1::oid[])",
+        [unknown],
+      );
+      for (const row of rows) names.set(row.oid, row.typname);
+    } catch {
+      // Type names are a courtesy: the values are already parsed.
+    }
   }
 }

@@ -7,7 +7,7 @@
 import { parse as parseArray } from "postgres-array";
 import type { Param } from "../../../schemas/query.js";
 
-type Parser = (text: string) => unknown;
+export type Parser = (text: string) => unknown;
 
 const identity: Parser = (text) => text;
 const parseBool: Parser = (text) => text === "t";
@@ -114,22 +114,57 @@ export const BUILTIN_TYPE_NAMES = new Map<number, string>([
   [3807, "_jsonb"],
 ]);
 
+/** Arrays of types that are not built in (enums, domains...) keep their elements as text. */
+export const parseTextArray: Parser = arrayOf(identity);
+
+/**
+ * The parsers for a result's fields, in column order. `typeNames` holds names learned from pg_type,
+ * so arrays of non-built-in types (names starting with "_") are parsed as arrays too.
+ */
+export function parsersFor(mode: "string" | "number", fields: readonly { dataTypeID: number }[], typeNames?: Map<number, string>): Parser[] {
+  const set = TYPE_PARSERS[mode];
+  return fields.map((field) => {
+    const parser = set.getTypeParser(field.dataTypeID);
+    return parser === identity && typeNames?.get(field.dataTypeID)?.startsWith("_") ? parseTextArray : parser;
+  });
+}
+
 function isByteaParam(value: object): value is { $bytea: string } {
   return "$bytea" in value && typeof (value as { $bytea: unknown }).$bytea === "string";
 }
 
+/** A JSON array as a PostgreSQL array literal: {1,"a b",NULL,{2,3}}. */
+function arrayLiteral(values: readonly unknown[]): string {
+  const parts = values.map((value): string => {
+    if (value === null || value === undefined) return "NULL";
+    if (Array.isArray(value)) return arrayLiteral(value);
+    const text = typeof value === "object" ? JSON.stringify(value) : String(value);
+    return `"${text.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
+  });
+  return `{${parts.join(",")}}`;
+}
+
 /**
- * Turns JSON parameters into what `pg` binds: `{"$bytea": base64}` becomes a Buffer; everything else
- * is left to pg (arrays -> array literals, objects -> JSON text). Returns the input when nothing changes.
+ * A JSON parameter as PostgreSQL receives it: text for scalars, array literals for arrays, JSON text
+ * for objects, and raw bytes (binary format) for `{"$bytea": base64}`.
  */
-export function prepareParams(params: readonly Param[]): unknown[] {
-  let prepared: unknown[] | undefined;
-  for (let i = 0; i < params.length; i++) {
-    const value = params[i];
-    if (value !== null && typeof value === "object" && !Array.isArray(value) && isByteaParam(value)) {
-      prepared ??= params.slice();
-      prepared[i] = Buffer.from(value.$bytea, "base64");
-    }
+export function encodeParam(value: Param): string | Buffer | null {
+  if (value === null) return null;
+  switch (typeof value) {
+    case "string":
+      return value;
+    case "number":
+    case "boolean":
+      return String(value);
+    default:
+      if (Array.isArray(value)) return arrayLiteral(value);
+      if (isByteaParam(value)) return Buffer.from(value.$bytea, "base64");
+      return JSON.stringify(value);
   }
-  return prepared ?? (params as unknown[]);
+}
+
+export function encodeParams(params: readonly Param[]): (string | Buffer | null)[] {
+  const encoded = new Array<string | Buffer | null>(params.length);
+  for (let i = 0; i < params.length; i++) encoded[i] = encodeParam(params[i] as Param);
+  return encoded;
 }

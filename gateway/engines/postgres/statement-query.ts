@@ -1,0 +1,175 @@
+/**
+ * One statement as a `pg` Submittable: our own lean replacement for pg.Query on the hot path.
+ * It writes the extended-protocol messages itself so that a cached prepared statement whose row
+ * description is already known is executed with Bind/Execute/Sync only (no Parse, no Describe),
+ * parses rows with the field parsers cached for that statement, and enforces the result-size bounds
+ * while rows stream in (rows past a bound are dropped, not kept).
+ */
+import type { Column } from "../../../schemas/query.js";
+import type { Parser } from "./values.js";
+
+/** The part of pg's Connection this module drives. */
+export interface WireConnection {
+  stream: { cork?: () => void; uncork?: () => void };
+  parsedStatements: Record<string, string>;
+  submittedNamedStatements: Record<string, string>;
+  parse(message: { text: string; name?: string; types?: number[] }): void;
+  bind(message: { portal: string; statement: string; values: unknown[]; binary: boolean }): void;
+  describe(message: { type: "P" | "S"; name: string }): void;
+  execute(message: { portal: string; rows: number }): void;
+  sync(): void;
+  query(text: string): void;
+  sendCopyFail(message: string): void;
+}
+
+export interface FieldDescription {
+  name: string;
+  dataTypeID: number;
+}
+
+/** What is known about a prepared statement on one connection. */
+export interface PreparedStatement {
+  readonly name: string;
+  /** Filled from the first execution's RowDescription; later executions skip Describe. */
+  fields: FieldDescription[] | undefined;
+  columns: Column[] | undefined;
+  parsers: Map<string, Parser[]>;
+}
+
+export interface StatementLimits {
+  maxBytes: number;
+  maxRows: number;
+}
+
+type Done = (err: Error | null, query: StatementQuery) => void;
+
+const COMMAND_TAG = /^([A-Za-z ]+?)(?: \d+)?(?: (\d+))?$/;
+
+export class StatementQuery {
+  /** Read by pg to track parsed statements and for error clean-up. */
+  readonly name: string | undefined;
+  fields: FieldDescription[] = [];
+  rows: unknown[][] = [];
+  command = "";
+  rowCount: number | null = null;
+  bytes = 0;
+  rowsSeen = 0;
+  overLimit = false;
+  private parsers: Parser[] = [];
+  private rowError: Error | null = null;
+  private finished = false;
+
+  constructor(
+    readonly text: string,
+    private readonly values: unknown[] | undefined,
+    private readonly prepared: PreparedStatement | undefined,
+    private readonly parsersFor: (fields: FieldDescription[]) => Parser[],
+    private readonly parserKey: string,
+    private readonly limits: StatementLimits,
+    public callback: Done,
+  ) {
+    this.name = prepared?.name;
+    if (prepared?.fields) {
+      this.fields = prepared.fields;
+      this.parsers = this.cachedParsers(prepared, prepared.fields);
+    }
+  }
+
+  submit(connection: WireConnection): null {
+    if (this.values === undefined) {
+      connection.query(this.text);
+      return null;
+    }
+    const name = this.name ?? "";
+    const parsed = this.name !== undefined && connection.parsedStatements[this.name] !== undefined;
+    const describe = !parsed || this.prepared?.fields === undefined;
+    connection.stream.cork?.();
+    try {
+      if (!parsed) {
+        connection.parse({ text: this.text, name });
+        if (this.name !== undefined) connection.submittedNamedStatements[this.name] = this.text;
+      }
+      connection.bind({ portal: "", statement: name, values: this.values, binary: false });
+      if (describe) connection.describe({ type: "P", name: "" });
+      connection.execute({ portal: "", rows: 0 });
+      connection.sync();
+    } finally {
+      connection.stream.uncork?.();
+    }
+    return null;
+  }
+
+  handleRowDescription(message: { fields: FieldDescription[] }): void {
+    // A multi-statement simple query describes each result; the last one is kept.
+    this.fields = message.fields;
+    this.rows = [];
+    if (this.prepared) {
+      this.prepared.fields = message.fields;
+      this.parsers = this.cachedParsers(this.prepared, message.fields);
+    } else {
+      this.parsers = this.parsersFor(message.fields);
+    }
+  }
+
+  handleDataRow(message: { fields: (string | null)[] }): void {
+    if (this.overLimit || this.rowError) return;
+    const fields = message.fields;
+    for (const field of fields) if (field !== null) this.bytes += field.length;
+    if (++this.rowsSeen > this.limits.maxRows || this.bytes > this.limits.maxBytes) {
+      this.overLimit = true;
+      this.rows = [];
+      return;
+    }
+    const row = new Array<unknown>(fields.length);
+    try {
+      for (let i = 0; i < fields.length; i++) {
+        const text = fields[i];
+        row[i] = text === null || text === undefined ? null : (this.parsers[i] as Parser)(text);
+      }
+    } catch (err) {
+      this.rowError = err as Error;
+      return;
+    }
+    this.rows.push(row);
+  }
+
+  handleCommandComplete(message: { text: string }): void {
+    const match = COMMAND_TAG.exec(message.text);
+    this.command = match?.[1] ?? message.text;
+    const count = match?.[2] ?? /(\d+)$/.exec(message.text)?.[1];
+    this.rowCount = count === undefined ? null : Number(count);
+  }
+
+  handleEmptyQuery(): void {}
+
+  handlePortalSuspended(): void {}
+
+  handleCopyInResponse(connection: WireConnection): void {
+    connection.sendCopyFail("COPY FROM STDIN is not supported through the gateway");
+  }
+
+  handleCopyData(): void {}
+
+  handleError(err: Error): void {
+    this.finish(err);
+  }
+
+  handleReadyForQuery(): void {
+    this.finish(this.rowError);
+  }
+
+  private finish(err: Error | null): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.callback(err, this);
+  }
+
+  private cachedParsers(prepared: PreparedStatement, fields: FieldDescription[]): Parser[] {
+    let parsers = prepared.parsers.get(this.parserKey);
+    if (!parsers) {
+      parsers = this.parsersFor(fields);
+      prepared.parsers.set(this.parserKey, parsers);
+    }
+    return parsers;
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * The floor: the same statements through an in-process `pg.Pool` of the same size, no HTTP.
+ * Usage: in-process-pool.ts <url> <size> <statement> <callers> <durationMs> -> one JSON line.
+ */
+import pg from "pg";
+import { type BenchStatement, makeStatement, summarise } from "./workload.js";
+
+const [url, size, statement, callers, durationMs] = process.argv.slice(2);
+const pool = new pg.Pool({ connectionString: url, max: Number(size) });
+const kind = statement as BenchStatement;
+
+async function loop(until: number, record: number[] | null): Promise<void> {
+  while (performance.now() < until) {
+    const { sql, params } = makeStatement(kind);
+    const started = performance.now();
+    await pool.query(sql, params);
+    record?.push(performance.now() - started);
+  }
+}
+
+const warmupEnd = performance.now() + 1000;
+await Promise.all(Array.from({ length: Number(callers) }, () => loop(warmupEnd, null)));
+const latencies: number[] = [];
+const cpuBefore = process.cpuUsage();
+const started = performance.now();
+await Promise.all(Array.from({ length: Number(callers) }, () => loop(started + Number(durationMs), latencies)));
+const elapsedMs = performance.now() - started;
+const cpu = process.cpuUsage(cpuBefore);
+await pool.end();
+const summary = summarise(latencies, elapsedMs);
+process.stdout.write(`${JSON.stringify({ ...summary, errors: 0, cpuUsPerRequest: (cpu.user + cpu.system) / summary.requests })}\n`);

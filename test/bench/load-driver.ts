@@ -1,0 +1,56 @@
+/**
+ * HTTP load generator, run as its own process so its CPU is not the server's: `callers` concurrent
+ * keep-alive callers POST JSON statements for a duration (or a fixed count each) and report latency
+ * percentiles. Usage: load-driver.ts '<json DriverSpec>' -> prints one JSON DriverResult line.
+ */
+import { Pool } from "undici";
+import { type BenchStatement, makeStatement, summarise } from "./workload.js";
+
+export interface DriverSpec {
+  url: string;
+  path: string;
+  statement: BenchStatement;
+  callers: number;
+  durationMs?: number;
+  requestsPerCaller?: number;
+  warmupMs: number;
+}
+
+async function drive(spec: DriverSpec): Promise<void> {
+  const pool = new Pool(spec.url, { connections: spec.callers, pipelining: 1, keepAliveTimeout: 60000 });
+  const latencies: number[] = [];
+  let errors = 0;
+  let firstError: string | undefined;
+  const send = async (record: boolean) => {
+    const body = JSON.stringify(makeStatement(spec.statement));
+    const started = performance.now();
+    try {
+      const response = await pool.request({ method: "POST", path: spec.path, headers: { "content-type": "application/json" }, body });
+      const text = await response.body.text();
+      if (response.statusCode !== 200) {
+        errors++;
+        firstError ??= `${response.statusCode} ${text.slice(0, 300)}`;
+      } else if (record) latencies.push(performance.now() - started);
+    } catch (err) {
+      errors++;
+      firstError ??= String(err);
+    }
+  };
+  const warmupEnd = performance.now() + spec.warmupMs;
+  await Promise.all(Array.from({ length: Math.min(spec.callers, 32) }, async () => {
+    while (performance.now() < warmupEnd) await send(false);
+  }));
+  errors = 0;
+  const started = performance.now();
+  const end = started + (spec.durationMs ?? Number.POSITIVE_INFINITY);
+  await Promise.all(
+    Array.from({ length: spec.callers }, async () => {
+      for (let i = 0; spec.requestsPerCaller === undefined ? performance.now() < end : i < spec.requestsPerCaller; i++) await send(true);
+    }),
+  );
+  const elapsedMs = performance.now() - started;
+  await pool.close();
+  process.stdout.write(`${JSON.stringify({ ...summarise(latencies, elapsedMs), errors, firstError })}\n`);
+}
+
+await drive(JSON.parse(process.argv[2] ?? "{}") as DriverSpec);

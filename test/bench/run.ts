@@ -1,0 +1,185 @@
+/**
+ * `npm run bench`: the gateway against the local PostgreSQL, driven over HTTP keep-alive from a
+ * separate process, beside (b) an in-process pg.Pool of the same size, (c) a naive HTTP gateway on
+ * pg.Pool and (d) a new pg.Client per request. Prints throughput, p50/p99/max and the server's CPU
+ * time per request, the ratios, and whether the issue's targets are met. Not a test: no assertions.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import type { DriverSpec } from "./load-driver.js";
+import { type BenchStatement, type LatencySummary, SEED_ROWS } from "./workload.js";
+
+const ADMIN_URL = process.env.POOLGATE_BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const DATABASE = "poolgate_bench";
+const POOL_SIZE = Number(process.env.POOLGATE_BENCH_POOL ?? 10);
+const CALLERS = Number(process.env.POOLGATE_BENCH_CALLERS ?? 32);
+const DURATION_MS = Number(process.env.POOLGATE_BENCH_DURATION_MS ?? 5000);
+/** The bench runs compiled JavaScript (npm run build), like production: no transpiler in the loop. */
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+
+interface Row extends LatencySummary {
+  target: string;
+  statement: BenchStatement | "select1 x1" | "point x1" | "point x750";
+  errors: number;
+  cpuUsPerRequest: number;
+  firstError?: string;
+}
+
+const benchUrl = (() => {
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${DATABASE}`;
+  return url.toString();
+})();
+
+async function seed(): Promise<void> {
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  const exists = await admin.query("select 1 from pg_database where datname = $1", [DATABASE]);
+  if (exists.rowCount === 0) await admin.query(`CREATE DATABASE ${DATABASE}`);
+  await admin.end();
+  const db = new pg.Client({ connectionString: benchUrl });
+  await db.connect();
+  await db.query("create table if not exists accounts (id int primary key, name text not null, balance int not null)");
+  const { rows } = await db.query("select count(*)::int as n from accounts");
+  if (rows[0].n !== SEED_ROWS) {
+    await db.query("truncate accounts");
+    await db.query(`insert into accounts select g, 'account-' || g, g * 10 from generate_series(1, ${SEED_ROWS}) g`);
+    await db.query("analyze accounts");
+  }
+  await db.end();
+}
+
+/** CPU time (µs) a process has used so far, from /proc (user + system). */
+function cpuMicros(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1e6) / 100;
+}
+
+function runJson<T>(args: string[]): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk;
+    });
+    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out.trim().split("\n").pop() ?? "{}") as T) : reject(new Error(`${args[0]} exited ${code}`))));
+  });
+}
+
+async function startServer(args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk;
+      const match = ready.exec(out);
+      if (match?.[1]) resolve(match[1].startsWith("http") ? match[1] : `http://127.0.0.1:${match[1]}`);
+    });
+    child.on("exit", (code) => reject(new Error(`${args[0]} exited ${code}: ${out}`)));
+  });
+  return { child, url };
+}
+
+async function drive(server: { child: ChildProcess; url: string }, target: string, spec: Omit<DriverSpec, "url">, label: Row["statement"]): Promise<Row> {
+  const pid = server.child.pid as number;
+  const before = cpuMicros(pid);
+  const result = await runJson<LatencySummary & { errors: number; firstError?: string }>([here("./load-driver.js"), JSON.stringify({ ...spec, url: server.url })]);
+  // Warm-up requests are included in the CPU window; count them out by measuring the window's share.
+  const cpu = cpuMicros(pid) - before;
+  const totalRequests = result.requests + warmupRequests(result, spec);
+  return { target, statement: label, ...result, cpuUsPerRequest: cpu / Math.max(1, totalRequests) };
+}
+
+/** Warm-up runs at roughly the measured rate for warmupMs; estimated from the measured throughput. */
+function warmupRequests(result: LatencySummary, spec: Omit<DriverSpec, "url">): number {
+  return (result.throughput * spec.warmupMs) / 1000;
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once("exit", () => resolve());
+    child.kill("SIGTERM");
+  });
+}
+
+const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : "-");
+
+function printTable(rows: Row[]): void {
+  const header = ["target", "statement", "req/s", "p50 ms", "p99 ms", "max ms", "server CPU µs/req", "errors"];
+  const lines = rows.map((r) => [r.target, r.statement, fmt(r.throughput, 0), fmt(r.p50), fmt(r.p99), fmt(r.max), fmt(r.cpuUsPerRequest, 0), String(r.errors)]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] as string).length)));
+  const row = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] as number)).join("  ");
+  console.log(row(header));
+  console.log(widths.map((w) => "-".repeat(w)).join("  "));
+  for (const line of lines) console.log(row(line));
+}
+
+async function main(): Promise<void> {
+  await seed();
+  console.log(`poolgate bench: pool size ${POOL_SIZE}, ${CALLERS} concurrent keep-alive callers, ${DURATION_MS} ms per run, ${SEED_ROWS} seeded rows, node ${process.version}\n`);
+  const rows: Row[] = [];
+  const base = { path: "/v1/query", callers: CALLERS, durationMs: DURATION_MS, warmupMs: 1000 };
+
+  const configFile = join(mkdtempSync(join(tmpdir(), "poolgate-bench-")), "poolgate.json");
+  writeFileSync(configFile, JSON.stringify({ pool: { maxSize: POOL_SIZE } }));
+  const gatewayEnv = { POOLGATE_CONFIG: configFile, POOLGATE_WRITER_URL: benchUrl, PORT: "0", LOG_LEVEL: "info" };
+  const gateway = await startServer([here("../../gateway/main.js")], gatewayEnv, /listening on (http:\/\/[\d.:]+)/);
+  for (const statement of ["select1", "point"] as const) rows.push(await drive(gateway, "(a) poolgate", { ...base, statement }, statement));
+  rows.push(await drive(gateway, "(a) poolgate", { ...base, statement: "select1", callers: 1 }, "select1 x1"));
+  rows.push(await drive(gateway, "(a) poolgate", { ...base, statement: "point", callers: 1 }, "point x1"));
+  rows.push(await drive(gateway, "(a) poolgate", { ...base, statement: "point", callers: 750, durationMs: undefined, requestsPerCaller: 20 }, "point x750"));
+  await stop(gateway.child);
+
+  for (const statement of ["select1", "point"] as const) {
+    const result = await runJson<Row>([here("./in-process-pool.js"), benchUrl, String(POOL_SIZE), statement, String(CALLERS), String(DURATION_MS)]);
+    rows.push({ ...result, target: "(b) in-process pg.Pool", statement });
+  }
+  for (const [statement, label] of [["select1", "select1 x1"], ["point", "point x1"]] as const) {
+    const result = await runJson<Row>([here("./in-process-pool.js"), benchUrl, String(POOL_SIZE), statement, "1", String(DURATION_MS)]);
+    rows.push({ ...result, target: "(b) in-process pg.Pool", statement: label });
+  }
+
+  const naive = await startServer([here("./naive-server.js"), "pool", benchUrl, String(POOL_SIZE)], {}, /^(\d+)\n/);
+  for (const statement of ["select1", "point"] as const) rows.push(await drive(naive, "(c) naive http + pg.Pool", { ...base, statement }, statement));
+  await stop(naive.child);
+
+  const perRequest = await startServer([here("./naive-server.js"), "client", benchUrl], {}, /^(\d+)\n/);
+  for (const statement of ["select1", "point"] as const) rows.push(await drive(perRequest, "(d) new pg.Client per request", { ...base, statement }, statement));
+  await stop(perRequest.child);
+
+  printTable(rows);
+  printVerdicts(rows);
+}
+
+function printVerdicts(rows: Row[]): void {
+  const find = (target: string, statement: Row["statement"]) => rows.find((r) => r.target.startsWith(target) && r.statement === statement) as Row;
+  const verdict = (ok: boolean) => (ok ? "PASS" : "MISS");
+  console.log("\nratios and targets");
+  for (const statement of ["select1", "point"] as const) {
+    const a = find("(a)", statement);
+    const b = find("(b)", statement);
+    const c = find("(c)", statement);
+    const d = find("(d)", statement);
+    console.log(
+      `  ${statement.padEnd(8)} poolgate/naive ${fmt(a.throughput / c.throughput)}x  poolgate/in-process ${fmt(a.throughput / b.throughput)}x  naive/in-process ${fmt(c.throughput / b.throughput)}x  poolgate/new-connection ${fmt(a.throughput / d.throughput, 1)}x  CPU poolgate ${fmt(a.cpuUsPerRequest, 0)} µs vs naive ${fmt(c.cpuUsPerRequest, 0)} µs`,
+    );
+  }
+  const point = { a: find("(a)", "point"), c: find("(c)", "point"), d: find("(d)", "point") };
+  const seqA = find("(a)", "point x1");
+  const seqB = find("(b)", "point x1");
+  const burst = find("(a)", "point x750");
+  console.log(`  [${verdict(point.a.throughput >= 1.1 * point.c.throughput)}] point-select throughput >= 1.1x the naive gateway (${fmt(point.a.throughput / point.c.throughput)}x)`);
+  console.log(`  [${verdict(point.a.throughput >= 20 * point.d.throughput)}] >= 20x a new connection per request (${fmt(point.a.throughput / point.d.throughput, 1)}x)`);
+  console.log(`  [${verdict(seqA.p50 - seqB.p50 <= 0.3)}] sequential caller p50 within 0.3 ms of the in-process pool (${fmt(seqA.p50, 3)} vs ${fmt(seqB.p50, 3)} ms, +${fmt(seqA.p50 - seqB.p50, 3)})`);
+  console.log(`  [${verdict(burst.errors === 0 && burst.max <= 3 * burst.p99)}] 750 callers on a pool of ${POOL_SIZE}: ${burst.errors} errors, max ${fmt(burst.max)} ms <= 3 x p99 ${fmt(burst.p99)} ms`);
+  const failed = rows.filter((r) => r.errors > 0);
+  for (const r of failed) console.log(`  errors in ${r.target} ${r.statement}: ${r.errors}, first: ${r.firstError}`);
+}
+
+await main();

@@ -1,0 +1,94 @@
+/** Start-up, configuration errors and graceful drain, in-process and as a real process with SIGTERM. */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestGateway } from "../support/gateway.js";
+import { createTestDatabase, gatewaySessions, type TestDatabase, waitFor } from "../support/postgres.js";
+
+let db: TestDatabase;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  await db.admin.query("create table drained (tag text)");
+});
+
+afterAll(async () => {
+  await db?.drop();
+});
+
+function startProcess(env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ["--import", "tsx", "gateway/main.ts"], {
+    env: { ...process.env, PORT: "0", LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on("data", (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+describe("lifecycle", () => {
+  it("drains gracefully: in-flight work finishes, new work is refused, open transactions roll back, sessions close", async () => {
+    const gw = await startTestGateway({ clusters: { default: { writerUrl: db.url } }, pool: { maxSize: 3 } });
+    const begun = await gw.post("/v1/transactions", {});
+    await gw.post("/v1/query", { sql: "insert into drained values ('open-tx')", transactionId: begun.body.transactionId });
+    const inFlight = gw.post("/v1/query", { sql: "select pg_sleep(0.5) /* in-flight */, 'done' as status" });
+    await waitFor(async () => (await gatewaySessions(db)).some((s) => s.query.includes("in-flight") && s.state === "active"), 5000, "in-flight");
+
+    const draining = gw.gateway.drain();
+    expect(gw.gateway.draining).toBe(true);
+    const refused = await gw.post("/v1/query", { sql: "select 1" }).catch((err: Error) => err);
+    if (!(refused instanceof Error)) {
+      expect(refused.status).toBe(503);
+      expect(refused.body.error.code).toBe("GATEWAY_DRAINING");
+      expect(refused.headers.get("retry-after")).toBe("1");
+    }
+    const finished = await inFlight;
+    expect(finished.status).toBe(200);
+    expect(finished.body.rows[0].status).toBe("done");
+    await draining;
+
+    expect(await gatewaySessions(db)).toEqual([]);
+    const { rows } = await db.admin.query("select count(*)::int as n from drained");
+    expect(rows[0].n).toBe(0);
+  });
+
+  it("runs as a process against a real server and exits 0 on SIGTERM after draining", async () => {
+    const withPassword = new URL(db.url);
+    withPassword.password = "sekrit-password";
+    const run = startProcess({ POOLGATE_WRITER_URL: withPassword.toString() });
+    await waitFor(() => /listening on (http:\/\/[^"\s]+)/.test(run.output()), 30000, "listening log line");
+    const address = /listening on (http:\/\/[^"\s]+)/.exec(run.output())?.[1];
+    const response = await fetch(`${address}/v1/query`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ sql: "select current_database() as db" }),
+    });
+    expect(await response.json()).toMatchObject({ rows: [{ db: db.name }] });
+    expect(run.output()).not.toContain("sekrit-password");
+    run.child.kill("SIGTERM");
+    expect(await run.exited).toBe(0);
+    expect(run.output()).toContain("drained");
+    expect(await gatewaySessions(db)).toEqual([]);
+  });
+
+  it("refuses to start on an invalid config file and says exactly what is wrong", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "poolgate-config-"));
+    const file = join(dir, "poolgate.json");
+    writeFileSync(file, JSON.stringify({ pool: { maxSize: 0, minIdle: 3, surprise: true }, server: { keepAliveTimeoutMs: -1 } }));
+    const run = startProcess({ POOLGATE_CONFIG: file });
+    expect(await run.exited).toBe(2);
+    const output = run.output();
+    expect(output).toContain("invalid configuration");
+    expect(output).toContain("pool.maxSize");
+    expect(output).toContain("surprise");
+    expect(output).toContain("server.keepAliveTimeoutMs");
+  });
+});
