@@ -5,8 +5,8 @@
  */
 import type { FastifyInstance } from "fastify";
 import { Cluster } from "./clusters/cluster.js";
-import type { GatewayConfig } from "./config/schema.js";
 import { redactUrl } from "./config/load.js";
+import type { GatewayConfig } from "./config/schema.js";
 import { type EmbeddedPostgres, startEmbeddedPostgres } from "./engines/embedded/embedded-postgres.js";
 import type { HttpContext } from "./http/context.js";
 import { createHttpServer } from "./http/server.js";

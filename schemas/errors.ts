@@ -59,8 +59,7 @@ export const ERROR_CODES = {
   CONNECTION_LOST: {
     status: 503,
     retryable: true,
-    summary:
-      "The connection died before anything was committed (inside a transaction or batch): nothing was applied.",
+    summary: "The connection died before anything was committed (inside a transaction or batch): nothing was applied.",
   },
   POOL_TIMEOUT: {
     status: 503,

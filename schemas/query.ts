@@ -36,12 +36,7 @@ const statementFields = {
 /** Options shared by every request that runs SQL. */
 const runOptions = {
   cluster: z.string().min(1).optional().describe("Cluster name from the config; default: the default cluster"),
-  timeoutMs: z
-    .number()
-    .int()
-    .positive()
-    .optional()
-    .describe("Statement timeout; the statement is cancelled on the server when it expires"),
+  timeoutMs: z.number().int().positive().optional().describe("Statement timeout; the statement is cancelled on the server when it expires"),
   bigNumbers: bigNumbersSchema.optional(),
   rowMode: rowModeSchema.optional(),
 };

@@ -6,16 +6,14 @@ import { z } from "zod";
 
 const ms = (description: string) => z.number().int().nonnegative().describe(description);
 
-const postgresUrl = z
-  .string()
-  .refine((value) => {
-    try {
-      const url = new URL(value);
-      return url.protocol === "postgres:" || url.protocol === "postgresql:";
-    } catch {
-      return false;
-    }
-  }, "must be a postgres://user:password@host:port/database URL");
+const postgresUrl = z.string().refine((value) => {
+  try {
+    const url = new URL(value);
+    return url.protocol === "postgres:" || url.protocol === "postgresql:";
+  } catch {
+    return false;
+  }
+}, "must be a postgres://user:password@host:port/database URL");
 
 export const clusterConfigSchema = z.strictObject({
   writerUrl: postgresUrl.describe("The writer (primary) endpoint, postgres://user:pass@host:port/db"),
@@ -39,9 +37,7 @@ export const poolConfigSchema = z
       .describe("How long a request waits for a connection before POOL_TIMEOUT / DATABASE_UNAVAILABLE"),
     connectTimeoutMs: ms("TCP + startup handshake limit for one new connection").min(10).default(5000),
     idleTimeoutMs: ms("Idle connections above minIdle are closed after this long; 0 = never").default(600000),
-    maxLifetimeMs: ms("Connections are retired after this long (minus up to 2.5% jitter); 0 = never").default(
-      1800000,
-    ),
+    maxLifetimeMs: ms("Connections are retired after this long (minus up to 2.5% jitter); 0 = never").default(1800000),
     keepaliveMs: ms("Idle connections are pinged this often; 0 = off").default(120000),
     validationTimeoutMs: ms("Limit for the liveness check of a connection").min(10).default(2000),
     aliveBypassMs: ms("A connection idle for less than this is reused without a liveness check").default(500),
@@ -85,12 +81,7 @@ export const configSchema = z.strictObject({
     .strictObject({
       defaultTimeoutMs: ms("Statement timeout when a request names none").min(1).default(30000),
       maxTimeoutMs: ms("Largest timeoutMs a request may ask for").min(1).default(300000),
-      preparedCacheSize: z
-        .number()
-        .int()
-        .min(0)
-        .default(256)
-        .describe("Prepared statements cached per connection; 0 = never prepare"),
+      preparedCacheSize: z.number().int().min(0).default(256).describe("Prepared statements cached per connection; 0 = never prepare"),
     })
     .prefault({}),
   limits: z

@@ -51,7 +51,10 @@ export class TransactionRegistry {
     if (this.closing) throw new GatewayError("GATEWAY_DRAINING", "the gateway is shutting down; no new transactions");
     const { maxOpen, maxAgeMs } = this.config.transactions;
     if (this.open.size >= maxOpen) {
-      throw new GatewayError("TOO_MANY_TRANSACTIONS", `${this.open.size} interactive transactions are open (transactions.maxOpen=${maxOpen})`);
+      throw new GatewayError(
+        "TOO_MANY_TRANSACTIONS",
+        `${this.open.size} interactive transactions are open (transactions.maxOpen=${maxOpen})`,
+      );
     }
     const entry = await this.pool.acquire();
     try {

@@ -1,13 +1,18 @@
-/** Shapes engine results for the wire: rows as objects keyed by column name, or as arrays. */
+/**
+ * Shapes engine results for the wire: rows as objects keyed by column name (default) or as arrays,
+ * serialised straight to the response JSON (the envelope is assembled here so the hot path makes one
+ * pass over the rows; column lists of cached statements are serialised once).
+ */
 import type { QueryResult } from "../../schemas/query.js";
 import type { StatementResult } from "../engines/engine.js";
 
-export function shapeResult(result: StatementResult, rowMode: "object" | "array"): QueryResult {
-  const { command, columns, rows, rowCount } = result;
-  if (rowMode === "array" || columns.length === 0) return { command, columns, rows, rowCount };
-  const names = columns.map((column) => column.name);
+const columnsJson = new WeakMap<object, string>();
+
+function rowsAsObjects(result: StatementResult): Record<string, unknown>[] {
+  const names = result.columns.map((column) => column.name);
   // A column named __proto__ must become a property, not the object's prototype.
   const plain = !names.includes("__proto__");
+  const rows = result.rows;
   const objects = new Array<Record<string, unknown>>(rows.length);
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r] as unknown[];
@@ -15,5 +20,23 @@ export function shapeResult(result: StatementResult, rowMode: "object" | "array"
     for (let c = 0; c < names.length; c++) object[names[c] as string] = row[c];
     objects[r] = object;
   }
-  return { command, columns, rows: objects, rowCount };
+  return objects;
+}
+
+export function shapeResult(result: StatementResult, rowMode: "object" | "array"): QueryResult {
+  const { command, columns, rows, rowCount } = result;
+  if (rowMode === "array" || columns.length === 0) return { command, columns, rows, rowCount };
+  return { command, columns, rows: rowsAsObjects(result), rowCount };
+}
+
+/** The JSON text of a QueryResult, plus `attempts` when given; same shape as JSON.stringify of it. */
+export function serializeResult(result: StatementResult, rowMode: "object" | "array", attempts?: number): string {
+  let columns = columnsJson.get(result.columns);
+  if (columns === undefined) {
+    columns = JSON.stringify(result.columns);
+    columnsJson.set(result.columns, columns);
+  }
+  const rows = JSON.stringify(rowMode === "array" || result.columns.length === 0 ? result.rows : rowsAsObjects(result));
+  const tail = attempts === undefined ? "}" : `,"attempts":${attempts}}`;
+  return `{"command":${JSON.stringify(result.command)},"columns":${columns},"rows":${rows},"rowCount":${result.rowCount}${tail}`;
 }

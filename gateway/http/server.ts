@@ -27,9 +27,24 @@ export function createHttpServer(context: HttpContext, version: string): Fastify
 
   // The API speaks JSON only; anything else is answered with UNSUPPORTED_MEDIA_TYPE.
   app.removeContentTypeParser("text/plain");
+  // Plain JSON.parse: a "__proto__" key becomes an own property (never a prototype), and the strict
+  // zod schemas reject it as an unknown field, so secure-json-parse's extra scan is not needed.
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
+    if (body === "") return done(new GatewayError("INVALID_REQUEST", "the JSON body is empty"), undefined);
+    try {
+      done(null, JSON.parse(body as string));
+    } catch (err) {
+      done(new GatewayError("MALFORMED_JSON", `request body is not valid JSON: ${(err as Error).message}`), undefined);
+    }
+  });
   app.setErrorHandler((err, request, reply) => replyWithError(err, request, reply, context.logger));
   app.setNotFoundHandler((request, reply) =>
-    replyWithError(new GatewayError("ROUTE_NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`), request, reply, context.logger),
+    replyWithError(
+      new GatewayError("ROUTE_NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`),
+      request,
+      reply,
+      context.logger,
+    ),
   );
 
   registerQueryRoutes(app, context);

@@ -5,8 +5,9 @@
  * max lifetime, idle timeout and keepalive (see housekeeper.ts), and a bounded drain.
  * It knows no SQL dialect: connections come from a ConnectionSource over the Engine interface.
  */
-import type { PoolStats } from "../../schemas/health.js";
+
 import type { PoolState } from "../../schemas/errors.js";
+import type { PoolStats } from "../../schemas/health.js";
 import type { EngineConnection } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";

@@ -1,11 +1,11 @@
 /**
  * The floor: the same statements through an in-process `pg.Pool` of the same size, no HTTP.
- * Usage: in-process-pool.ts <url> <size> <statement> <callers> <durationMs> -> one JSON line.
+ * Usage: in-process-pool.ts <url> <size> <statement> <callers> <durationMs> <warmupMs> -> one JSON line.
  */
 import pg from "pg";
 import { type BenchStatement, makeStatement, summarise } from "./workload.js";
 
-const [url, size, statement, callers, durationMs] = process.argv.slice(2);
+const [url, size, statement, callers, durationMs, warmupMs] = process.argv.slice(2);
 const pool = new pg.Pool({ connectionString: url, max: Number(size) });
 const kind = statement as BenchStatement;
 
@@ -18,7 +18,7 @@ async function loop(until: number, record: number[] | null): Promise<void> {
   }
 }
 
-const warmupEnd = performance.now() + 1000;
+const warmupEnd = performance.now() + Number(warmupMs ?? 1000);
 await Promise.all(Array.from({ length: Number(callers) }, () => loop(warmupEnd, null)));
 const latencies: number[] = [];
 const cpuBefore = process.cpuUsage();

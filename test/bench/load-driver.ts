@@ -37,9 +37,11 @@ async function drive(spec: DriverSpec): Promise<void> {
     }
   };
   const warmupEnd = performance.now() + spec.warmupMs;
-  await Promise.all(Array.from({ length: Math.min(spec.callers, 32) }, async () => {
-    while (performance.now() < warmupEnd) await send(false);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(spec.callers, 32) }, async () => {
+      while (performance.now() < warmupEnd) await send(false);
+    }),
+  );
   errors = 0;
   const started = performance.now();
   const end = started + (spec.durationMs ?? Number.POSITIVE_INFINITY);

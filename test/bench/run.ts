@@ -17,7 +17,9 @@ const ADMIN_URL = process.env.POOLGATE_BENCH_ADMIN_URL ?? "postgres://postgres@1
 const DATABASE = "poolgate_bench";
 const POOL_SIZE = Number(process.env.POOLGATE_BENCH_POOL ?? 10);
 const CALLERS = Number(process.env.POOLGATE_BENCH_CALLERS ?? 32);
-const DURATION_MS = Number(process.env.POOLGATE_BENCH_DURATION_MS ?? 5000);
+const DURATION_MS = Number(process.env.POOLGATE_BENCH_DURATION_MS ?? 4000);
+const WARMUP_MS = Number(process.env.POOLGATE_BENCH_WARMUP_MS ?? 1500);
+const ROUNDS = Number(process.env.POOLGATE_BENCH_ROUNDS ?? 3);
 /** The bench runs compiled JavaScript (npm run build), like production: no transpiler in the loop. */
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
@@ -67,7 +69,9 @@ function runJson<T>(args: string[]): Promise<T> {
     child.stdout.on("data", (chunk: Buffer) => {
       out += chunk;
     });
-    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out.trim().split("\n").pop() ?? "{}") as T) : reject(new Error(`${args[0]} exited ${code}`))));
+    child.on("exit", (code) =>
+      code === 0 ? resolve(JSON.parse(out.trim().split("\n").pop() ?? "{}") as T) : reject(new Error(`${args[0]} exited ${code}`)),
+    );
   });
 }
 
@@ -85,10 +89,18 @@ async function startServer(args: string[], env: Record<string, string>, ready: R
   return { child, url };
 }
 
-async function drive(server: { child: ChildProcess; url: string }, target: string, spec: Omit<DriverSpec, "url">, label: Row["statement"]): Promise<Row> {
+async function drive(
+  server: { child: ChildProcess; url: string },
+  target: string,
+  spec: Omit<DriverSpec, "url">,
+  label: Row["statement"],
+): Promise<Row> {
   const pid = server.child.pid as number;
   const before = cpuMicros(pid);
-  const result = await runJson<LatencySummary & { errors: number; firstError?: string }>([here("./load-driver.js"), JSON.stringify({ ...spec, url: server.url })]);
+  const result = await runJson<LatencySummary & { errors: number; firstError?: string }>([
+    here("./load-driver.js"),
+    JSON.stringify({ ...spec, url: server.url }),
+  ]);
   // Warm-up requests are included in the CPU window; count them out by measuring the window's share.
   const cpu = cpuMicros(pid) - before;
   const totalRequests = result.requests + warmupRequests(result, spec);
@@ -112,7 +124,16 @@ const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) :
 
 function printTable(rows: Row[]): void {
   const header = ["target", "statement", "req/s", "p50 ms", "p99 ms", "max ms", "server CPU µs/req", "errors"];
-  const lines = rows.map((r) => [r.target, r.statement, fmt(r.throughput, 0), fmt(r.p50), fmt(r.p99), fmt(r.max), fmt(r.cpuUsPerRequest, 0), String(r.errors)]);
+  const lines = rows.map((r) => [
+    r.target,
+    r.statement,
+    fmt(r.throughput, 0),
+    fmt(r.p50),
+    fmt(r.p99),
+    fmt(r.max),
+    fmt(r.cpuUsPerRequest, 0),
+    String(r.errors),
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] as string).length)));
   const row = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] as number)).join("  ");
   console.log(row(header));
@@ -120,45 +141,87 @@ function printTable(rows: Row[]): void {
   for (const line of lines) console.log(row(line));
 }
 
+/** Of several rounds of the same measurement, the one with the median throughput. */
+function median(rounds: Row[]): Row {
+  const sorted = [...rounds].sort((x, y) => x.throughput - y.throughput);
+  const middle = sorted[Math.floor(sorted.length / 2)] as Row;
+  return { ...middle, errors: rounds.reduce((sum, r) => sum + r.errors, 0), firstError: rounds.find((r) => r.firstError)?.firstError };
+}
+
 async function main(): Promise<void> {
   await seed();
-  console.log(`poolgate bench: pool size ${POOL_SIZE}, ${CALLERS} concurrent keep-alive callers, ${DURATION_MS} ms per run, ${SEED_ROWS} seeded rows, node ${process.version}\n`);
-  const rows: Row[] = [];
-  const base = { path: "/v1/query", callers: CALLERS, durationMs: DURATION_MS, warmupMs: 1000 };
+  console.log(
+    `poolgate bench: pool size ${POOL_SIZE}, ${CALLERS} concurrent keep-alive callers, ${DURATION_MS} ms per run after ${WARMUP_MS} ms warm-up, ` +
+      `targets interleaved over ${ROUNDS} rounds (median shown), ${SEED_ROWS} seeded rows, node ${process.version}\n`,
+  );
+  const base = { path: "/v1/query", callers: CALLERS, durationMs: DURATION_MS, warmupMs: WARMUP_MS };
 
   const configFile = join(mkdtempSync(join(tmpdir(), "poolgate-bench-")), "poolgate.json");
   writeFileSync(configFile, JSON.stringify({ pool: { maxSize: POOL_SIZE } }));
   const gatewayEnv = { POOLGATE_CONFIG: configFile, POOLGATE_WRITER_URL: benchUrl, PORT: "0", LOG_LEVEL: "info" };
   const gateway = await startServer([here("../../gateway/main.js")], gatewayEnv, /listening on (http:\/\/[\d.:]+)/);
-  for (const statement of ["select1", "point"] as const) rows.push(await drive(gateway, "(a) poolgate", { ...base, statement }, statement));
-  rows.push(await drive(gateway, "(a) poolgate", { ...base, statement: "select1", callers: 1 }, "select1 x1"));
-  rows.push(await drive(gateway, "(a) poolgate", { ...base, statement: "point", callers: 1 }, "point x1"));
-  rows.push(await drive(gateway, "(a) poolgate", { ...base, statement: "point", callers: 750, durationMs: undefined, requestsPerCaller: 20 }, "point x750"));
-  await stop(gateway.child);
-
-  for (const statement of ["select1", "point"] as const) {
-    const result = await runJson<Row>([here("./in-process-pool.js"), benchUrl, String(POOL_SIZE), statement, String(CALLERS), String(DURATION_MS)]);
-    rows.push({ ...result, target: "(b) in-process pg.Pool", statement });
-  }
-  for (const [statement, label] of [["select1", "select1 x1"], ["point", "point x1"]] as const) {
-    const result = await runJson<Row>([here("./in-process-pool.js"), benchUrl, String(POOL_SIZE), statement, "1", String(DURATION_MS)]);
-    rows.push({ ...result, target: "(b) in-process pg.Pool", statement: label });
-  }
-
   const naive = await startServer([here("./naive-server.js"), "pool", benchUrl, String(POOL_SIZE)], {}, /^(\d+)\n/);
-  for (const statement of ["select1", "point"] as const) rows.push(await drive(naive, "(c) naive http + pg.Pool", { ...base, statement }, statement));
-  await stop(naive.child);
-
   const perRequest = await startServer([here("./naive-server.js"), "client", benchUrl], {}, /^(\d+)\n/);
-  for (const statement of ["select1", "point"] as const) rows.push(await drive(perRequest, "(d) new pg.Client per request", { ...base, statement }, statement));
-  await stop(perRequest.child);
+  const inProcess = async (statement: BenchStatement, callers: number, label: Row["statement"]): Promise<Row> => {
+    const result = await runJson<Row>([
+      here("./in-process-pool.js"),
+      benchUrl,
+      String(POOL_SIZE),
+      statement,
+      String(callers),
+      String(DURATION_MS),
+      String(WARMUP_MS),
+    ]);
+    return { ...result, target: "(b) in-process pg.Pool", statement: label };
+  };
 
+  const rows: Row[] = [];
+  const measure = async (label: string, runs: (() => Promise<Row>)[]) => {
+    const rounds: Row[][] = runs.map(() => []);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [i, run] of runs.entries()) (rounds[i] as Row[]).push(await run());
+      process.stderr.write(`\r  ${label}: round ${round + 1}/${ROUNDS} done   `);
+    }
+    process.stderr.write("\n");
+    rows.push(...rounds.map(median));
+  };
+  for (const statement of ["select1", "point"] as const) {
+    await measure(statement, [
+      () => drive(gateway, "(a) poolgate", { ...base, statement }, statement),
+      () => inProcess(statement, CALLERS, statement),
+      () => drive(naive, "(c) naive http + pg.Pool", { ...base, statement }, statement),
+      () => drive(perRequest, "(d) new pg.Client per request", { ...base, statement }, statement),
+    ]);
+  }
+  for (const [statement, label] of [
+    ["select1", "select1 x1"],
+    ["point", "point x1"],
+  ] as const) {
+    await measure(label, [
+      () => drive(gateway, "(a) poolgate", { ...base, statement, callers: 1 }, label),
+      () => inProcess(statement, 1, label),
+      () => drive(naive, "(c) naive http + pg.Pool", { ...base, statement, callers: 1 }, label),
+    ]);
+  }
+  await measure("point x750", [
+    () =>
+      drive(
+        gateway,
+        "(a) poolgate",
+        { ...base, statement: "point", callers: 750, durationMs: undefined, requestsPerCaller: 20 },
+        "point x750",
+      ),
+  ]);
+  await Promise.all([stop(gateway.child), stop(naive.child), stop(perRequest.child)]);
+
+  rows.sort((x, y) => x.target.localeCompare(y.target));
   printTable(rows);
   printVerdicts(rows);
 }
 
 function printVerdicts(rows: Row[]): void {
-  const find = (target: string, statement: Row["statement"]) => rows.find((r) => r.target.startsWith(target) && r.statement === statement) as Row;
+  const find = (target: string, statement: Row["statement"]) =>
+    rows.find((r) => r.target.startsWith(target) && r.statement === statement) as Row;
   const verdict = (ok: boolean) => (ok ? "PASS" : "MISS");
   console.log("\nratios and targets");
   for (const statement of ["select1", "point"] as const) {
@@ -174,10 +237,18 @@ function printVerdicts(rows: Row[]): void {
   const seqA = find("(a)", "point x1");
   const seqB = find("(b)", "point x1");
   const burst = find("(a)", "point x750");
-  console.log(`  [${verdict(point.a.throughput >= 1.1 * point.c.throughput)}] point-select throughput >= 1.1x the naive gateway (${fmt(point.a.throughput / point.c.throughput)}x)`);
-  console.log(`  [${verdict(point.a.throughput >= 20 * point.d.throughput)}] >= 20x a new connection per request (${fmt(point.a.throughput / point.d.throughput, 1)}x)`);
-  console.log(`  [${verdict(seqA.p50 - seqB.p50 <= 0.3)}] sequential caller p50 within 0.3 ms of the in-process pool (${fmt(seqA.p50, 3)} vs ${fmt(seqB.p50, 3)} ms, +${fmt(seqA.p50 - seqB.p50, 3)})`);
-  console.log(`  [${verdict(burst.errors === 0 && burst.max <= 3 * burst.p99)}] 750 callers on a pool of ${POOL_SIZE}: ${burst.errors} errors, max ${fmt(burst.max)} ms <= 3 x p99 ${fmt(burst.p99)} ms`);
+  console.log(
+    `  [${verdict(point.a.throughput >= 1.1 * point.c.throughput)}] point-select throughput >= 1.1x the naive gateway (${fmt(point.a.throughput / point.c.throughput)}x)`,
+  );
+  console.log(
+    `  [${verdict(point.a.throughput >= 20 * point.d.throughput)}] >= 20x a new connection per request (${fmt(point.a.throughput / point.d.throughput, 1)}x)`,
+  );
+  console.log(
+    `  [${verdict(seqA.p50 - seqB.p50 <= 0.3)}] sequential caller p50 within 0.3 ms of the in-process pool (${fmt(seqA.p50, 3)} vs ${fmt(seqB.p50, 3)} ms, +${fmt(seqA.p50 - seqB.p50, 3)})`,
+  );
+  console.log(
+    `  [${verdict(burst.errors === 0 && burst.max <= 3 * burst.p99)}] 750 callers on a pool of ${POOL_SIZE}: ${burst.errors} errors, max ${fmt(burst.max)} ms <= 3 x p99 ${fmt(burst.p99)} ms`,
+  );
   const failed = rows.filter((r) => r.errors > 0);
   for (const r of failed) console.log(`  errors in ${r.target} ${r.statement}: ${r.errors}, first: ${r.firstError}`);
 }

@@ -18,7 +18,8 @@ export interface LatencySummary {
 
 export function summarise(latencies: number[], elapsedMs: number): LatencySummary {
   const sorted = Float64Array.from(latencies).sort();
-  const at = (q: number) => (sorted.length === 0 ? Number.NaN : (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number));
+  const at = (q: number) =>
+    sorted.length === 0 ? Number.NaN : (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number);
   return {
     requests: sorted.length,
     throughput: (sorted.length / elapsedMs) * 1000,

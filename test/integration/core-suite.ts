@@ -75,7 +75,13 @@ export function defineCoreSuite(target: CoreTarget): void {
       const row = await one(
         "select '2024-02-03 04:05:06.789+00'::timestamptz as tz, '2024-02-03 04:05:06'::timestamp as ts, '2024-02-03'::date as d, '04:05:06'::time as t, '1 day 02:00:00'::interval as i",
       );
-      expect(row).toEqual({ tz: "2024-02-03T04:05:06.789Z", ts: "2024-02-03T04:05:06", d: "2024-02-03", t: "04:05:06", i: "1 day 02:00:00" });
+      expect(row).toEqual({
+        tz: "2024-02-03T04:05:06.789Z",
+        ts: "2024-02-03T04:05:06",
+        d: "2024-02-03",
+        t: "04:05:06",
+        i: "1 day 02:00:00",
+      });
     });
 
     it("round-trips bytea as base64, json, uuid, booleans, null, floats and arrays", async () => {
@@ -108,7 +114,9 @@ export function defineCoreSuite(target: CoreTarget): void {
 
     it("runs several statements in one string and returns the last result, every time", async () => {
       for (let i = 0; i < 2; i++) {
-        const response = await query(`create table if not exists multi (x int); insert into multi values (${i}); select count(*)::int as n from multi`);
+        const response = await query(
+          `create table if not exists multi (x int); insert into multi values (${i}); select count(*)::int as n from multi`,
+        );
         expect(response.status).toBe(200);
         expect(response.body.rows).toEqual([{ n: i + 1 }]);
       }
@@ -157,6 +165,9 @@ export function defineCoreSuite(target: CoreTarget): void {
       expect(unknownField.body.error.message).toContain("nope");
       const wrongType = await gw.post("/v1/query", { sql: 5 });
       expect(wrongType.body.error).toMatchObject({ code: "INVALID_REQUEST", issues: [{ path: "sql" }] });
+      const poisoned = await gw.post("/v1/query", '{"sql": "select 1", "__proto__": {"polluted": true}}');
+      expect(poisoned.body.error.code).toBe("INVALID_REQUEST");
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
       const malformed = await gw.post("/v1/query", '{"sql": "select 1"');
       expect(malformed.status).toBe(400);
       expect(malformed.body.error.code).toBe("MALFORMED_JSON");

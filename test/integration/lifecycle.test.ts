@@ -40,7 +40,11 @@ describe("lifecycle", () => {
     const begun = await gw.post("/v1/transactions", {});
     await gw.post("/v1/query", { sql: "insert into drained values ('open-tx')", transactionId: begun.body.transactionId });
     const inFlight = gw.post("/v1/query", { sql: "select pg_sleep(0.5) /* in-flight */, 'done' as status" });
-    await waitFor(async () => (await gatewaySessions(db)).some((s) => s.query.includes("in-flight") && s.state === "active"), 5000, "in-flight");
+    await waitFor(
+      async () => (await gatewaySessions(db)).some((s) => s.query.includes("in-flight") && s.state === "active"),
+      5000,
+      "in-flight",
+    );
 
     const draining = gw.gateway.drain();
     expect(gw.gateway.draining).toBe(true);

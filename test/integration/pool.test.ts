@@ -159,7 +159,9 @@ describe("pool", () => {
   it("evicts a connection whose backend was terminated, and the next acquire works", async () => {
     const pool = makePool({ maxSize: 1, minIdle: 1 });
     await pool.whenWarm(5000);
-    await db.admin.query("select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and application_name = 'poolgate'", [db.name]);
+    await db.admin.query("select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and application_name = 'poolgate'", [
+      db.name,
+    ]);
     await waitFor(() => pool.stats().evicted >= 1, 5000, "eviction");
     const next = await pool.acquire();
     await next.connection.ping(1000);

@@ -96,7 +96,10 @@ describe("timeouts and retries", () => {
 
   it("re-runs a batch whose connection died before COMMIT, applying it once", async () => {
     const pending = gw.post("/v1/batch", {
-      statements: [{ sql: "insert into log values ('once')" }, { sql: "select pg_sleep(case when count(*) = 0 then 3 else 0 end) /* batch-sleep */ from log where tag = 'marker'" }],
+      statements: [
+        { sql: "insert into log values ('once')" },
+        { sql: "select pg_sleep(case when count(*) = 0 then 3 else 0 end) /* batch-sleep */ from log where tag = 'marker'" },
+      ],
     });
     await terminateWhenRunning("batch-sleep");
     await db.admin.query("insert into log values ('marker')");
@@ -113,7 +116,9 @@ describe("pool hygiene through the API", () => {
     await query("select 1");
     const before = (await gw.get("/healthz")).body.clusters.default.pool.evicted as number;
     const killed = (await gatewaySessions(db)).map((s) => s.pid);
-    await db.admin.query("select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and application_name = 'poolgate'", [db.name]);
+    await db.admin.query("select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and application_name = 'poolgate'", [
+      db.name,
+    ]);
     await waitFor(async () => (await gw.get("/healthz")).body.clusters.default.pool.evicted >= before + killed.length, 5000, "evictions");
     const response = await query("select pg_backend_pid() as pid");
     expect(response.status).toBe(200);
@@ -170,7 +175,9 @@ describe("pool hygiene through the API", () => {
     const sessions = await gatewaySessions(db);
     expect(sessions.length).toBe(pool.total);
     expect(sessions.every((s) => s.state === "idle")).toBe(true);
-    const settings = await query("select current_setting('statement_timeout') as t, (select count(*)::int from pg_class where relname = 't' and relpersistence = 't') as temps");
+    const settings = await query(
+      "select current_setting('statement_timeout') as t, (select count(*)::int from pg_class where relname = 't' and relpersistence = 't') as temps",
+    );
     expect(settings.body.rows).toEqual([{ t: "0", temps: 0 }]);
     const { rows } = await db.admin.query("select count(*)::int as n from log where tag = 'x'");
     expect(rows[0].n).toBe(0);

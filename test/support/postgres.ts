@@ -21,9 +21,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   try {
     await admin.connect();
   } catch (err) {
-    throw new Error(
-      `these tests need the local PostgreSQL at ${ADMIN_URL} (trust auth); it is not reachable: ${(err as Error).message}`,
-    );
+    throw new Error(`these tests need the local PostgreSQL at ${ADMIN_URL} (trust auth); it is not reachable: ${(err as Error).message}`);
   }
   const name = `poolgate_test_${randomBytes(5).toString("hex")}`;
   await admin.query(`CREATE DATABASE ${name}`);

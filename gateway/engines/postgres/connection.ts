@@ -4,7 +4,7 @@
  * (CancelRequest, then a hard cut if the server stays silent), result-size bounds enforced while rows
  * stream in, session-state tracking and reset, and death detection.
  */
-import pg from "pg";
+import type pg from "pg";
 import type { Column, Param } from "../../../schemas/query.js";
 import { GatewayError } from "../../errors.js";
 import type { EngineConnection, ExecuteOptions, StatementResult, TransactionOptions } from "../engine.js";
@@ -188,7 +188,10 @@ export class PostgresConnection implements EngineConnection {
   }
 
   private simple(sql: string, timeoutMs: number): Promise<StatementQuery> {
-    return this.run(new StatementQuery(sql, undefined, undefined, (fields) => parsersFor("string", fields), "string", NO_LIMITS, noop), timeoutMs);
+    return this.run(
+      new StatementQuery(sql, undefined, undefined, (fields) => parsersFor("string", fields), "string", NO_LIMITS, noop),
+      timeoutMs,
+    );
   }
 
   /** Submits a query and enforces its timeout: cancel on the server first, cut the socket if that fails. */
@@ -247,7 +250,12 @@ export class PostgresConnection implements EngineConnection {
       const oldest = this.prepared.keys().next().value;
       if (oldest !== undefined) this.forgetStatement(oldest);
     }
-    const statement: PreparedStatement = { name: `poolgate_${++this.statementCounter}`, fields: undefined, columns: undefined, parsers: new Map() };
+    const statement: PreparedStatement = {
+      name: `poolgate_${++this.statementCounter}`,
+      fields: undefined,
+      columns: undefined,
+      parsers: new Map(),
+    };
     this.prepared.set(sql, statement);
     return statement;
   }
@@ -284,7 +292,9 @@ export class PostgresConnection implements EngineConnection {
     const names = this.settings.typeNames;
     const unknown = new Set(query.fields.filter((field) => !names.has(field.dataTypeID)).map((field) => field.dataTypeID));
     await this.lookUpTypeNames([...unknown]);
-    const arrays = query.fields.flatMap((field, i) => (unknown.has(field.dataTypeID) && names.get(field.dataTypeID)?.startsWith("_") ? [i] : []));
+    const arrays = query.fields.flatMap((field, i) =>
+      unknown.has(field.dataTypeID) && names.get(field.dataTypeID)?.startsWith("_") ? [i] : [],
+    );
     if (arrays.length === 0) return;
     for (const row of query.rows) {
       for (const i of arrays) if (typeof row[i] === "string") row[i] = parseTextArray(row[i] as string);

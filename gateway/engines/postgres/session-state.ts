@@ -1,8 +1,9 @@
 /**
  * Decides whether a statement may leave session state behind (SET, temp tables, advisory locks,
  * prepared statements, LISTEN, cursors...), so the connection is reset before the next caller gets it.
- * Conservative by construction: only statements that start with a plain DML/query keyword and mention
- * none of the session-changing functions are "clean"; everything else is assumed to change the session.
+ * Conservative by construction: only single statements that start with a plain DML/query keyword and
+ * mention none of the session-changing functions are "clean"; everything else is assumed to change the
+ * session. A user function that changes session state from inside a SELECT is not detected.
  */
 
 const CLEAN_LEADING_KEYWORD = /^(?:\(\s*)*(?:select|insert|update|delete|with|values|table|merge|show|explain)\b/i;
@@ -13,9 +14,13 @@ const LEADING_COMMENTS_AND_SPACE = /^(?:\s+|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*/
 const CACHE_LIMIT = 2048;
 const cache = new Map<string, boolean>();
 
+const TRAILING_SEMICOLON_AND_SPACE = /;?\s*$/;
+
 function classify(sql: string): boolean {
-  const body = sql.replace(LEADING_COMMENTS_AND_SPACE, "");
+  const body = sql.replace(LEADING_COMMENTS_AND_SPACE, "").replace(TRAILING_SEMICOLON_AND_SPACE, "");
   if (!CLEAN_LEADING_KEYWORD.test(body)) return true;
+  // Several statements in one string: only the first one was looked at (a ';' in a literal also lands here).
+  if (body.includes(";")) return true;
   return SESSION_CHANGING_WORDS.test(body);
 }
 

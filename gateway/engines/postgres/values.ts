@@ -27,7 +27,8 @@ const parseBytea: Parser = (text) =>
   text.startsWith("\\x") ? Buffer.from(text.slice(2), "hex").toString("base64") : Buffer.from(text, "latin1").toString("base64");
 
 /** "2024-01-02 03:04:05.123" -> "2024-01-02T03:04:05.123" (infinity and BC dates stay as printed). */
-const parseTimestamp: Parser = (text) => (text.charCodeAt(4) === 45 && !text.endsWith("BC") ? `${text.slice(0, 10)}T${text.slice(11)}` : text);
+const parseTimestamp: Parser = (text) =>
+  text.charCodeAt(4) === 45 && !text.endsWith("BC") ? `${text.slice(0, 10)}T${text.slice(11)}` : text;
 
 /** "2024-01-02 03:04:05+00" -> "2024-01-02T03:04:05Z"; other offsets become +HH:MM. */
 const parseTimestampTz: Parser = (text) => {
@@ -99,18 +100,74 @@ export const TYPE_PARSERS: Record<"string" | "number", TypeParserSet> = {
 
 /** Built-in type names by OID; others are resolved from pg_type once and cached. */
 export const BUILTIN_TYPE_NAMES = new Map<number, string>([
-  [16, "bool"], [17, "bytea"], [18, "char"], [19, "name"], [20, "int8"], [21, "int2"], [23, "int4"],
-  [24, "regproc"], [25, "text"], [26, "oid"], [28, "xid"], [114, "json"], [142, "xml"], [600, "point"],
-  [650, "cidr"], [700, "float4"], [701, "float8"], [705, "unknown"], [790, "money"], [829, "macaddr"],
-  [869, "inet"], [1042, "bpchar"], [1043, "varchar"], [1082, "date"], [1083, "time"], [1114, "timestamp"],
-  [1184, "timestamptz"], [1186, "interval"], [1266, "timetz"], [1560, "bit"], [1562, "varbit"],
-  [1700, "numeric"], [2205, "regclass"], [2249, "record"], [2278, "void"], [2950, "uuid"], [3802, "jsonb"],
-  [3614, "tsvector"], [3904, "int4range"], [3906, "numrange"], [3908, "tsrange"], [3910, "tstzrange"],
-  [3912, "daterange"], [3926, "int8range"], [199, "_json"], [651, "_cidr"], [791, "_money"], [1000, "_bool"],
-  [1001, "_bytea"], [1005, "_int2"], [1007, "_int4"], [1009, "_text"], [1014, "_bpchar"],
-  [1015, "_varchar"], [1016, "_int8"], [1021, "_float4"], [1022, "_float8"], [1028, "_oid"],
-  [1040, "_macaddr"], [1041, "_inet"], [1115, "_timestamp"], [1182, "_date"], [1183, "_time"],
-  [1185, "_timestamptz"], [1187, "_interval"], [1231, "_numeric"], [1270, "_timetz"], [2951, "_uuid"],
+  [16, "bool"],
+  [17, "bytea"],
+  [18, "char"],
+  [19, "name"],
+  [20, "int8"],
+  [21, "int2"],
+  [23, "int4"],
+  [24, "regproc"],
+  [25, "text"],
+  [26, "oid"],
+  [28, "xid"],
+  [114, "json"],
+  [142, "xml"],
+  [600, "point"],
+  [650, "cidr"],
+  [700, "float4"],
+  [701, "float8"],
+  [705, "unknown"],
+  [790, "money"],
+  [829, "macaddr"],
+  [869, "inet"],
+  [1042, "bpchar"],
+  [1043, "varchar"],
+  [1082, "date"],
+  [1083, "time"],
+  [1114, "timestamp"],
+  [1184, "timestamptz"],
+  [1186, "interval"],
+  [1266, "timetz"],
+  [1560, "bit"],
+  [1562, "varbit"],
+  [1700, "numeric"],
+  [2205, "regclass"],
+  [2249, "record"],
+  [2278, "void"],
+  [2950, "uuid"],
+  [3802, "jsonb"],
+  [3614, "tsvector"],
+  [3904, "int4range"],
+  [3906, "numrange"],
+  [3908, "tsrange"],
+  [3910, "tstzrange"],
+  [3912, "daterange"],
+  [3926, "int8range"],
+  [199, "_json"],
+  [651, "_cidr"],
+  [791, "_money"],
+  [1000, "_bool"],
+  [1001, "_bytea"],
+  [1005, "_int2"],
+  [1007, "_int4"],
+  [1009, "_text"],
+  [1014, "_bpchar"],
+  [1015, "_varchar"],
+  [1016, "_int8"],
+  [1021, "_float4"],
+  [1022, "_float8"],
+  [1028, "_oid"],
+  [1040, "_macaddr"],
+  [1041, "_inet"],
+  [1115, "_timestamp"],
+  [1182, "_date"],
+  [1183, "_time"],
+  [1185, "_timestamptz"],
+  [1187, "_interval"],
+  [1231, "_numeric"],
+  [1270, "_timetz"],
+  [2951, "_uuid"],
   [3807, "_jsonb"],
 ]);
 
@@ -121,7 +178,11 @@ export const parseTextArray: Parser = arrayOf(identity);
  * The parsers for a result's fields, in column order. `typeNames` holds names learned from pg_type,
  * so arrays of non-built-in types (names starting with "_") are parsed as arrays too.
  */
-export function parsersFor(mode: "string" | "number", fields: readonly { dataTypeID: number }[], typeNames?: Map<number, string>): Parser[] {
+export function parsersFor(
+  mode: "string" | "number",
+  fields: readonly { dataTypeID: number }[],
+  typeNames?: Map<number, string>,
+): Parser[] {
   const set = TYPE_PARSERS[mode];
   return fields.map((field) => {
     const parser = set.getTypeParser(field.dataTypeID);

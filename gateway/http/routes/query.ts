@@ -1,9 +1,9 @@
 /** POST /v1/query (one statement, optionally inside a transaction) and POST /v1/batch (atomic). */
 import type { FastifyInstance } from "fastify";
-import { type BatchResponse, batchRequestSchema, type QueryResponse, queryRequestSchema } from "../../../schemas/query.js";
+import { batchRequestSchema, queryRequestSchema } from "../../../schemas/query.js";
 import { executeOptions } from "../../execution/run-options.js";
 import { type HttpContext, selectCluster } from "../context.js";
-import { shapeResult } from "../result-shape.js";
+import { serializeResult } from "../result-shape.js";
 import { parseBody } from "../validate.js";
 
 export function registerQueryRoutes(app: FastifyInstance, context: HttpContext): void {
@@ -11,18 +11,19 @@ export function registerQueryRoutes(app: FastifyInstance, context: HttpContext):
     const body = parseBody(queryRequestSchema, request.body);
     const cluster = selectCluster(context, body.cluster);
     const rowMode = body.rowMode ?? "object";
-    let response: QueryResponse;
+    let json: string;
     if (body.transactionId !== undefined) {
       const options = executeOptions(context.config, body);
       const result = await cluster.transactions.run(body.transactionId, (connection) =>
         connection.execute(body.sql, body.params ?? [], options),
       );
-      response = { ...shapeResult(result, rowMode), attempts: 1 };
+      json = serializeResult(result, rowMode, 1);
     } else {
       const { value, attempts } = await cluster.executor.query(body);
-      response = { ...shapeResult(value, rowMode), attempts };
+      json = serializeResult(value, rowMode, attempts);
     }
-    return reply.header("x-request-id", request.id).send(response);
+    // Serialised here (schema: QueryResponse) so Fastify sends the text as is.
+    return reply.header("x-request-id", request.id).type("application/json; charset=utf-8").send(json);
   });
 
   app.post("/v1/batch", async (request, reply) => {
@@ -30,7 +31,8 @@ export function registerQueryRoutes(app: FastifyInstance, context: HttpContext):
     const cluster = selectCluster(context, body.cluster);
     const rowMode = body.rowMode ?? "object";
     const { value, attempts } = await cluster.executor.batch(body);
-    const response: BatchResponse = { results: value.map((result) => shapeResult(result, rowMode)), attempts };
-    return reply.header("x-request-id", request.id).send(response);
+    // Serialised here (schema: BatchResponse) so Fastify sends the text as is.
+    const json = `{"results":[${value.map((result) => serializeResult(result, rowMode)).join(",")}],"attempts":${attempts}}`;
+    return reply.header("x-request-id", request.id).type("application/json; charset=utf-8").send(json);
   });
 }

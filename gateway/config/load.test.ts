@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig, parseConfig, redactUrl } from "./load.js";
+
+describe("configuration", () => {
+  it("has working defaults: embedded database, 127.0.0.1:8080, a fixed pool of 10", () => {
+    const config = parseConfig({});
+    expect(config.server).toMatchObject({ host: "127.0.0.1", port: 8080 });
+    expect(config.clusters).toEqual({});
+    expect(config.pool.maxSize).toBe(10);
+    expect(config.pool.minIdle).toBeUndefined();
+    expect(Object.isFrozen(config.pool)).toBe(true);
+  });
+
+  it("maps the environment over the file: PORT, HOST, POOLGATE_WRITER_URL, LOG_LEVEL", () => {
+    const config = loadConfig({ PORT: "9000", HOST: "0.0.0.0", POOLGATE_WRITER_URL: "postgres://u:p@db:5432/app", LOG_LEVEL: "warn" });
+    expect(config.server).toMatchObject({ host: "0.0.0.0", port: 9000 });
+    expect(config.clusters.default?.writerUrl).toBe("postgres://u:p@db:5432/app");
+    expect(config.log.level).toBe("warn");
+  });
+
+  it("rejects unknown keys and says where they are", () => {
+    expect(() => parseConfig({ pool: { maxSise: 5 } })).toThrow(/pool: Unrecognized key: "maxSise"/);
+    expect(() => parseConfig({ surprise: 1 })).toThrow(ConfigError);
+  });
+
+  it("rejects impossible values instead of clamping them", () => {
+    expect(() => parseConfig({ pool: { maxSize: 0 } })).toThrow(/pool\.maxSize/);
+    expect(() => parseConfig({ pool: { maxSize: 2, minIdle: 5 } })).toThrow(/minIdle \(5\) exceeds maxSize \(2\)/);
+    expect(() => parseConfig({ pool: { keepaliveMs: 60000, maxLifetimeMs: 30000 } })).toThrow(/keepaliveMs must be below maxLifetimeMs/);
+    expect(() => parseConfig({ server: { port: 70000 } })).toThrow(/server\.port/);
+    expect(() => parseConfig({ statements: { defaultTimeoutMs: 5000, maxTimeoutMs: 1000 } })).toThrow(/defaultTimeoutMs \(5000\) exceeds/);
+    expect(() => parseConfig({ clusters: { main: { writerUrl: "mysql://db/app" } } })).toThrow(/postgres:\/\//);
+    expect(() => parseConfig({ clusters: { main: { writerUrl: "postgres://db/app" } } })).toThrow(
+      /defaultCluster: "default" is not one of/,
+    );
+    expect(() => loadConfig({ PORT: "eighty" })).toThrow(/PORT must be a number/);
+  });
+
+  it("reports a missing or malformed config file clearly", () => {
+    expect(() => loadConfig({ POOLGATE_CONFIG: "/nonexistent/poolgate.json" })).toThrow(
+      /cannot read config file \/nonexistent\/poolgate.json/,
+    );
+  });
+
+  it("never shows a password when it prints a URL", () => {
+    expect(redactUrl("postgres://app:hunter2@db:5432/x")).toBe("postgres://app:***@db:5432/x");
+  });
+});
