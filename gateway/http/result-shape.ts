@@ -16,7 +16,7 @@ function rowsAsObjects(result: StatementResult): Record<string, unknown>[] {
   const objects = new Array<Record<string, unknown>>(rows.length);
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r] as unknown[];
-    const object: Record<string, unknown> = plain ? {} : Object.create(null);
+    const object: Record<string, unknown> = plain ? {} : (Object.create(null) as Record<string, unknown>);
     for (let c = 0; c < names.length; c++) object[names[c] as string] = row[c];
     objects[r] = object;
   }

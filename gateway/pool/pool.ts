@@ -66,7 +66,7 @@ export class Pool {
   /** Opens minIdle connections and starts the housekeeper. */
   start(): void {
     this.fill();
-    this.housekeepingTimer = setInterval(() => this.housekeep(), this.settings.housekeepingIntervalMs);
+    this.housekeepingTimer = setInterval(() => void this.housekeep(), this.settings.housekeepingIntervalMs);
     this.housekeepingTimer.unref();
   }
 

@@ -23,7 +23,7 @@ async function run(sql: string, params: unknown[]): Promise<unknown[]> {
 const server = http.createServer((request, response) => {
   let body = "";
   request.on("data", (chunk: Buffer) => {
-    body += chunk;
+    body += chunk.toString();
   });
   request.on("end", () => {
     const { sql, params } = JSON.parse(body) as { sql: string; params?: unknown[] };

@@ -67,7 +67,7 @@ function runJson<T>(args: string[]): Promise<T> {
     const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
     child.stdout.on("data", (chunk: Buffer) => {
-      out += chunk;
+      out += chunk.toString();
     });
     child.on("exit", (code) =>
       code === 0 ? resolve(JSON.parse(out.trim().split("\n").pop() ?? "{}") as T) : reject(new Error(`${args[0]} exited ${code}`)),
@@ -80,7 +80,7 @@ async function startServer(args: string[], env: Record<string, string>, ready: R
   let out = "";
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout?.on("data", (chunk: Buffer) => {
-      out += chunk;
+      out += chunk.toString();
       const match = ready.exec(out);
       if (match?.[1]) resolve(match[1].startsWith("http") ? match[1] : `http://127.0.0.1:${match[1]}`);
     });

@@ -35,7 +35,7 @@ export function defineCoreSuite(target: CoreTarget): void {
 
     beforeAll(async () => {
       const setup = await target.setup();
-      cleanup = setup.cleanup;
+      cleanup = () => setup.cleanup();
       gw = await startTestGateway({ ...SUITE_CONFIG, ...setup.config });
       await query("CREATE TABLE items (id serial PRIMARY KEY, name text UNIQUE NOT NULL, qty int NOT NULL DEFAULT 0)");
     });

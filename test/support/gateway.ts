@@ -17,7 +17,7 @@ export interface TestGateway {
 export interface HttpResult {
   status: number;
   headers: Headers;
-  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON shapes
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON shapes
   body: any;
 }
 

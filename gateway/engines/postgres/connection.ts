@@ -114,7 +114,7 @@ export class PostgresConnection implements EngineConnection {
     let columns = this.columnsOf(query, false);
     if (columns === null) {
       await this.learnTypes(query);
-      columns = this.columnsOf(query, true) as Column[];
+      columns = this.columnsOf(query, true) ?? [];
     }
     return { command: query.command, columns, rows: query.rows, rowCount: query.rowCount };
   }
@@ -297,7 +297,10 @@ export class PostgresConnection implements EngineConnection {
     );
     if (arrays.length === 0) return;
     for (const row of query.rows) {
-      for (const i of arrays) if (typeof row[i] === "string") row[i] = parseTextArray(row[i] as string);
+      for (const i of arrays) {
+        const value = row[i];
+        if (typeof value === "string") row[i] = parseTextArray(value);
+      }
     }
     if (query.name !== undefined) this.prepared.get(query.text)?.parsers.clear();
   }

@@ -191,7 +191,7 @@ export function parsersFor(
 }
 
 function isByteaParam(value: object): value is { $bytea: string } {
-  return "$bytea" in value && typeof (value as { $bytea: unknown }).$bytea === "string";
+  return "$bytea" in value && typeof value.$bytea === "string";
 }
 
 /** A JSON array as a PostgreSQL array literal: {1,"a b",NULL,{2,3}}. */
@@ -199,7 +199,7 @@ function arrayLiteral(values: readonly unknown[]): string {
   const parts = values.map((value): string => {
     if (value === null || value === undefined) return "NULL";
     if (Array.isArray(value)) return arrayLiteral(value);
-    const text = typeof value === "object" ? JSON.stringify(value) : String(value);
+    const text = typeof value === "string" ? value : typeof value === "number" || typeof value === "boolean" ? String(value) : JSON.stringify(value);
     return `"${text.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
   });
   return `{${parts.join(",")}}`;
