@@ -175,6 +175,11 @@ async function main(): Promise<void> {
     return { ...result, target: "(b) in-process pg.Pool", statement: label };
   };
 
+  // JIT and plan caches warm up on every server before anything is measured.
+  for (const server of [gateway, naive]) {
+    for (const statement of ["select1", "point"] as const) await drive(server, "warm-up", { ...base, statement, durationMs: WARMUP_MS }, statement);
+  }
+
   const rows: Row[] = [];
   const measure = async (label: string, runs: (() => Promise<Row>)[]) => {
     const rounds: Row[][] = runs.map(() => []);

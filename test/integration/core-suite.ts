@@ -122,6 +122,14 @@ export function defineCoreSuite(target: CoreTarget): void {
       }
     });
 
+    it("runs a several-statement string inside a transaction on first sight", async () => {
+      const id = (await gw.post("/v1/transactions", {})).body.transactionId;
+      const response = await query("insert into items (name) values ('multi-tx-1'); insert into items (name) values ('multi-tx-2')", [], { transactionId: id });
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      expect((await gw.post(`/v1/transactions/${id}/commit`, undefined)).body.outcome).toBe("committed");
+      expect((await one("select count(*)::int as n from items where name like 'multi-tx-%'")).n).toBe(2);
+    });
+
     it("keeps serving a cached statement after the table's columns change", async () => {
       await query("create table reshaped (id int primary key)");
       await query("insert into reshaped values (1)");

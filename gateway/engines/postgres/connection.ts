@@ -20,8 +20,6 @@ export interface PostgresConnectionSettings {
   cancelGraceMs: number;
   /** Shared OID -> type name cache for the endpoint. */
   typeNames: Map<number, string>;
-  /** SQL strings seen to hold several statements (run with the simple protocol), shared per endpoint. */
-  multiStatementSql: Set<string>;
 }
 
 interface PgInternals {
@@ -40,19 +38,17 @@ const ISOLATION_SQL = { "read committed": "READ COMMITTED", "repeatable read": "
 /** SQLSTATE 0A000 with this text: a cached statement's result type changed (ALTER TABLE...). */
 const CACHED_PLAN_CHANGED = "cached plan must not change result type";
 
-const MULTIPLE_COMMANDS = "cannot insert multiple commands into a prepared statement";
-const MULTI_STATEMENT_MEMORY = 1024;
-
-function refusalBeforeExecution(err: GatewayError): "result type changed" | "multiple statements" | undefined {
-  const sqlstate = err.database?.sqlstate;
-  if (sqlstate === "0A000" && err.message.includes(CACHED_PLAN_CHANGED)) return "result type changed";
-  if (sqlstate === "42601" && err.message.includes(MULTIPLE_COMMANDS)) return "multiple statements";
-  return undefined;
+function isCachedPlanChange(err: unknown): boolean {
+  return err instanceof GatewayError && err.database?.sqlstate === "0A000" && err.message.includes(CACHED_PLAN_CHANGED);
 }
 
-function rememberMultiStatement(memory: Set<string>, sql: string): void {
-  if (memory.size >= MULTI_STATEMENT_MEMORY) memory.clear();
-  memory.add(sql);
+/**
+ * Several statements in one string (a ';' before the end) need the simple protocol; a ';' inside a
+ * literal or comment also lands here, which only means that string is not prepared.
+ */
+function mayHoldSeveralStatements(sql: string): boolean {
+  const at = sql.indexOf(";");
+  return at >= 0 && at < sql.trimEnd().length - 1;
 }
 
 const NO_LIMITS = { maxBytes: 1 << 20, maxRows: 1000 };
@@ -96,13 +92,12 @@ export class PostgresConnection implements EngineConnection {
     try {
       query = await this.run(this.statement(sql, values, options), options.timeoutMs);
     } catch (err) {
-      // Refusals that happen before anything runs, so the statement is simply sent again:
-      // a cached statement whose result type changed (re-prepare), or several statements in one
-      // string, which only the simple protocol accepts (remembered for next time).
-      const refusal = err instanceof GatewayError ? refusalBeforeExecution(err) : undefined;
-      if (refusal === undefined || (refusal === "multiple statements" && values.length > 0)) throw err;
+      if (!isCachedPlanChange(err)) throw err;
+      // The server refused a cached statement whose result type changed (ALTER TABLE...) before
+      // running it. Outside a transaction block it is re-prepared and sent again; inside one the
+      // transaction is already aborted, so the error goes to the caller and the next attempt re-prepares.
       this.forgetStatement(sql);
-      if (refusal === "multiple statements") rememberMultiStatement(this.settings.multiStatementSql, sql);
+      if (this.internals.getTransactionStatus() !== "I") throw err;
       query = await this.run(this.statement(sql, values, options), options.timeoutMs);
     }
     if (query.overLimit) {
@@ -124,7 +119,7 @@ export class PostgresConnection implements EngineConnection {
    * server; the simple protocol for strings known to hold several statements.
    */
   private statement(sql: string, values: unknown[], options: ExecuteOptions): StatementQuery {
-    const extended = values.length > 0 || !this.settings.multiStatementSql.has(sql);
+    const extended = values.length > 0 || !mayHoldSeveralStatements(sql);
     const prepared = extended && this.settings.preparedCacheSize > 0 ? this.preparedStatement(sql) : undefined;
     const mode = options.bigNumbers;
     return new StatementQuery(

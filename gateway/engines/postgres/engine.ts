@@ -13,7 +13,6 @@ export interface PostgresEngineSettings {
 export class PostgresEngine implements Engine {
   readonly kind = "postgres" as const;
   private readonly typeNames = new Map(BUILTIN_TYPE_NAMES);
-  private readonly multiStatementSql = new Set<string>();
   private connectionCounter = 0;
 
   constructor(private readonly settings: PostgresEngineSettings) {}
@@ -41,7 +40,6 @@ export class PostgresEngine implements Engine {
       preparedCacheSize: this.settings.preparedCacheSize,
       cancelGraceMs: this.settings.cancelGraceMs,
       typeNames: this.typeNames,
-      multiStatementSql: this.multiStatementSql,
     });
   }
 
