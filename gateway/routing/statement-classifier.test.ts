@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { blankLiteralsAndComments, type Intent, StatementClassifier } from "./statement-classifier.js";
+
+const classifier = new StatementClassifier({ writingFunctions: ["audit_and_return"] });
+
+const table: [string, Intent][] = [
+  ["select 1", "read"],
+  ["SELECT * FROM accounts WHERE id = $1", "read"],
+  ["  -- leading comment\n select now()", "read"],
+  ["/* hint */ select 1", "read"],
+  ["(select 1) union all (select 2)", "read"],
+  ["values (1), (2)", "read"],
+  ["table accounts", "read"],
+  ["show transaction_isolation", "read"],
+  ["with recent as (select * from t where at > now() - interval '1 day') select count(*) from recent", "read"],
+  ["explain select * from t", "read"],
+  ["select 'insert into t values (1)' as text_that_looks_like_a_write", "read"],
+  ['select "update" from t', "read"],
+  ["select $$ for update $$", "read"],
+  ["select 1;", "read"],
+  ["select * from t for update", "write"],
+  ["select * from t for no key update skip locked", "write"],
+  ["select * from t for share", "write"],
+  ["select * from t for key share nowait", "write"],
+  ["with moved as (delete from queue returning *) select * from moved", "write"],
+  ["with x as (update t set a = 1 returning *) select * from x", "write"],
+  ["select nextval('seq')", "write"],
+  ["select setval('seq', 10)", "write"],
+  ["select pg_advisory_lock(1)", "write"],
+  ["select pg_try_advisory_xact_lock(1)", "write"],
+  ["select txid_current()", "write"],
+  ["select set_config('a.b', 'c', false)", "write"],
+  ["select audit_and_return(1)", "write"],
+  ["select * into archive from t", "write"],
+  ["explain analyze delete from t", "write"],
+  ["explain (analyze, buffers) select 1", "read"],
+  ["explain (analyze) insert into t values (1)", "write"],
+  ["insert into t values (1)", "write"],
+  ["update t set a = 1", "write"],
+  ["delete from t", "write"],
+  ["merge into t using s on t.id = s.id when matched then do nothing", "write"],
+  ["create table t (x int)", "write"],
+  ["begin", "write"],
+  ["set search_path = x", "write"],
+  ["call do_things()", "write"],
+  ["do $$ begin perform 1; end $$", "write"],
+  ["select 1; delete from t", "write"],
+  ["lock table t", "write"],
+  ["refresh materialized view v", "write"],
+  ["copy t to stdout", "write"],
+];
+
+describe("statement classifier", () => {
+  it.each(table)("%s -> %s", (sql, intent) => {
+    expect(classifier.infer(sql)).toBe(intent);
+  });
+
+  it("blanks literals, quoted identifiers, dollar quotes and comments", () => {
+    expect(blankLiteralsAndComments("select 'it''s' , \"we\"\"ird\", $f$ body $f$ -- c\n/* d */ x")).toBe("select '' , \"x\", ''  \n  x");
+  });
+});

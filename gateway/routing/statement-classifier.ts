@@ -1,0 +1,128 @@
+/**
+ * Infers a statement's intent (read or write) from its text, for routing reads to replicas: ProxySQL's
+ * query rules from field report 3 (`^SELECT .* FOR UPDATE` -> writer, `^SELECT` -> reader, the rest ->
+ * writer), made safer. Literals, quoted identifiers and comments are blanked before looking, and anything
+ * not recognisably read-only is a write: a misrouted read only costs the primary some work, a misrouted
+ * write fails on a replica.
+ */
+
+export type Intent = "read" | "write";
+
+/** Functions that write, take locks, assign transaction ids or need the primary. */
+const WRITING_FUNCTIONS = [
+  "nextval",
+  "setval",
+  "pg_advisory_lock",
+  "pg_advisory_lock_shared",
+  "pg_advisory_xact_lock",
+  "pg_advisory_xact_lock_shared",
+  "pg_try_advisory_lock",
+  "pg_try_advisory_lock_shared",
+  "pg_try_advisory_xact_lock",
+  "pg_try_advisory_xact_lock_shared",
+  "txid_current",
+  "pg_current_xact_id",
+  "pg_notify",
+  "set_config",
+  "lo_create",
+  "lo_import",
+  "lo_unlink",
+  "lo_put",
+  "lo_from_bytea",
+  "dblink_exec",
+  "pg_switch_wal",
+  "pg_create_restore_point",
+];
+
+const READ_LEADING = /^(?:select|values|table|show|with)\b/;
+const LOCKING_CLAUSE = /\bfor\s+(?:no\s+key\s+update|update|key\s+share|share)\b/;
+const SELECT_INTO = /\binto\b/;
+const MODIFYING_KEYWORD = /\b(?:insert|update|delete|merge)\b/;
+const EXPLAIN = /^explain\b(\s*\([^)]*\))?/;
+
+/** Blanks out string literals, quoted identifiers, dollar-quoted bodies and comments. */
+export function blankLiteralsAndComments(sql: string): string {
+  let out = "";
+  let i = 0;
+  while (i < sql.length) {
+    const ch = sql[i] as string;
+    const next = sql[i + 1];
+    if (ch === "-" && next === "-") {
+      const end = sql.indexOf("\n", i);
+      i = end < 0 ? sql.length : end;
+      out += " ";
+    } else if (ch === "/" && next === "*") {
+      const end = sql.indexOf("*/", i + 2);
+      i = end < 0 ? sql.length : end + 2;
+      out += " ";
+    } else if (ch === "'" || ch === '"') {
+      let j = i + 1;
+      while (j < sql.length) {
+        if (sql[j] === ch) {
+          if (sql[j + 1] === ch) j += 2;
+          else break;
+        } else j++;
+      }
+      i = j + 1;
+      out += ch === "'" ? "''" : '"x"';
+    } else if (ch === "$") {
+      const tag = /^\$[A-Za-z_]*\$/.exec(sql.slice(i, i + 64));
+      if (tag) {
+        const end = sql.indexOf(tag[0], i + tag[0].length);
+        i = end < 0 ? sql.length : end + tag[0].length;
+        out += "''";
+      } else {
+        out += ch;
+        i++;
+      }
+    } else {
+      out += ch;
+      i++;
+    }
+  }
+  return out;
+}
+
+export interface ClassifierOptions {
+  /** More function names (lower case) that must run on the primary, e.g. user functions that write. */
+  writingFunctions?: readonly string[];
+}
+
+export class StatementClassifier {
+  private readonly writingCall: RegExp;
+  private readonly cache = new Map<string, Intent>();
+
+  constructor(options: ClassifierOptions = {}) {
+    const names = [...WRITING_FUNCTIONS, ...(options.writingFunctions ?? [])].map((name) => name.toLowerCase().replace(/[^a-z0-9_]/g, ""));
+    this.writingCall = new RegExp(`\\b(?:${names.join("|")})\\s*\\(`);
+  }
+
+  infer(sql: string): Intent {
+    let intent = this.cache.get(sql);
+    if (intent === undefined) {
+      intent = this.classify(sql);
+      if (this.cache.size >= 4096) this.cache.clear();
+      this.cache.set(sql, intent);
+    }
+    return intent;
+  }
+
+  private classify(sql: string): Intent {
+    let text = blankLiteralsAndComments(sql).toLowerCase().trim().replace(/;\s*$/, "");
+    if (text.includes(";")) return "write"; // several statements
+    text = text.replace(/^\(+\s*/, "");
+    const explain = EXPLAIN.exec(text);
+    if (explain) {
+      // EXPLAIN ANALYZE runs the statement; plain EXPLAIN only plans it.
+      const analyzes = /\banalyze\b/.test(explain[0]) || /^explain\s+analy[sz]e\b/.test(text);
+      if (!analyzes) return "read";
+      text = text.replace(/^explain\s*(\([^)]*\))?\s*(analy[sz]e\s+)?(verbose\s+)?/, "");
+    }
+    if (!READ_LEADING.test(text)) return "write";
+    if (text.startsWith("show")) return "read";
+    if (LOCKING_CLAUSE.test(text) || this.writingCall.test(text)) return "write";
+    if (text.startsWith("with") && MODIFYING_KEYWORD.test(text)) return "write";
+    if (text.startsWith("select") && SELECT_INTO.test(text)) return "write"; // SELECT ... INTO creates a table
+    return "read";
+  }
+}
