@@ -44,14 +44,14 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
         "To use a real server set POOLGATE_WRITER_URL=postgres://user:password@host:5432/db (or clusters in a POOLGATE_CONFIG file)",
       embedded.dataDir,
     );
-    clusters.set(config.defaultCluster, new Cluster(config.defaultCluster, embedded.url, true, config, logger, clock));
+    clusters.set(config.defaultCluster, new Cluster(config.defaultCluster, { writerUrl: embedded.url, readerUrls: [] }, true, config, logger, clock));
   } else {
     for (const [name, cluster] of configured) {
-      logger.info({ cluster: name, writer: redactUrl(cluster.writerUrl) }, "cluster configured");
-      clusters.set(name, new Cluster(name, cluster.writerUrl, false, config, logger, clock));
+      logger.info({ cluster: name, writer: redactUrl(cluster.writerUrl), readers: cluster.readerUrls.map(redactUrl) }, "cluster configured");
+      clusters.set(name, new Cluster(name, cluster, false, config, logger, clock));
     }
   }
-  for (const cluster of clusters.values()) cluster.start();
+  await Promise.all([...clusters.values()].map((cluster) => cluster.start()));
 
   let draining = false;
   const context: HttpContext = { config, clusters, logger, startedAt: Date.now(), isDraining: () => draining };

@@ -12,6 +12,8 @@ export interface GatewayErrorExtras {
   issues?: { path: string; message: string }[];
   /** Seconds for Retry-After on 503s; defaults to 1. */
   retryAfterS?: number;
+  /** The gateway already waited for this condition: retryable by the caller, not again inside. */
+  final?: boolean;
 }
 
 export class GatewayError extends Error {
@@ -21,6 +23,7 @@ export class GatewayError extends Error {
   attempts: number | undefined;
   readonly issues: { path: string; message: string }[] | undefined;
   readonly retryAfterS: number | undefined;
+  readonly final: boolean;
 
   constructor(code: ErrorCode, message: string, extras: GatewayErrorExtras = {}) {
     super(message, extras.cause === undefined ? undefined : { cause: extras.cause });
@@ -31,6 +34,7 @@ export class GatewayError extends Error {
     this.attempts = extras.attempts;
     this.issues = extras.issues;
     this.retryAfterS = extras.retryAfterS;
+    this.final = extras.final ?? false;
   }
 
   get status(): number {

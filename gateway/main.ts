@@ -17,10 +17,12 @@ async function main(): Promise<void> {
   const logger = createLogger(config.log.level);
   const gateway = await createGateway(config, logger);
   for (const cluster of gateway.clusters.values()) {
-    const warm = await cluster.pool.whenWarm(config.pool.acquireTimeoutMs);
-    const stats = cluster.pool.stats();
-    if (warm) logger.info({ cluster: cluster.name, idle: stats.idle }, "pool warmed");
-    else logger.warn({ cluster: cluster.name, database: cluster.pool.databaseState() }, "pool not warm yet; serving anyway and retrying");
+    for (const endpoint of cluster.endpoints) {
+      const warm = await endpoint.pool.whenWarm(config.pool.acquireTimeoutMs);
+      const context = { endpoint: endpoint.name, role: endpoint.role, idle: endpoint.pool.stats().idle };
+      if (warm) logger.info(context, "pool warmed");
+      else logger.warn({ ...context, database: endpoint.pool.databaseState() }, "pool not warm yet; serving anyway and retrying");
+    }
   }
   const address = await gateway.listen();
   logger.info({ address }, `poolgate listening on ${address}`);

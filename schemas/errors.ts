@@ -71,6 +71,12 @@ export const ERROR_CODES = {
     retryable: true,
     summary: "The gateway could not open a connection to the database within pool.acquireTimeoutMs.",
   },
+  PRIMARY_UNAVAILABLE: {
+    status: 503,
+    retryable: true,
+    summary:
+      "No primary accepted the write within topology.failoverWaitMs (a failover is in progress); nothing was applied.",
+  },
   GATEWAY_DRAINING: {
     status: 503,
     retryable: true,

@@ -25,6 +25,34 @@ export const databaseStateSchema = z.object({
   lastConnectedAt: z.string().optional(),
 });
 
+export const endpointStatusSchema = z.object({
+  name: z.string(),
+  role: z.enum(["primary", "replica", "unknown"]),
+  healthy: z.boolean(),
+  lagMs: z.number().nullable().describe("Estimated replication lag; 0 when caught up"),
+  banned: z.string().nullable().describe("Why the replica gets no reads, or null"),
+  position: z.string().nullable().describe("WAL position: written on a primary, replayed on a replica"),
+  outstanding: z.number().int(),
+  lastError: z.string().nullable(),
+  pool: poolStatsSchema,
+});
+
+export const failoverSchema = z.object({
+  startedAt: z.string(),
+  reason: z.string(),
+  oldPrimary: z.string().optional(),
+  newPrimary: z.string().optional(),
+  resolvedAt: z.string().optional(),
+  durationMs: z.number().optional(),
+  timeline: z.array(z.object({ at: z.string(), event: z.string() })),
+});
+
+export const topologySchema = z.object({
+  primary: z.string().nullable(),
+  endpoints: z.array(endpointStatusSchema),
+  failovers: z.array(failoverSchema).describe("Recent failovers, oldest first"),
+});
+
 export const healthResponseSchema = z.object({
   status: z.enum(["ok", "draining"]),
   uptimeS: z.number(),
@@ -34,11 +62,15 @@ export const healthResponseSchema = z.object({
       engine: z.string(),
       embedded: z.boolean(),
       database: databaseStateSchema,
-      pool: poolStatsSchema,
+      pool: poolStatsSchema.describe("The primary's pool (the writer's when no primary is known)"),
       openTransactions: z.number().int(),
+      ...topologySchema.shape,
     }),
   ),
 });
 export type HealthResponse = z.infer<typeof healthResponseSchema>;
+
+export const topologyResponseSchema = z.object({ clusters: z.record(z.string(), topologySchema) });
+export type TopologyResponse = z.infer<typeof topologyResponseSchema>;
 
 export const readyResponseSchema = z.object({ ready: z.boolean(), reason: z.string().optional() });

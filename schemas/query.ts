@@ -41,9 +41,24 @@ const runOptions = {
   rowMode: rowModeSchema.optional(),
 };
 
+/** Read-your-writes and staleness bounds for work that may run on a replica. */
+const freshnessOptions = {
+  consistencyToken: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("From an earlier write's response: run only where that write is visible (a caught-up replica, else the primary)"),
+  maxStalenessMs: z.number().int().nonnegative().optional().describe("Largest replica lag acceptable for this read"),
+};
+
+export const intentSchema = z.enum(["read", "write"]).describe("Where to run: a replica (read) or the primary (write)");
+export type Intent = z.infer<typeof intentSchema>;
+
 export const queryRequestSchema = z.strictObject({
   ...statementFields,
   ...runOptions,
+  ...freshnessOptions,
+  intent: intentSchema.optional().describe("Overrides the intent inferred from the statement"),
   transactionId: z.string().min(1).optional().describe("Run inside this open interactive transaction"),
 });
 export type QueryRequest = z.infer<typeof queryRequestSchema>;
@@ -57,8 +72,9 @@ export type Statement = z.infer<typeof statementSchema>;
 export const batchRequestSchema = z.strictObject({
   statements: z.array(statementSchema).min(1).max(1000),
   ...runOptions,
+  ...freshnessOptions,
   isolation: isolationSchema.optional(),
-  readOnly: z.boolean().optional(),
+  readOnly: z.boolean().optional().describe("Runs READ ONLY, on a replica when one is fresh enough"),
 });
 export type BatchRequest = z.infer<typeof batchRequestSchema>;
 
@@ -76,21 +92,29 @@ export const queryResultSchema = z.object({
 });
 export type QueryResult = z.infer<typeof queryResultSchema>;
 
+const consistencyTokenField = z
+  .string()
+  .optional()
+  .describe("After a write: pass it as consistencyToken on later reads to be sure to see this write");
+
 export const queryResponseSchema = queryResultSchema.extend({
   attempts: z.number().int().describe("How many times the gateway ran the statement (retries + 1)"),
+  consistencyToken: consistencyTokenField,
 });
 export type QueryResponse = z.infer<typeof queryResponseSchema>;
 
 export const batchResponseSchema = z.object({
   results: z.array(queryResultSchema),
   attempts: z.number().int(),
+  consistencyToken: consistencyTokenField,
 });
 export type BatchResponse = z.infer<typeof batchResponseSchema>;
 
 export const beginRequestSchema = z.strictObject({
   cluster: runOptions.cluster,
   isolation: isolationSchema.optional(),
-  readOnly: z.boolean().optional(),
+  readOnly: z.boolean().optional().describe("READ ONLY, on a replica when one is fresh enough"),
+  ...freshnessOptions,
 });
 export type BeginRequest = z.infer<typeof beginRequestSchema>;
 
@@ -104,5 +128,6 @@ export type BeginResponse = z.infer<typeof beginResponseSchema>;
 export const endTransactionResponseSchema = z.object({
   transactionId: z.string(),
   outcome: z.enum(["committed", "rolled back"]),
+  consistencyToken: consistencyTokenField,
 });
 export type EndTransactionResponse = z.infer<typeof endTransactionResponseSchema>;

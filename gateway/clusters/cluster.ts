@@ -1,69 +1,153 @@
 /**
- * A configured cluster at run time: its engine, its endpoint pool, and the executor and transaction
- * registry that use it. Read/write routing (a later issue) adds reader pools here.
+ * A configured cluster at run time: its engine, one endpoint (with its own pool) per configured
+ * writer/reader URL, the topology that says which is the primary, the router, and the executor and
+ * transaction registry on top. Every new pooled connection checks the role it really reached.
  */
 import type { HealthResponse } from "../../schemas/health.js";
 import type { GatewayConfig } from "../config/schema.js";
-import type { Engine } from "../engines/engine.js";
+import type { Engine, EngineConnection } from "../engines/engine.js";
 import { PostgresEngine } from "../engines/postgres/engine.js";
+import { GatewayError } from "../errors.js";
 import { Executor } from "../execution/executor.js";
 import { TransactionRegistry } from "../execution/transactions.js";
 import type { Logger } from "../observability/logger.js";
 import { type Clock, monotonicClock } from "../pool/clock.js";
 import { Pool, type PoolSettings } from "../pool/pool.js";
+import { Router } from "../routing/router.js";
+import { StatementClassifier } from "../routing/statement-classifier.js";
+import { Endpoint } from "../topology/endpoint.js";
+import { TopologyMonitor } from "../topology/monitor.js";
+import { FixedTopology, type Topology } from "../topology/topology.js";
 
 /** Time allowed for the server to answer a CancelRequest before the socket is cut. */
 const CANCEL_GRACE_MS = 2000;
 
+export interface ClusterEndpoints {
+  writerUrl: string;
+  readerUrls: readonly string[];
+}
+
 export class Cluster {
   readonly engine: Engine;
-  readonly pool: Pool;
+  readonly endpoints: Endpoint[];
+  readonly topology: Topology;
+  readonly router: Router;
   readonly executor: Executor;
   readonly transactions: TransactionRegistry;
 
   constructor(
     readonly name: string,
-    writerUrl: string,
+    urls: ClusterEndpoints,
     readonly embedded: boolean,
     config: GatewayConfig,
-    logger: Logger,
+    private readonly logger: Logger,
     clock: Clock = monotonicClock,
   ) {
     this.engine = new PostgresEngine({ preparedCacheSize: config.statements.preparedCacheSize, cancelGraceMs: CANCEL_GRACE_MS });
-    const engine = this.engine;
-    this.pool = new Pool(
-      `${name}/writer`,
-      {
-        open: (connectTimeoutMs) => engine.connect({ url: writerUrl }, connectTimeoutMs),
-        describeError: (err) => engine.describeConnectError(err),
-      },
-      poolSettings(config, embedded),
-      logger,
-      clock,
-    );
-    this.executor = new Executor(this.pool, config);
-    this.transactions = new TransactionRegistry(this.pool, config, clock, logger);
+    const settings = poolSettings(config, embedded);
+    const all = [{ url: urls.writerUrl, writer: true }, ...urls.readerUrls.map((url) => ({ url, writer: false }))];
+    this.endpoints = all.map(({ url, writer }, i) => {
+      const endpointName = writer ? `${name}/writer` : `${name}/reader${i}`;
+      let endpoint: Endpoint | undefined;
+      const pool = new Pool(
+        endpointName,
+        {
+          open: (connectTimeoutMs) => this.openChecked(endpoint as Endpoint, connectTimeoutMs),
+          describeError: (err) => this.engine.describeConnectError(err),
+        },
+        settings,
+        logger,
+        clock,
+      );
+      endpoint = new Endpoint(endpointName, url, writer, pool);
+      return endpoint;
+    });
+    const [writer] = this.endpoints as [Endpoint];
+    this.topology = embedded
+      ? new FixedTopology(writer)
+      : new TopologyMonitor(
+          this.endpoints,
+          this.engine,
+          { ...config.topology, maxReplicaLagMs: config.routing.maxReplicaLagMs },
+          logger,
+          clock,
+        );
+    if (this.topology instanceof TopologyMonitor) {
+      // Callers queued on a lost primary's pool are failed at once, so they retry on the new one.
+      this.topology.onPrimaryLost = (lost) => {
+        const endpoint = this.endpoints.find((candidate) => candidate.name === lost);
+        endpoint?.pool.rejectWaiters(() => new GatewayError("PRIMARY_UNAVAILABLE", `${endpoint.name} is no longer the primary; nothing was applied`));
+      };
+    }
+    this.router = new Router(this.topology, this.engine, { ...config.routing, failoverWaitMs: config.topology.failoverWaitMs }, clock);
+    const classifier = new StatementClassifier({ writingFunctions: config.routing.writingFunctions });
+    this.executor = new Executor(this.router, this.topology, classifier, config, clock);
+    this.transactions = new TransactionRegistry(this.router, this.executor, config, clock, logger);
   }
 
-  start(): void {
-    this.pool.start();
+  /** Learns the topology once, then warms the pools and starts the housekeepers. */
+  async start(): Promise<void> {
+    if (this.topology instanceof TopologyMonitor) await this.topology.start();
+    for (const endpoint of this.endpoints) endpoint.pool.start();
     this.transactions.start();
   }
 
+  /** The configured writer endpoint: its pool is the one reported as the cluster's pool. */
+  get writer(): Endpoint {
+    return this.endpoints[0] as Endpoint;
+  }
+
+  /**
+   * Opens a pooled connection and checks what it really reached: a connection whose role contradicts
+   * what the topology believes of its endpoint (a stale DNS name after failover) is closed, and the
+   * topology looks again, instead of serving read-only errors.
+   */
+  private async openChecked(endpoint: Endpoint, connectTimeoutMs: number): Promise<EngineConnection> {
+    const connection = await this.engine.connect({ url: endpoint.url }, connectTimeoutMs);
+    if (this.embedded) return connection;
+    try {
+      const state = await connection.inspect(connectTimeoutMs);
+      if (endpoint.role !== "unknown" && state.role !== endpoint.role) {
+        this.topology.signalFailover(`${endpoint.name} now reaches a ${state.role}, not a ${endpoint.role}`);
+        throw new Error(`${endpoint.name} reached a ${state.role} where a ${endpoint.role} was expected`);
+      }
+    } catch (err) {
+      connection.destroy();
+      throw err;
+    }
+    return connection;
+  }
+
   health(): HealthResponse["clusters"][string] {
+    const primary = this.topology.primary();
     return {
       engine: this.engine.kind,
       embedded: this.embedded,
-      database: this.pool.databaseState(),
-      pool: this.pool.stats(),
+      database: this.writer.pool.databaseState(),
+      pool: (primary ?? this.writer).pool.stats(),
       openTransactions: this.transactions.size,
+      primary: primary?.name ?? null,
+      endpoints: this.endpoints.map((endpoint) => ({
+        name: endpoint.name,
+        role: endpoint.role,
+        healthy: endpoint.healthy,
+        lagMs: endpoint.lagMs,
+        banned: endpoint.banReason,
+        position: endpoint.position,
+        outstanding: endpoint.outstanding,
+        lastError: endpoint.lastError ?? null,
+        pool: endpoint.pool.stats(),
+      })),
+      failovers: this.topology instanceof TopologyMonitor ? this.topology.failovers : [],
     };
   }
 
-  /** Rolls back open transactions, then closes the pool within the bound. */
+  /** Rolls back open transactions, stops the monitor, then closes the pools within the bound. */
   async close(timeoutMs: number): Promise<void> {
     this.transactions.closeAll();
-    await this.pool.close(timeoutMs);
+    this.topology.close();
+    await Promise.all(this.endpoints.map((endpoint) => endpoint.pool.close(timeoutMs)));
+    this.logger.debug({ cluster: this.name }, "cluster closed");
   }
 }
 

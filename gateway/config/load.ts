@@ -16,6 +16,7 @@ export class ConfigError extends Error {
 const envSchema = z.object({
   POOLGATE_CONFIG: z.string().min(1).optional(),
   POOLGATE_WRITER_URL: z.string().min(1).optional(),
+  POOLGATE_READER_URLS: z.string().optional(),
   POOLGATE_DATA_DIR: z.string().min(1).optional(),
   PORT: z.string().regex(/^\d+$/, "PORT must be a number").optional(),
   HOST: z.string().min(1).optional(),
@@ -57,10 +58,12 @@ function applyEnv(raw: Json, env: z.infer<typeof envSchema>): Json {
   if (env.PORT !== undefined) section(raw, "server").port = Number(env.PORT);
   if (env.LOG_LEVEL !== undefined) section(raw, "log").level = env.LOG_LEVEL;
   if (env.POOLGATE_DATA_DIR !== undefined) section(raw, "embedded").dataDir = env.POOLGATE_DATA_DIR;
-  if (env.POOLGATE_WRITER_URL !== undefined) {
-    const clusters = section(raw, "clusters");
-    const name = typeof raw.defaultCluster === "string" ? raw.defaultCluster : "default";
-    section(clusters, name).writerUrl = env.POOLGATE_WRITER_URL;
+  const defaultCluster = () => section(section(raw, "clusters"), typeof raw.defaultCluster === "string" ? raw.defaultCluster : "default");
+  if (env.POOLGATE_WRITER_URL !== undefined) defaultCluster().writerUrl = env.POOLGATE_WRITER_URL;
+  if (env.POOLGATE_READER_URLS !== undefined) {
+    defaultCluster().readerUrls = env.POOLGATE_READER_URLS.split(",")
+      .map((url) => url.trim())
+      .filter((url) => url.length > 0);
   }
   return raw;
 }

@@ -17,6 +17,7 @@ const postgresUrl = z.string().refine((value) => {
 
 export const clusterConfigSchema = z.strictObject({
   writerUrl: postgresUrl.describe("The writer (primary) endpoint, postgres://user:pass@host:port/db"),
+  readerUrls: z.array(postgresUrl).default([]).describe("Reader (replica) endpoints; reads are spread over them"),
 });
 export type ClusterConfig = z.infer<typeof clusterConfigSchema>;
 
@@ -103,6 +104,23 @@ export const configSchema = z.strictObject({
       baseDelayMs: ms("First backoff cap; doubles each retry (full jitter)").min(1).default(10),
       maxDelayMs: ms("Largest backoff cap").min(1).default(1000),
       maxTotalMs: ms("Give up retrying after this much time").min(1).default(10000),
+    })
+    .prefault({}),
+  routing: z
+    .strictObject({
+      maxReplicaLagMs: ms("A replica further behind than this gets no reads until it catches up").default(5000),
+      tokenWaitMs: ms("How long a read with a consistency token waits for a replica to catch up before using the primary").default(100),
+      writingFunctions: z
+        .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "a function name"))
+        .default([])
+        .describe("More functions whose SELECTs must run on the primary (user functions that write)"),
+    })
+    .prefault({}),
+  topology: z
+    .strictObject({
+      checkIntervalMs: ms("How often every endpoint's role, health and lag are checked").min(50).default(1000),
+      checkTimeoutMs: ms("Limit for one endpoint check (connect + query)").min(10).default(1000),
+      failoverWaitMs: ms("How long a write waits for a primary during a failover, within its own timeout").default(10000),
     })
     .prefault({}),
   log: z

@@ -22,6 +22,15 @@ export interface ExecuteOptions {
   maxResultRows: number;
 }
 
+/** What a session really reached: the role-truth check of a new connection and of the monitor. */
+export interface InstanceState {
+  role: "primary" | "replica";
+  /** WAL position: written on a primary, replayed on a replica (null where the engine has none). */
+  position: string | null;
+  /** On a replica: how old the last replayed transaction is (null on a primary or when unknown). */
+  replayAgeMs: number | null;
+}
+
 export interface TransactionOptions {
   isolation?: Isolation | undefined;
   readOnly?: boolean | undefined;
@@ -39,6 +48,10 @@ export interface EngineConnection {
   /** Resolves "committed", or "rolled back" when the database refused (the transaction had failed). */
   commit(timeoutMs: number): Promise<"committed" | "rolled back">;
   rollback(timeoutMs: number): Promise<void>;
+  /** Role and replication position of the instance this session reached. */
+  inspect(timeoutMs: number): Promise<InstanceState>;
+  /** A consistency token for what this session has committed so far (the primary's WAL position). */
+  commitPosition(timeoutMs: number): Promise<string | null>;
   /** A cheap round trip proving the session is alive. */
   ping(timeoutMs: number): Promise<void>;
   /** True when a statement may have left session state (SET, temp table, lock, open transaction...). */
@@ -58,10 +71,16 @@ export interface EngineConnection {
 export interface EngineEndpoint {
   /** Connection URL (carries credentials: never log it unredacted). */
   url: string;
+  /** Who the session says it is to the server (PostgreSQL application_name); default "poolgate". */
+  purpose?: "pool" | "monitor";
 }
 
 export interface Engine {
   readonly kind: "postgres";
+  /** Orders two positions from InstanceState/commitPosition: negative, zero or positive like a comparator. */
+  comparePositions(a: string, b: string): number;
+  /** Whether a caller-supplied consistency token has the form of a position. */
+  isPosition(text: string): boolean;
   connect(endpoint: EngineEndpoint, connectTimeoutMs: number): Promise<EngineConnection>;
   /** Maps a failure to open a session into DATABASE_UNAVAILABLE with a safe message. */
   describeConnectError(err: unknown): string;

@@ -1,64 +1,137 @@
 /**
  * Runs statements outside interactive transactions: one autocommit statement, or an atomic batch
- * (BEGIN; statements; COMMIT on one connection). Both are retried as a whole when the database
- * rolled them back for a conflict or the connection was lost before anything was committed.
+ * (BEGIN; statements; COMMIT on one connection), on the endpoint the router picks. Both are retried as
+ * a whole when the database rolled them back for a conflict, when the connection was lost before
+ * anything was committed, or when a demoted primary refused a write; writes answer with a consistency
+ * token, and failures that smell of failover are reported to the topology.
  */
-import type { BatchRequest, QueryRequest } from "../../schemas/query.js";
+import type { BatchRequest, Intent, QueryRequest } from "../../schemas/query.js";
 import type { GatewayConfig } from "../config/schema.js";
-import type { StatementResult } from "../engines/engine.js";
+import type { EngineConnection, StatementResult } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
-import type { Pool } from "../pool/pool.js";
+import type { Clock } from "../pool/clock.js";
+import type { RouteRequest, Router } from "../routing/router.js";
+import type { StatementClassifier } from "../routing/statement-classifier.js";
+import type { Endpoint } from "../topology/endpoint.js";
+import type { Topology } from "../topology/topology.js";
 import { type Attempted, runWithRetry } from "./retry.js";
 import { executeOptions } from "./run-options.js";
 
+export interface Written<T> {
+  value: T;
+  /** Set after a write: where a replica must have replayed to show it. */
+  consistencyToken: string | undefined;
+}
+
+/** SQLSTATE of a write refused by an instance in recovery: the primary was demoted. */
+const READ_ONLY_TRANSACTION = "25006";
+
 export class Executor {
   constructor(
-    private readonly pool: Pool,
+    private readonly router: Router,
+    private readonly topology: Topology,
+    private readonly classifier: StatementClassifier,
     private readonly config: GatewayConfig,
+    private readonly clock: Clock,
   ) {}
 
-  query(request: QueryRequest): Promise<Attempted<StatementResult>> {
+  query(request: QueryRequest): Promise<Attempted<Written<StatementResult>>> {
     const options = executeOptions(this.config, request);
     const params = request.params ?? [];
+    const intent = request.intent ?? this.classifier.infer(request.sql);
+    const route = this.route(intent, request, options.timeoutMs);
     return runWithRetry(this.config.retry, async () => {
-      const entry = await this.pool.acquire();
-      try {
-        return await entry.connection.execute(request.sql, params, options);
-      } finally {
-        this.pool.release(entry);
-      }
+      const endpoint = await this.router.endpointFor(route);
+      return this.onEndpoint(endpoint, intent, async (connection) => {
+        const value = await connection.execute(request.sql, params, options);
+        return { value, consistencyToken: await this.tokenAfter(intent, connection, options.timeoutMs) };
+      });
     });
   }
 
-  batch(request: BatchRequest): Promise<Attempted<StatementResult[]>> {
+  batch(request: BatchRequest): Promise<Attempted<Written<StatementResult[]>>> {
     const options = executeOptions(this.config, request);
+    const intent: Intent = request.readOnly ? "read" : "write";
+    const route = this.route(intent, request, options.timeoutMs);
     return runWithRetry(this.config.retry, async () => {
-      const entry = await this.pool.acquire();
-      const connection = entry.connection;
-      let committing = false;
-      try {
-        await connection.begin({ isolation: request.isolation, readOnly: request.readOnly }, options.timeoutMs);
-        const results: StatementResult[] = [];
-        for (const statement of request.statements) {
-          results.push(await connection.execute(statement.sql, statement.params ?? [], options));
+      const endpoint = await this.router.endpointFor(route);
+      return this.onEndpoint(endpoint, intent, async (connection) => {
+        let committing = false;
+        try {
+          await connection.begin({ isolation: request.isolation, readOnly: request.readOnly }, options.timeoutMs);
+          const results: StatementResult[] = [];
+          for (const statement of request.statements) {
+            results.push(await connection.execute(statement.sql, statement.params ?? [], options));
+          }
+          committing = true;
+          if ((await connection.commit(options.timeoutMs)) === "rolled back") {
+            throw new GatewayError("TRANSACTION_ABORTED", "the database rolled the batch back at COMMIT");
+          }
+          return { value: results, consistencyToken: await this.tokenAfter(intent, connection, options.timeoutMs) };
+        } catch (err) {
+          // Before COMMIT was sent, a lost session means the transaction rolled back: safe to run again.
+          if (!committing && err instanceof GatewayError && err.code === "OUTCOME_UNKNOWN") {
+            throw new GatewayError("CONNECTION_LOST", `the batch's connection was lost before COMMIT; nothing was applied (${err.message})`, {
+              cause: err,
+            });
+          }
+          throw err;
         }
-        committing = true;
-        if ((await connection.commit(options.timeoutMs)) === "rolled back") {
-          throw new GatewayError("TRANSACTION_ABORTED", "the database rolled the batch back at COMMIT");
-        }
-        return results;
-      } catch (err) {
-        // Before COMMIT was sent, a lost session means the transaction rolled back: safe to run again.
-        if (!committing && err instanceof GatewayError && err.code === "OUTCOME_UNKNOWN") {
-          throw new GatewayError("CONNECTION_LOST", `the batch's connection was lost before COMMIT; nothing was applied (${err.message})`, {
-            cause: err,
-          });
-        }
-        throw err;
-      } finally {
-        // A failed batch leaves the session in an aborted transaction; release rolls it back.
-        this.pool.release(entry);
-      }
+      });
     });
+  }
+
+  /** Where a request may run, given its intent and freshness options; invalid tokens are refused. */
+  route(intent: Intent, request: { consistencyToken?: string | undefined; maxStalenessMs?: number | undefined }, timeoutMs: number): RouteRequest {
+    if (request.consistencyToken !== undefined && !this.router.isPosition(request.consistencyToken)) {
+      throw new GatewayError("INVALID_REQUEST", "consistencyToken is not a token this gateway issued", {
+        issues: [{ path: "consistencyToken", message: "not a token this gateway issued" }],
+      });
+    }
+    return { intent, consistencyToken: request.consistencyToken, maxStalenessMs: request.maxStalenessMs, deadline: this.clock.now() + timeoutMs };
+  }
+
+  /** Borrows a connection of the endpoint for the work and reports failover signs on the way out. */
+  async onEndpoint<T>(endpoint: Endpoint, intent: Intent, work: (connection: EngineConnection) => Promise<T>): Promise<T> {
+    endpoint.outstanding++;
+    const entry = await endpoint.pool.acquire().catch((err: unknown) => {
+      endpoint.outstanding--;
+      throw this.failoverAware(err, endpoint, intent);
+    });
+    try {
+      return await work(entry.connection);
+    } catch (err) {
+      throw this.failoverAware(err, endpoint, intent);
+    } finally {
+      endpoint.outstanding--;
+      endpoint.pool.release(entry);
+    }
+  }
+
+  private async tokenAfter(intent: Intent, connection: EngineConnection, timeoutMs: number): Promise<string | undefined> {
+    if (intent !== "write") return undefined;
+    return (await connection.commitPosition(timeoutMs)) ?? undefined;
+  }
+
+  /**
+   * A write refused as read-only, or a primary that cannot be reached or dropped the session, means a
+   * failover may be under way: the topology looks again at once. A refused write was not applied, so
+   * it is retried once a primary is found; a read that lost its session on a replica is run elsewhere.
+   */
+  private failoverAware(err: unknown, endpoint: Endpoint, intent: Intent): unknown {
+    if (!(err instanceof GatewayError)) return err;
+    const onPrimary = endpoint.role !== "replica";
+    if (err.code === "DATABASE_ERROR" && err.database?.sqlstate === READ_ONLY_TRANSACTION && intent === "write") {
+      this.topology.signalFailover(`write refused as read-only by ${endpoint.name}`);
+      return new GatewayError("PRIMARY_UNAVAILABLE", `${endpoint.name} is read-only (failover); the write was not applied`, { cause: err });
+    }
+    if (err.code === "OUTCOME_UNKNOWN" || err.code === "DATABASE_UNAVAILABLE" || err.code === "CONNECTION_LOST") {
+      if (onPrimary) this.topology.signalFailover(`${endpoint.name}: ${err.message}`);
+      // Only on a replica is a lost read certainly harmless: nothing there can write.
+      if (intent === "read" && !onPrimary && err.code !== "CONNECTION_LOST") {
+        return new GatewayError("CONNECTION_LOST", `${endpoint.name} was lost during a read; it is run again elsewhere (${err.message})`, { cause: err });
+      }
+    }
+    return err;
   }
 }

@@ -1,6 +1,7 @@
 /**
  * Retry policy for work that is safe to run again: a whole unit that the database rolled back
- * (serialization failure, deadlock, DSQL OC000/OC001) or that never reached it (CONNECTION_LOST).
+ * (serialization failure, deadlock, DSQL OC000/OC001), that never reached it (CONNECTION_LOST), or
+ * a write a demoted primary refused (PRIMARY_UNAVAILABLE: run again once a primary is found).
  * Exponential backoff with full jitter, bounded in attempts and in total time. OUTCOME_UNKNOWN is
  * never retried: the work may have been applied.
  */
@@ -14,7 +15,7 @@ export interface RetrySettings {
   maxTotalMs: number;
 }
 
-const RETRYABLE_UNITS = new Set<ErrorCode>(["SERIALIZATION_FAILURE", "CONNECTION_LOST"]);
+const RETRYABLE_UNITS = new Set<ErrorCode>(["SERIALIZATION_FAILURE", "CONNECTION_LOST", "PRIMARY_UNAVAILABLE"]);
 
 export interface Attempted<T> {
   value: T;
@@ -35,7 +36,7 @@ export async function runWithRetry<T>(settings: RetrySettings, unit: (attempt: n
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
       err.attempts = attempt;
-      if (!RETRYABLE_UNITS.has(err.code) || attempt >= settings.maxAttempts) throw err;
+      if (!RETRYABLE_UNITS.has(err.code) || err.final || attempt >= settings.maxAttempts) throw err;
       const delay = backoffDelayMs(settings, attempt);
       if (performance.now() - startedAt + delay > settings.maxTotalMs) throw err;
       await new Promise((resolve) => setTimeout(resolve, delay));

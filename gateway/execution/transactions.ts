@@ -10,12 +10,16 @@ import type { EngineConnection } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
 import type { Clock } from "../pool/clock.js";
-import type { Pool } from "../pool/pool.js";
+import type { Router } from "../routing/router.js";
 import type { PoolEntry } from "../pool/pool-entry.js";
+import type { Endpoint } from "../topology/endpoint.js";
+import type { Executor } from "./executor.js";
 
 interface OpenTransaction {
   readonly id: string;
+  readonly endpoint: Endpoint;
   readonly entry: PoolEntry;
+  readonly readOnly: boolean;
   readonly expiresAt: number;
   lastUsedAt: number;
   busy: boolean;
@@ -31,7 +35,8 @@ export class TransactionRegistry {
   private closing = false;
 
   constructor(
-    private readonly pool: Pool,
+    private readonly router: Router,
+    private readonly executor: Executor,
     private readonly config: GatewayConfig,
     private readonly clock: Clock,
     private readonly logger: Logger,
@@ -56,16 +61,21 @@ export class TransactionRegistry {
         `${this.open.size} interactive transactions are open (transactions.maxOpen=${maxOpen})`,
       );
     }
-    const entry = await this.pool.acquire();
+    // Read-only transactions may run on a fresh-enough replica; the rest pin a primary connection.
+    const timeoutMs = this.config.statements.defaultTimeoutMs;
+    const readOnly = request.readOnly ?? false;
+    const endpoint = await this.router.endpointFor(this.executor.route(readOnly ? "read" : "write", request, timeoutMs));
+    const entry = await endpoint.pool.acquire();
     try {
-      await entry.connection.begin(request, this.config.statements.defaultTimeoutMs);
+      await entry.connection.begin(request, timeoutMs);
     } catch (err) {
-      this.pool.release(entry);
+      endpoint.pool.release(entry);
       throw err;
     }
+    endpoint.outstanding++;
     const now = this.clock.now();
     const id = randomUUID();
-    this.open.set(id, { id, entry, expiresAt: now + maxAgeMs, lastUsedAt: now, busy: false });
+    this.open.set(id, { id, endpoint, entry, readOnly, expiresAt: now + maxAgeMs, lastUsedAt: now, busy: false });
     return { id, expiresAt: new Date(Date.now() + maxAgeMs) };
   }
 
@@ -88,13 +98,16 @@ export class TransactionRegistry {
     }
   }
 
-  async commit(id: string): Promise<void> {
+  /** Commits; resolves the consistency token of a read-write transaction. */
+  async commit(id: string): Promise<string | undefined> {
     const tx = this.claim(id);
+    const timeoutMs = this.config.statements.defaultTimeoutMs;
     try {
-      const outcome = await tx.entry.connection.commit(this.config.statements.defaultTimeoutMs);
+      const outcome = await tx.entry.connection.commit(timeoutMs);
       if (outcome === "rolled back") {
         throw new GatewayError("TRANSACTION_ABORTED", `transaction ${id} had a failed statement; the database rolled it back`);
       }
+      return tx.readOnly ? undefined : ((await tx.entry.connection.commitPosition(timeoutMs)) ?? undefined);
     } finally {
       this.end(tx);
     }
@@ -130,7 +143,8 @@ export class TransactionRegistry {
   private end(tx: OpenTransaction): void {
     if (this.open.get(tx.id) !== tx) return;
     this.open.delete(tx.id);
-    this.pool.release(tx.entry);
+    tx.endpoint.outstanding--;
+    tx.endpoint.pool.release(tx.entry);
   }
 
   private expire(tx: OpenTransaction, reason: string): void {

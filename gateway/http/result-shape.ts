@@ -29,14 +29,15 @@ export function shapeResult(result: StatementResult, rowMode: "object" | "array"
   return { command, columns, rows: rowsAsObjects(result), rowCount };
 }
 
-/** The JSON text of a QueryResult, plus `attempts` when given; same shape as JSON.stringify of it. */
-export function serializeResult(result: StatementResult, rowMode: "object" | "array", attempts?: number): string {
+/** The JSON text of a QueryResult, plus `attempts` (and a consistency token) when given. */
+export function serializeResult(result: StatementResult, rowMode: "object" | "array", attempts?: number, consistencyToken?: string): string {
   let columns = columnsJson.get(result.columns);
   if (columns === undefined) {
     columns = JSON.stringify(result.columns);
     columnsJson.set(result.columns, columns);
   }
   const rows = JSON.stringify(rowMode === "array" || result.columns.length === 0 ? result.rows : rowsAsObjects(result));
-  const tail = attempts === undefined ? "}" : `,"attempts":${attempts}}`;
+  const token = consistencyToken === undefined ? "" : `,"consistencyToken":${JSON.stringify(consistencyToken)}`;
+  const tail = attempts === undefined ? "}" : `,"attempts":${attempts}${token}}`;
   return `{"command":${JSON.stringify(result.command)},"columns":${columns},"rows":${rows},"rowCount":${result.rowCount}${tail}`;
 }

@@ -299,6 +299,15 @@ export class Pool {
     return new GatewayError("GATEWAY_DRAINING", `${this.name}: the pool is closed (the gateway is shutting down)`);
   }
 
+  /** Fails every waiter at once (their endpoint is gone); the pool keeps working for later callers. */
+  rejectWaiters(error: () => GatewayError): void {
+    for (let waiter = this.waiters.shift(); waiter; waiter = this.waiters.shift()) {
+      waiter.settled = true;
+      clearTimeout(waiter.timer);
+      waiter.reject(error());
+    }
+  }
+
   /** Rejects waiters, closes idle connections, waits up to timeoutMs for borrowed ones, then cuts them. */
   async close(timeoutMs: number): Promise<void> {
     if (this.closed) return;

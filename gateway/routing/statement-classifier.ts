@@ -6,7 +6,9 @@
  * write fails on a replica.
  */
 
-export type Intent = "read" | "write";
+import type { Intent } from "../../schemas/query.js";
+
+export type { Intent };
 
 /** Functions that write, take locks, assign transaction ids or need the primary. */
 const WRITING_FUNCTIONS = [

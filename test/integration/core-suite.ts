@@ -229,7 +229,7 @@ export function defineCoreSuite(target: CoreTarget): void {
       const inside = await query("select count(*)::int as n from items where name = 'tx-commit'", [], { transactionId: id });
       expect(inside.body.rows).toEqual([{ n: 1 }]);
       const committed = await gw.post(`/v1/transactions/${id}/commit`, undefined);
-      expect(committed.body).toEqual({ transactionId: id, outcome: "committed" });
+      expect(committed.body).toMatchObject({ transactionId: id, outcome: "committed" });
       expect((await one("select count(*)::int as n from items where name = 'tx-commit'")).n).toBe(1);
 
       const second = (await gw.post("/v1/transactions", {})).body.transactionId;

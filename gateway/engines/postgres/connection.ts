@@ -7,7 +7,7 @@
 import type pg from "pg";
 import type { Column, Param } from "../../../schemas/query.js";
 import { GatewayError } from "../../errors.js";
-import type { EngineConnection, ExecuteOptions, StatementResult, TransactionOptions } from "../engine.js";
+import type { EngineConnection, ExecuteOptions, InstanceState, StatementResult, TransactionOptions } from "../engine.js";
 import { type CancelTarget, sendCancelRequest } from "./cancel.js";
 import { isDatabaseError, isSessionFatal, mapStatementError } from "./errors.js";
 import { mayChangeSessionState } from "./session-state.js";
@@ -32,6 +32,11 @@ interface PgInternals {
 }
 
 const noop = (): void => undefined;
+
+/** Role, WAL position (written on a primary, replayed on a replica) and replay age, in one round trip. */
+const INSPECT_SQL =
+  "SELECT pg_is_in_recovery(), CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END::text, " +
+  "(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()) * 1000)::float8";
 
 const ISOLATION_SQL = { "read committed": "READ COMMITTED", "repeatable read": "REPEATABLE READ", serializable: "SERIALIZABLE" } as const;
 
@@ -147,6 +152,17 @@ export class PostgresConnection implements EngineConnection {
 
   async rollback(timeoutMs: number): Promise<void> {
     await this.simple("ROLLBACK", timeoutMs);
+  }
+
+  async inspect(timeoutMs: number): Promise<InstanceState> {
+    const query = await this.simple(INSPECT_SQL, timeoutMs);
+    const [recovering, position, replayAgeMs] = (query.rows[0] ?? []) as [boolean, string | null, number | null];
+    return { role: recovering ? "replica" : "primary", position, replayAgeMs: recovering ? replayAgeMs : null };
+  }
+
+  async commitPosition(timeoutMs: number): Promise<string | null> {
+    const query = await this.simple("SELECT pg_current_wal_insert_lsn()::text", timeoutMs);
+    return (query.rows[0]?.[0] as string | null | undefined) ?? null;
   }
 
   async ping(timeoutMs: number): Promise<void> {

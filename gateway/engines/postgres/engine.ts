@@ -3,6 +3,7 @@ import pg from "pg";
 import type { Engine, EngineConnection, EngineEndpoint } from "../engine.js";
 import { PostgresConnection } from "./connection.js";
 import { describeConnectError } from "./errors.js";
+import { compareLsn, isLsn } from "./lsn.js";
 import { BUILTIN_TYPE_NAMES } from "./values.js";
 
 export interface PostgresEngineSettings {
@@ -22,7 +23,7 @@ export class PostgresEngine implements Engine {
       connectionString: endpoint.url,
       connectionTimeoutMillis: connectTimeoutMs,
       keepAlive: true,
-      application_name: "poolgate",
+      application_name: endpoint.purpose === "monitor" ? "poolgate-monitor" : "poolgate",
       // Timestamps are converted to ISO-8601 from the ISO DateStyle; UTC keeps offsets uniform.
       options: "-c TimeZone=UTC -c DateStyle=ISO,MDY -c IntervalStyle=postgres",
     });
@@ -41,6 +42,14 @@ export class PostgresEngine implements Engine {
       cancelGraceMs: this.settings.cancelGraceMs,
       typeNames: this.typeNames,
     });
+  }
+
+  comparePositions(a: string, b: string): number {
+    return compareLsn(a, b);
+  }
+
+  isPosition(text: string): boolean {
+    return isLsn(text);
   }
 
   describeConnectError(err: unknown): string {

@@ -4,7 +4,7 @@
  * not make every task unhealthy at once and throw the warm pools away.
  */
 import type { FastifyInstance } from "fastify";
-import type { HealthResponse } from "../../../schemas/health.js";
+import type { HealthResponse, TopologyResponse } from "../../../schemas/health.js";
 import type { HttpContext } from "../context.js";
 
 export function registerHealthRoutes(app: FastifyInstance, context: HttpContext): void {
@@ -17,6 +17,15 @@ export function registerHealthRoutes(app: FastifyInstance, context: HttpContext)
       clusters,
     };
     return reply.header("cache-control", "no-store").send(response);
+  });
+
+  app.get("/v1/admin/topology", async (_request, reply) => {
+    const clusters: TopologyResponse["clusters"] = {};
+    for (const [name, cluster] of context.clusters) {
+      const { primary, endpoints, failovers } = cluster.health();
+      clusters[name] = { primary, endpoints, failovers };
+    }
+    return reply.header("cache-control", "no-store").send({ clusters });
   });
 
   app.get("/readyz", async (_request, reply) => {

@@ -20,7 +20,7 @@ export function registerQueryRoutes(app: FastifyInstance, context: HttpContext):
       json = serializeResult(result, rowMode, 1);
     } else {
       const { value, attempts } = await cluster.executor.query(body);
-      json = serializeResult(value, rowMode, attempts);
+      json = serializeResult(value.value, rowMode, attempts, value.consistencyToken);
     }
     // Serialised here (schema: QueryResponse) so Fastify sends the text as is.
     return reply.header("x-request-id", request.id).type("application/json; charset=utf-8").send(json);
@@ -32,7 +32,8 @@ export function registerQueryRoutes(app: FastifyInstance, context: HttpContext):
     const rowMode = body.rowMode ?? "object";
     const { value, attempts } = await cluster.executor.batch(body);
     // Serialised here (schema: BatchResponse) so Fastify sends the text as is.
-    const json = `{"results":[${value.map((result) => serializeResult(result, rowMode)).join(",")}],"attempts":${attempts}}`;
+    const token = value.consistencyToken === undefined ? "" : `,"consistencyToken":${JSON.stringify(value.consistencyToken)}`;
+    const json = `{"results":[${value.value.map((result) => serializeResult(result, rowMode)).join(",")}],"attempts":${attempts}${token}}`;
     return reply.header("x-request-id", request.id).type("application/json; charset=utf-8").send(json);
   });
 }

@@ -25,9 +25,14 @@ export function registerTransactionRoutes(app: FastifyInstance, context: HttpCon
       const query = parseBody(endQuerySchema, request.query);
       const cluster = selectCluster(context, query.cluster);
       const id = request.params.id;
-      if (action === "commit") await cluster.transactions.commit(id);
-      else await cluster.transactions.rollback(id);
-      const response: EndTransactionResponse = { transactionId: id, outcome: action === "commit" ? "committed" : "rolled back" };
+      let response: EndTransactionResponse;
+      if (action === "commit") {
+        const consistencyToken = await cluster.transactions.commit(id);
+        response = { transactionId: id, outcome: "committed", ...(consistencyToken === undefined ? {} : { consistencyToken }) };
+      } else {
+        await cluster.transactions.rollback(id);
+        response = { transactionId: id, outcome: "rolled back" };
+      }
       return reply.header("x-request-id", request.id).send(response);
     });
   }

@@ -1,0 +1,105 @@
+/**
+ * Picks the endpoint for a request: writes to the primary (waiting for one during a failover, within
+ * the caller's deadline); reads to the replica with the fewest outstanding requests among those that
+ * are healthy, not banned, fresh enough for the request's staleness bound and past its consistency
+ * token; else the primary; with no primary known, any reachable replica still serves plain reads.
+ */
+import type { Engine } from "../engines/engine.js";
+import { GatewayError } from "../errors.js";
+import type { Clock } from "../pool/clock.js";
+import type { Endpoint } from "../topology/endpoint.js";
+import type { Topology } from "../topology/topology.js";
+import type { Intent } from "./statement-classifier.js";
+
+export interface RouteRequest {
+  intent: Intent;
+  /** Position a replica must have replayed (from an earlier write's response). */
+  consistencyToken?: string | undefined;
+  /** Largest replica lag the caller accepts. */
+  maxStalenessMs?: number | undefined;
+  /** Clock time after which waiting is pointless: the caller's own timeout. */
+  deadline: number;
+}
+
+export interface RouterSettings {
+  tokenWaitMs: number;
+  failoverWaitMs: number;
+}
+
+/** How often a read waiting for its consistency token re-checks the replicas. */
+const TOKEN_POLL_MS = 5;
+
+export class Router {
+  private turn = 0;
+
+  constructor(
+    private readonly topology: Topology,
+    private readonly engine: Engine,
+    private readonly settings: RouterSettings,
+    private readonly clock: Clock,
+  ) {}
+
+  isPosition(token: string): boolean {
+    return this.engine.isPosition(token);
+  }
+
+  async endpointFor(request: RouteRequest): Promise<Endpoint> {
+    if (request.intent === "write") return this.primary(request.deadline);
+    const replica = this.freshReplica(request) ?? (request.consistencyToken ? await this.waitForToken(request) : undefined);
+    if (replica) return replica;
+    const primary = this.topology.primary();
+    if (primary) return primary;
+    if (!request.consistencyToken && request.maxStalenessMs === undefined) {
+      // The primary is gone: plain reads go on from any replica that answers, lagging or not.
+      const reachable = this.topology.endpoints.filter((endpoint) => endpoint.healthy && endpoint.role === "replica");
+      if (reachable.length > 0) return this.leastOutstanding(reachable);
+    }
+    return this.primary(request.deadline);
+  }
+
+  async primary(deadline: number): Promise<Endpoint> {
+    const known = this.topology.primary();
+    if (known) return known;
+    const waitUntil = Math.min(deadline, this.clock.now() + this.settings.failoverWaitMs);
+    const primary = await this.topology.waitForPrimary(waitUntil);
+    if (primary) return primary;
+    throw new GatewayError("PRIMARY_UNAVAILABLE", "no primary became available in time (failover in progress); nothing was applied", {
+      final: true,
+      retryAfterS: 1,
+    });
+  }
+
+  private freshReplica(request: RouteRequest): Endpoint | undefined {
+    const candidates = this.topology.readReplicas().filter((endpoint) => this.isFreshEnough(endpoint, request));
+    return candidates.length > 0 ? this.leastOutstanding(candidates) : undefined;
+  }
+
+  private isFreshEnough(endpoint: Endpoint, request: RouteRequest): boolean {
+    if (request.maxStalenessMs !== undefined && (endpoint.lagMs === null || endpoint.lagMs > request.maxStalenessMs)) return false;
+    if (request.consistencyToken === undefined) return true;
+    return endpoint.position !== null && this.engine.comparePositions(endpoint.position, request.consistencyToken) >= 0;
+  }
+
+  /** Gives replicas up to tokenWaitMs to replay past the token, re-checking them meanwhile. */
+  private async waitForToken(request: RouteRequest): Promise<Endpoint | undefined> {
+    if (this.topology.readReplicas().length === 0) return undefined;
+    const until = Math.min(request.deadline, this.clock.now() + this.settings.tokenWaitMs);
+    while (this.clock.now() < until) {
+      await Promise.all([this.topology.checkAll(), new Promise((resolve) => setTimeout(resolve, TOKEN_POLL_MS))]);
+      const replica = this.freshReplica(request);
+      if (replica) return replica;
+    }
+    return undefined;
+  }
+
+  /** Fewest requests in flight; ties rotate so that sequential callers spread too. */
+  private leastOutstanding(endpoints: Endpoint[]): Endpoint {
+    const start = this.turn++ % endpoints.length;
+    let best = endpoints[start] as Endpoint;
+    for (let i = 1; i < endpoints.length; i++) {
+      const candidate = endpoints[(start + i) % endpoints.length] as Endpoint;
+      if (candidate.outstanding < best.outstanding) best = candidate;
+    }
+    return best;
+  }
+}

@@ -1,0 +1,220 @@
+/**
+ * Watches every endpoint of a cluster (connect, role, replication position) on an interval, over its
+ * own connections, with timeouts. Decides which endpoint is the primary, estimates replica lag, bans
+ * lagging replicas, and follows failovers: a failover signal (lost primary, read-only write) triggers
+ * checks at once and then at a fast cadence until a primary answers; writes wait for that moment.
+ */
+import type { Engine, EngineConnection } from "../engines/engine.js";
+import type { Logger } from "../observability/logger.js";
+import type { Clock } from "../pool/clock.js";
+import type { Endpoint } from "./endpoint.js";
+import type { Topology } from "./topology.js";
+
+export interface MonitorSettings {
+  checkIntervalMs: number;
+  checkTimeoutMs: number;
+  maxReplicaLagMs: number;
+}
+
+export interface FailoverRecord {
+  startedAt: string;
+  reason: string;
+  oldPrimary: string | undefined;
+  newPrimary: string | undefined;
+  resolvedAt: string | undefined;
+  durationMs: number | undefined;
+  timeline: { at: string; event: string }[];
+}
+
+/** While no primary is known, endpoints are checked this often. */
+const FAILOVER_CHECK_INTERVAL_MS = 50;
+const PRIMARY_HISTORY = 600;
+
+export class TopologyMonitor implements Topology {
+  private readonly connections = new Map<Endpoint, EngineConnection>();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private closed = false;
+  private currentPrimary: Endpoint | undefined;
+  private failoverStartedAt: number | undefined;
+  private primaryWaiters: (() => void)[] = [];
+  /** The primary's positions at recent checks, oldest first, for the lag estimate. */
+  private primaryHistory: { at: number; position: string }[] = [];
+  readonly failovers: FailoverRecord[] = [];
+  /** Called when the primary is no longer trusted, with its name, to fail fast what waits on it. */
+  onPrimaryLost: ((name: string | undefined) => void) | undefined;
+
+  constructor(
+    readonly endpoints: readonly Endpoint[],
+    private readonly engine: Engine,
+    private readonly settings: MonitorSettings,
+    private readonly logger: Logger,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Checks every endpoint once (resolves when done) and keeps checking on the interval. */
+  async start(): Promise<void> {
+    await this.checkAll();
+    this.schedule();
+  }
+
+  primary(): Endpoint | undefined {
+    return this.currentPrimary;
+  }
+
+  /** Replicas that may serve reads now. */
+  readReplicas(): Endpoint[] {
+    return this.endpoints.filter((endpoint) => endpoint.servesReads);
+  }
+
+  /** Resolves with the primary as soon as one is known, or undefined at the deadline (clock ms). */
+  async waitForPrimary(deadline: number): Promise<Endpoint | undefined> {
+    while (!this.currentPrimary && !this.closed) {
+      const remaining = deadline - this.clock.now();
+      if (remaining <= 0) return undefined;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, remaining);
+        this.primaryWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    return this.currentPrimary;
+  }
+
+  /** Something suggests the primary is gone or demoted: stop trusting it and look again now. */
+  signalFailover(reason: string): void {
+    if (this.closed) return;
+    if (this.failoverStartedAt === undefined) this.beginFailover(reason);
+    void this.checkAll();
+  }
+
+  /** Checks every endpoint now (joins a check already running). */
+  checkAll(): Promise<void> {
+    this.running ??= this.runChecks().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private schedule(): void {
+    if (this.closed) return;
+    const interval = this.currentPrimary ? this.settings.checkIntervalMs : Math.min(this.settings.checkIntervalMs, FAILOVER_CHECK_INTERVAL_MS);
+    this.timer = setTimeout(() => {
+      void this.checkAll().finally(() => this.schedule());
+    }, interval);
+    this.timer.unref();
+  }
+
+  private async runChecks(): Promise<void> {
+    await Promise.all(this.endpoints.map((endpoint) => this.check(endpoint)));
+    this.decide();
+  }
+
+  private async check(endpoint: Endpoint): Promise<void> {
+    const { checkTimeoutMs } = this.settings;
+    try {
+      let connection = this.connections.get(endpoint);
+      if (!connection || !connection.alive) {
+        connection = await this.engine.connect({ url: endpoint.url, purpose: "monitor" }, checkTimeoutMs);
+        this.connections.set(endpoint, connection);
+      }
+      const state = await connection.inspect(checkTimeoutMs);
+      endpoint.role = state.role;
+      endpoint.position = state.position;
+      endpoint.healthy = true;
+      endpoint.lastError = undefined;
+    } catch (err) {
+      this.connections.get(endpoint)?.destroy();
+      this.connections.delete(endpoint);
+      endpoint.healthy = false;
+      endpoint.role = "unknown";
+      endpoint.lastError = this.engine.describeConnectError(err);
+    }
+    endpoint.lastCheckedAt = Date.now();
+  }
+
+  /** Picks the primary, estimates lag against it, bans and unbans replicas, follows failovers. */
+  private decide(): void {
+    const primaries = this.endpoints.filter((endpoint) => endpoint.healthy && endpoint.role === "primary");
+    const primary = primaries.find((endpoint) => endpoint.configuredWriter) ?? primaries[0];
+    const now = this.clock.now();
+    if (primary !== this.currentPrimary) this.primaryHistory = [];
+    if (primary?.position) {
+      this.primaryHistory.push({ at: now, position: primary.position });
+      if (this.primaryHistory.length > PRIMARY_HISTORY) this.primaryHistory.shift();
+      primary.lagMs = 0;
+    }
+    for (const endpoint of this.endpoints) {
+      if (endpoint.role !== "replica" || !endpoint.healthy || !primary) continue;
+      endpoint.lagMs = this.lagOf(endpoint, now);
+      const tooFar = endpoint.lagMs > this.settings.maxReplicaLagMs;
+      if (tooFar && endpoint.banReason === null) {
+        endpoint.banReason = `replication lag ${Math.round(endpoint.lagMs)}ms > ${this.settings.maxReplicaLagMs}ms`;
+        this.logger.warn({ endpoint: endpoint.name, reason: endpoint.banReason }, "replica banned");
+      } else if (!tooFar && endpoint.banReason !== null) {
+        this.logger.info({ endpoint: endpoint.name }, "replica unbanned");
+        endpoint.banReason = null;
+      }
+    }
+    this.setPrimary(primary);
+  }
+
+  /**
+   * How long ago the primary was first seen at a position this replica has not replayed yet: the
+   * replica is at most that far behind. Caught up with every sample taken so far means 0.
+   */
+  private lagOf(replica: Endpoint, now: number): number {
+    if (!replica.position) return Number.POSITIVE_INFINITY;
+    for (const sample of this.primaryHistory) {
+      if (this.engine.comparePositions(sample.position, replica.position) > 0) return now - sample.at;
+    }
+    return 0;
+  }
+
+  private setPrimary(primary: Endpoint | undefined): void {
+    const previous = this.currentPrimary;
+    if (previous && primary !== previous && this.failoverStartedAt === undefined) {
+      this.beginFailover(primary ? `primary moved to ${primary.name}` : `primary ${previous.name} unreachable or demoted`);
+    }
+    this.currentPrimary = primary;
+    if (!primary) return;
+    if (this.failoverStartedAt !== undefined) this.endFailover(primary);
+    const waiters = this.primaryWaiters;
+    this.primaryWaiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  private beginFailover(reason: string): void {
+    this.failoverStartedAt = this.clock.now();
+    const oldPrimary = this.currentPrimary?.name;
+    this.currentPrimary = undefined;
+    const at = new Date().toISOString();
+    this.failovers.push({ startedAt: at, reason, oldPrimary, newPrimary: undefined, resolvedAt: undefined, durationMs: undefined, timeline: [{ at, event: reason }] });
+    if (this.failovers.length > 20) this.failovers.shift();
+    this.logger.warn({ reason, oldPrimary }, "failover: writes wait for a primary");
+    this.onPrimaryLost?.(oldPrimary);
+  }
+
+  private endFailover(primary: Endpoint): void {
+    const record = this.failovers[this.failovers.length - 1];
+    const durationMs = this.clock.now() - (this.failoverStartedAt as number);
+    this.failoverStartedAt = undefined;
+    if (!record) return;
+    record.newPrimary = primary.name;
+    record.resolvedAt = new Date().toISOString();
+    record.durationMs = Math.round(durationMs);
+    record.timeline.push({ at: record.resolvedAt, event: `primary is ${primary.name}` });
+    this.logger.warn({ newPrimary: primary.name, durationMs: record.durationMs }, "failover: writes resumed");
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+    for (const connection of this.connections.values()) connection.destroy();
+    this.connections.clear();
+    for (const wake of this.primaryWaiters) wake();
+    this.primaryWaiters = [];
+  }
+}
