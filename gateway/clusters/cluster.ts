@@ -48,19 +48,22 @@ export class Cluster {
     const all = [{ url: urls.writerUrl, writer: true }, ...urls.readerUrls.map((url) => ({ url, writer: false }))];
     this.endpoints = all.map(({ url, writer }, i) => {
       const endpointName = writer ? `${name}/writer` : `${name}/reader${i}`;
-      let endpoint: Endpoint | undefined;
-      const pool = new Pool(
+      return new Endpoint(
         endpointName,
-        {
-          open: (connectTimeoutMs) => this.openChecked(endpoint as Endpoint, connectTimeoutMs),
-          describeError: (err) => this.engine.describeConnectError(err),
-        },
-        settings,
-        logger,
-        clock,
+        url,
+        writer,
+        (endpoint) =>
+          new Pool(
+            endpointName,
+            {
+              open: (connectTimeoutMs) => this.openChecked(endpoint, connectTimeoutMs),
+              describeError: (err) => this.engine.describeConnectError(err),
+            },
+            settings,
+            logger,
+            clock,
+          ),
       );
-      endpoint = new Endpoint(endpointName, url, writer, pool);
-      return endpoint;
     });
     const [writer] = this.endpoints as [Endpoint];
     this.topology = embedded

@@ -17,14 +17,18 @@ export class Endpoint {
   lastError: string | undefined;
   /** Requests currently routed here, for least-outstanding balancing. */
   outstanding = 0;
+  readonly pool: Pool;
 
   constructor(
     readonly name: string,
     readonly url: string,
     /** The configured writer (cluster) endpoint, preferred when several report primary. */
     readonly configuredWriter: boolean,
-    readonly pool: Pool,
-  ) {}
+    /** Builds the endpoint's pool; its connections may consult the endpoint (role checks). */
+    createPool: (endpoint: Endpoint) => Pool,
+  ) {
+    this.pool = createPool(this);
+  }
 
   get servesReads(): boolean {
     return this.healthy && this.role === "replica" && this.banReason === null;

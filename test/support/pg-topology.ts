@@ -119,8 +119,13 @@ function serverSettings(port: number, socketDir: string): string {
   ].join("\n");
 }
 
+export interface TopologyOptions {
+  /** Commits on the primary wait until this replica has flushed them, so promoting it loses none. */
+  synchronousStandby?: string;
+}
+
 /** Starts a primary and `replicaCount` streaming replicas. */
-export async function startTopology(replicaCount = 2): Promise<PgTopology> {
+export async function startTopology(replicaCount = 2, options: TopologyOptions = {}): Promise<PgTopology> {
   const root = mkdtempSync(join(tmpdir(), "poolgate-topology-"));
   chmodSync(root, 0o755);
   if (asRoot) chownSync(root, idOf("-u", "postgres"), idOf("-g", "postgres"));
@@ -144,6 +149,10 @@ export async function startTopology(replicaCount = 2): Promise<PgTopology> {
       );
       await replica.start();
       instances.push(replica);
+    }
+    if (options.synchronousStandby) {
+      await primary.query(`ALTER SYSTEM SET synchronous_standby_names = '${options.synchronousStandby}'`);
+      await primary.query("SELECT pg_reload_conf()");
     }
   } catch (err) {
     for (const instance of instances) await instance.stop("immediate");
