@@ -76,6 +76,11 @@ export class Cluster {
           clock,
         );
     if (this.topology instanceof TopologyMonitor) {
+      // Pooled sessions of an endpoint whose role changed reach the old instance: replace them.
+      this.topology.onRoleChange = (endpoint, previous) => {
+        logger.warn({ endpoint: endpoint.name, from: previous, to: endpoint.role }, "endpoint changed role; its pool is renewed");
+        endpoint.pool.retireAll(`endpoint changed role from ${previous} to ${endpoint.role}`);
+      };
       // Callers queued on a lost primary's pool are failed at once, so they retry on the new one.
       this.topology.onPrimaryLost = (lost) => {
         const endpoint = this.endpoints.find((candidate) => candidate.name === lost);

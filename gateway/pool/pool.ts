@@ -299,6 +299,15 @@ export class Pool {
     return new GatewayError("GATEWAY_DRAINING", `${this.name}: the pool is closed (the gateway is shutting down)`);
   }
 
+  /** Retires every connection: idle ones now, borrowed ones when they come back (they may reach the wrong instance). */
+  retireAll(reason: string): void {
+    for (const entry of [...this.entries]) {
+      if (entry.state === "NOT_IN_USE") this.remove(entry, "retired", reason);
+      else entry.retireOnRelease = reason;
+    }
+    this.fill();
+  }
+
   /** Fails every waiter at once (their endpoint is gone); the pool keeps working for later callers. */
   rejectWaiters(error: () => GatewayError): void {
     for (let waiter = this.waiters.shift(); waiter; waiter = this.waiters.shift()) {

@@ -41,6 +41,8 @@ export class TopologyMonitor implements Topology {
   /** The primary's positions at recent checks, oldest first, for the lag estimate. */
   private primaryHistory: { at: number; position: string }[] = [];
   readonly failovers: FailoverRecord[] = [];
+  /** Called when an endpoint turns out to reach an instance of another role (failover, moved DNS name). */
+  onRoleChange: ((endpoint: Endpoint, previous: "primary" | "replica") => void) | undefined;
   /** Called when the primary is no longer trusted, with its name, to fail fast what waits on it. */
   onPrimaryLost: ((name: string | undefined) => void) | undefined;
 
@@ -121,7 +123,14 @@ export class TopologyMonitor implements Topology {
         this.connections.set(endpoint, connection);
       }
       const state = await connection.inspect(checkTimeoutMs);
+      const previous = endpoint.role;
       endpoint.role = state.role;
+      if (previous !== "unknown" && previous !== state.role) this.onRoleChange?.(endpoint, previous);
+      if (endpoint.configuredWriter && state.role !== "primary") {
+        // The cluster name may be stale: reconnect next time so that a corrected name is followed.
+        connection.destroy();
+        this.connections.delete(endpoint);
+      }
       endpoint.position = state.position;
       endpoint.healthy = true;
       endpoint.lastError = undefined;

@@ -1,0 +1,44 @@
+/**
+ * Stands in for a DNS name such as Aurora's cluster endpoint: a local TCP forwarder whose target the
+ * test repoints (late, or wrongly) to reproduce the stale-DNS trap after a failover. Existing
+ * connections keep their old target, as they would with real DNS.
+ */
+import net from "node:net";
+
+export interface TcpForwarder {
+  port: number;
+  url(database?: string): string;
+  repoint(targetPort: number): void;
+  close(): Promise<void>;
+}
+
+export async function startForwarder(targetPort: number): Promise<TcpForwarder> {
+  let target = targetPort;
+  const sockets = new Set<net.Socket>();
+  const track = (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  };
+  const server = net.createServer((client) => {
+    track(client);
+    const upstream = net.connect(target, "127.0.0.1");
+    track(upstream);
+    client.pipe(upstream).pipe(client);
+    client.on("error", () => upstream.destroy());
+    upstream.on("error", () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    port,
+    url: (database = "postgres") => `postgres://postgres@127.0.0.1:${port}/${database}`,
+    repoint: (next) => {
+      target = next;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
