@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import type { DriverSpec } from "./load-driver.js";
+import { runTopologyBench } from "./topology-bench.js";
 import { type BenchStatement, type LatencySummary, SEED_ROWS } from "./workload.js";
 
 const ADMIN_URL = process.env.POOLGATE_BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -149,6 +150,7 @@ function median(rounds: Row[]): Row {
 }
 
 async function main(): Promise<void> {
+  if (process.env.POOLGATE_BENCH_ONLY === "topology") return runTopologyBench(CALLERS, DURATION_MS, POOL_SIZE);
   await seed();
   console.log(
     `poolgate bench: pool size ${POOL_SIZE}, ${CALLERS} concurrent keep-alive callers, ${DURATION_MS} ms per run after ${WARMUP_MS} ms warm-up, ` +
@@ -222,6 +224,7 @@ async function main(): Promise<void> {
   rows.sort((x, y) => x.target.localeCompare(y.target));
   printTable(rows);
   printVerdicts(rows);
+  await runTopologyBench(CALLERS, DURATION_MS, POOL_SIZE);
 }
 
 function printVerdicts(rows: Row[]): void {
