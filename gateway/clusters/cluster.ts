@@ -15,6 +15,7 @@ import { type Clock, monotonicClock } from "../pool/clock.js";
 import { Pool, type PoolSettings } from "../pool/pool.js";
 import { Router } from "../routing/router.js";
 import { StatementClassifier } from "../routing/statement-classifier.js";
+import { type DiscoveredInstance, type DiscoverySettings, InstanceDiscovery } from "../topology/discovery.js";
 import { Endpoint } from "../topology/endpoint.js";
 import { TopologyMonitor } from "../topology/monitor.js";
 import { FixedTopology, type Topology } from "../topology/topology.js";
@@ -25,6 +26,7 @@ const CANCEL_GRACE_MS = 2000;
 export interface ClusterEndpoints {
   writerUrl: string;
   readerUrls: readonly string[];
+  discovery?: DiscoverySettings | undefined;
 }
 
 export class Cluster {
@@ -34,6 +36,14 @@ export class Cluster {
   readonly router: Router;
   readonly executor: Executor;
   readonly transactions: TransactionRegistry;
+  private readonly discovery: InstanceDiscovery | undefined;
+  private readonly discovered = new Set<Endpoint>();
+  private discoveryTimer: NodeJS.Timeout | undefined;
+  private readonly discoveryIntervalMs: number;
+  private readonly checkTimeoutMs: number;
+  private discovering: Promise<void> | undefined;
+  private started = false;
+  private readonly makeEndpoint: (name: string, url: string, writer: boolean) => Endpoint;
 
   constructor(
     readonly name: string,
@@ -45,10 +55,8 @@ export class Cluster {
   ) {
     this.engine = new PostgresEngine({ preparedCacheSize: config.statements.preparedCacheSize, cancelGraceMs: CANCEL_GRACE_MS });
     const settings = poolSettings(config, embedded);
-    const all = [{ url: urls.writerUrl, writer: true }, ...urls.readerUrls.map((url) => ({ url, writer: false }))];
-    this.endpoints = all.map(({ url, writer }, i) => {
-      const endpointName = writer ? `${name}/writer` : `${name}/reader${i}`;
-      return new Endpoint(
+    this.makeEndpoint = (endpointName, url, writer) =>
+      new Endpoint(
         endpointName,
         url,
         writer,
@@ -64,7 +72,13 @@ export class Cluster {
             clock,
           ),
       );
-    });
+    this.endpoints = [
+      this.makeEndpoint(`${name}/writer`, urls.writerUrl, true),
+      ...urls.readerUrls.map((url, i) => this.makeEndpoint(`${name}/reader${i + 1}`, url, false)),
+    ];
+    this.discovery = urls.discovery && !embedded ? new InstanceDiscovery(this.engine, urls.writerUrl, urls.discovery, logger) : undefined;
+    this.discoveryIntervalMs = urls.discovery?.refreshIntervalMs ?? 0;
+    this.checkTimeoutMs = config.topology.checkTimeoutMs;
     const [writer] = this.endpoints as [Endpoint];
     this.topology = embedded
       ? new FixedTopology(writer)
@@ -76,6 +90,7 @@ export class Cluster {
           clock,
         );
     if (this.topology instanceof TopologyMonitor) {
+      this.topology.onFailoverSignal = () => void this.discover();
       // Pooled sessions of an endpoint whose role changed reach the old instance: replace them.
       this.topology.onRoleChange = (endpoint, previous) => {
         logger.warn({ endpoint: endpoint.name, from: previous, to: endpoint.role }, "endpoint changed role; its pool is renewed");
@@ -95,9 +110,51 @@ export class Cluster {
 
   /** Learns the topology once, then warms the pools and starts the housekeepers. */
   async start(): Promise<void> {
+    if (this.discovery) {
+      await this.discover();
+      this.discoveryTimer = setInterval(() => void this.discover(), this.discoveryIntervalMs);
+      this.discoveryTimer.unref();
+    }
     if (this.topology instanceof TopologyMonitor) await this.topology.start();
     for (const endpoint of this.endpoints) endpoint.pool.start();
     this.transactions.start();
+    this.started = true;
+  }
+
+  /** Reads the instance list (Aurora) and adds or removes instance endpoints to match it. */
+  discover(): Promise<void> {
+    if (!this.discovery) return Promise.resolve();
+    const discovery = this.discovery;
+    this.discovering ??= (async () => {
+      const primary = this.topology.primary();
+      const urls = [...new Set([...(primary ? [primary.url] : []), ...this.endpoints.map((endpoint) => endpoint.url)])];
+      const instances = await discovery.discover(urls, this.checkTimeoutMs);
+      if (instances) this.reconcile(instances);
+    })().finally(() => {
+      this.discovering = undefined;
+    });
+    return this.discovering;
+  }
+
+  private reconcile(instances: DiscoveredInstance[]): void {
+    const known = new Set(this.endpoints.map((endpoint) => endpoint.url));
+    for (const instance of instances) {
+      if (known.has(instance.url)) continue;
+      const endpoint = this.makeEndpoint(`${this.name}/${instance.serverId}`, instance.url, false);
+      this.endpoints.push(endpoint);
+      this.discovered.add(endpoint);
+      if (this.started) endpoint.pool.start();
+      this.logger.info({ endpoint: endpoint.name, writer: instance.writer }, "instance discovered");
+    }
+    const listed = new Set(instances.map((instance) => instance.url));
+    for (const endpoint of [...this.discovered]) {
+      if (listed.has(endpoint.url)) continue;
+      this.discovered.delete(endpoint);
+      this.endpoints.splice(this.endpoints.indexOf(endpoint), 1);
+      if (this.topology instanceof TopologyMonitor) this.topology.forget(endpoint);
+      void endpoint.pool.close(this.checkTimeoutMs);
+      this.logger.info({ endpoint: endpoint.name }, "instance left the cluster");
+    }
   }
 
   /** The configured writer endpoint: its pool is the one reported as the cluster's pool. */
@@ -152,6 +209,7 @@ export class Cluster {
 
   /** Rolls back open transactions, stops the monitor, then closes the pools within the bound. */
   async close(timeoutMs: number): Promise<void> {
+    clearInterval(this.discoveryTimer);
     this.transactions.closeAll();
     this.topology.close();
     await Promise.all(this.endpoints.map((endpoint) => endpoint.pool.close(timeoutMs)));

@@ -18,6 +18,17 @@ const postgresUrl = z.string().refine((value) => {
 export const clusterConfigSchema = z.strictObject({
   writerUrl: postgresUrl.describe("The writer (primary) endpoint, postgres://user:pass@host:port/db"),
   readerUrls: z.array(postgresUrl).default([]).describe("Reader (replica) endpoints; reads are spread over them"),
+  discovery: z
+    .strictObject({
+      instanceHostPattern: z
+        .string()
+        .refine((pattern) => pattern.split("?").length === 2, "must contain exactly one ?, which stands for the instance's server id")
+        .describe("Host of each instance, e.g. ?.abc123xyz.us-east-1.rds.amazonaws.com"),
+      port: z.number().int().min(1).max(65535).optional().describe("Instance port; default: the writer URL's"),
+      refreshIntervalMs: ms("How often the instance list is read again (also at once on failover)").min(100).default(30000),
+    })
+    .optional()
+    .describe("Aurora PostgreSQL: discover the instances from aurora_replica_status()"),
 });
 export type ClusterConfig = z.infer<typeof clusterConfigSchema>;
 

@@ -31,6 +31,13 @@ export interface InstanceState {
   replayAgeMs: number | null;
 }
 
+/** One instance of the cluster as the database itself lists it (Aurora's aurora_replica_status()). */
+export interface ListedInstance {
+  serverId: string;
+  writer: boolean;
+  lagMs: number | null;
+}
+
 export interface TransactionOptions {
   isolation?: Isolation | undefined;
   readOnly?: boolean | undefined;
@@ -50,6 +57,8 @@ export interface EngineConnection {
   rollback(timeoutMs: number): Promise<void>;
   /** Role and replication position of the instance this session reached. */
   inspect(timeoutMs: number): Promise<InstanceState>;
+  /** The cluster's instances as the database lists them (Aurora only; fails elsewhere). */
+  listInstances(timeoutMs: number): Promise<ListedInstance[]>;
   /** A consistency token for what this session has committed so far (the primary's WAL position). */
   commitPosition(timeoutMs: number): Promise<string | null>;
   /** A cheap round trip proving the session is alive. */

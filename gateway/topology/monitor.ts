@@ -41,6 +41,8 @@ export class TopologyMonitor implements Topology {
   /** The primary's positions at recent checks, oldest first, for the lag estimate. */
   private primaryHistory: { at: number; position: string }[] = [];
   readonly failovers: FailoverRecord[] = [];
+  /** Called on every failover signal (discovery reads the instance list again). */
+  onFailoverSignal: ((reason: string) => void) | undefined;
   /** Called when an endpoint turns out to reach an instance of another role (failover, moved DNS name). */
   onRoleChange: ((endpoint: Endpoint, previous: "primary" | "replica") => void) | undefined;
   /** Called when the primary is no longer trusted, with its name, to fail fast what waits on it. */
@@ -88,6 +90,7 @@ export class TopologyMonitor implements Topology {
   /** Something suggests the primary is gone or demoted: stop trusting it and look again now. */
   signalFailover(reason: string): void {
     if (this.closed) return;
+    this.onFailoverSignal?.(reason);
     if (this.failoverStartedAt === undefined) this.beginFailover(reason);
     void this.checkAll();
   }
@@ -216,6 +219,12 @@ export class TopologyMonitor implements Topology {
     record.durationMs = Math.round(durationMs);
     record.timeline.push({ at: record.resolvedAt, event: `primary is ${primary.name}` });
     this.logger.warn({ newPrimary: primary.name, durationMs: record.durationMs }, "failover: writes resumed");
+  }
+
+  /** Drops the monitor's session to an endpoint that left the cluster. */
+  forget(endpoint: Endpoint): void {
+    this.connections.get(endpoint)?.destroy();
+    this.connections.delete(endpoint);
   }
 
   close(): void {

@@ -6,6 +6,7 @@
  */
 import { execFile, execFileSync } from "node:child_process";
 import { appendFileSync, chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -32,6 +33,8 @@ async function pgCommand(binary: string, args: string[]): Promise<string> {
 
 export interface PgInstance {
   readonly name: string;
+  /** Loopback address the server listens on (127.0.0.1, or 127.0.0.1x with distinct hosts). */
+  readonly host: string;
   readonly port: number;
   readonly dataDir: string;
   url(database?: string): string;
@@ -47,12 +50,13 @@ export interface PgInstance {
 class Instance implements PgInstance {
   constructor(
     readonly name: string,
+    readonly host: string,
     readonly port: number,
     readonly dataDir: string,
   ) {}
 
   url(database = "postgres"): string {
-    return `postgres://postgres@127.0.0.1:${this.port}/${database}`;
+    return `postgres://postgres@${this.host}:${this.port}/${database}`;
   }
 
   async query<T extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<T[]> {
@@ -79,7 +83,7 @@ class Instance implements PgInstance {
 
   async follow(primary: PgInstance): Promise<void> {
     await this.stop("fast");
-    appendFileSync(join(this.dataDir, "postgresql.auto.conf"), `primary_conninfo = 'host=127.0.0.1 port=${primary.port} user=postgres application_name=${this.name}'\n`);
+    appendFileSync(join(this.dataDir, "postgresql.auto.conf"), `primary_conninfo = 'host=${primary.host} port=${primary.port} user=postgres application_name=${this.name}'\n`);
     writeFileSync(join(this.dataDir, "standby.signal"), "");
     await this.start();
   }
@@ -99,11 +103,12 @@ export interface PgTopology {
   destroy(): Promise<void>;
 }
 
-function serverSettings(port: number, socketDir: string): string {
+function serverSettings(host: string, port: number): string {
   return [
     `port = ${port}`,
-    "listen_addresses = '127.0.0.1'",
-    `unix_socket_directories = '${socketDir}'`,
+    `listen_addresses = '${host}'`,
+    // TCP only: instances sharing a port on different addresses would collide on a socket file.
+    "unix_socket_directories = ''",
     "wal_level = replica",
     "max_wal_senders = 10",
     "hot_standby = on",
@@ -120,6 +125,11 @@ function serverSettings(port: number, socketDir: string): string {
 }
 
 export interface TopologyOptions {
+  /**
+   * Every instance on its own loopback address (127.0.0.11, .12, ...) and one shared port, as Aurora
+   * instances are distinct hosts on one port; otherwise all on 127.0.0.1 with their own ports.
+   */
+  distinctHosts?: boolean;
   /** Commits on the primary wait until this replica has flushed them, so promoting it loses none. */
   synchronousStandby?: string;
 }
@@ -131,21 +141,23 @@ export async function startTopology(replicaCount = 2, options: TopologyOptions =
   if (asRoot) chownSync(root, idOf("-u", "postgres"), idOf("-g", "postgres"));
   const instances: Instance[] = [];
   try {
-    const primaryPort = await unusedPort();
-    const primary = new Instance("primary", primaryPort, join(root, "primary"));
+    const hostOf = (i: number) => (options.distinctHosts ? `127.0.0.${11 + i}` : "127.0.0.1");
+    const sharedPort = options.distinctHosts ? await portFreeOn(Array.from({ length: replicaCount + 1 }, (_, i) => hostOf(i))) : undefined;
+    const primaryPort = sharedPort ?? (await unusedPort());
+    const primary = new Instance("primary", hostOf(0), primaryPort, join(root, "primary"));
     await pgCommand("initdb", ["-D", primary.dataDir, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"]);
-    appendFileSync(join(primary.dataDir, "postgresql.conf"), serverSettings(primaryPort, root));
-    appendFileSync(join(primary.dataDir, "pg_hba.conf"), "host replication all 127.0.0.1/32 trust\n");
+    appendFileSync(join(primary.dataDir, "postgresql.conf"), serverSettings(primary.host, primaryPort));
+    appendFileSync(join(primary.dataDir, "pg_hba.conf"), "host all all 127.0.0.0/8 trust\nhost replication all 127.0.0.0/8 trust\n");
     await primary.start();
     instances.push(primary);
 
     for (let i = 1; i <= replicaCount; i++) {
-      const port = await unusedPort();
-      const replica = new Instance(`replica${i}`, port, join(root, `replica${i}`));
-      await pgCommand("pg_basebackup", ["-h", "127.0.0.1", "-p", String(primaryPort), "-U", "postgres", "-D", replica.dataDir, "-X", "stream", "-R", "--no-sync"]);
+      const port = sharedPort ?? (await unusedPort());
+      const replica = new Instance(`replica${i}`, hostOf(i), port, join(root, `replica${i}`));
+      await pgCommand("pg_basebackup", ["-h", primary.host, "-p", String(primaryPort), "-U", "postgres", "-D", replica.dataDir, "-X", "stream", "-R", "--no-sync"]);
       appendFileSync(
         join(replica.dataDir, "postgresql.auto.conf"),
-        `port = ${port}\nprimary_conninfo = 'host=127.0.0.1 port=${primaryPort} user=postgres application_name=${replica.name}'\n`,
+        `port = ${port}\nlisten_addresses = '${replica.host}'\nprimary_conninfo = 'host=${primary.host} port=${primaryPort} user=postgres application_name=${replica.name}'\n`,
       );
       await replica.start();
       instances.push(replica);
@@ -169,6 +181,24 @@ export async function startTopology(replicaCount = 2, options: TopologyOptions =
       rmSync(root, { recursive: true, force: true });
     },
   };
+}
+
+/** A port that is free on every one of the given loopback addresses. */
+async function portFreeOn(hosts: string[]): Promise<number> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const port = await unusedPort();
+    const free = await Promise.all(hosts.map((host) => canBind(host, port)));
+    if (free.every(Boolean)) return port;
+  }
+  throw new Error(`no port free on all of ${hosts.join(", ")}`);
+}
+
+function canBind(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, host, () => server.close(() => resolve(true)));
+  });
 }
 
 /** Numeric uid/gid of a user (harness set-up only). */

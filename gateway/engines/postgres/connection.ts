@@ -7,7 +7,7 @@
 import type pg from "pg";
 import type { Column, Param } from "../../../schemas/query.js";
 import { GatewayError } from "../../errors.js";
-import type { EngineConnection, ExecuteOptions, InstanceState, StatementResult, TransactionOptions } from "../engine.js";
+import type { EngineConnection, ExecuteOptions, InstanceState, ListedInstance, StatementResult, TransactionOptions } from "../engine.js";
 import { type CancelTarget, sendCancelRequest } from "./cancel.js";
 import { isDatabaseError, isSessionFatal, mapStatementError } from "./errors.js";
 import { mayChangeSessionState } from "./session-state.js";
@@ -158,6 +158,18 @@ export class PostgresConnection implements EngineConnection {
     const query = await this.simple(INSPECT_SQL, timeoutMs);
     const [recovering, position, replayAgeMs] = (query.rows[0] ?? []) as [boolean, string | null, number | null];
     return { role: recovering ? "replica" : "primary", position, replayAgeMs: recovering ? replayAgeMs : null };
+  }
+
+  /** Aurora PostgreSQL's view of its instances: the writer is the row whose session is MASTER_SESSION_ID. */
+  async listInstances(timeoutMs: number): Promise<ListedInstance[]> {
+    const query = await this.simple(
+      "SELECT server_id::text, session_id = 'MASTER_SESSION_ID', replica_lag_in_msec::float8 FROM aurora_replica_status()",
+      timeoutMs,
+    );
+    return query.rows.map((row) => {
+      const [serverId, writer, lagMs] = row as [string, boolean, number | null];
+      return { serverId, writer, lagMs };
+    });
   }
 
   async commitPosition(timeoutMs: number): Promise<string | null> {
