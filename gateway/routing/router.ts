@@ -39,6 +39,11 @@ export class Router {
     private readonly clock: Clock,
   ) {}
 
+  /** Passes a failover sign (a demoted or lost primary) on to the topology. */
+  signalFailover(reason: string): void {
+    this.topology.signalFailover(reason);
+  }
+
   isPosition(token: string): boolean {
     return this.engine.isPosition(token);
   }

@@ -58,7 +58,7 @@ describe("topology discovery from aurora_replica_status()", () => {
 
   it("follows a failover to a discovered instance and drops instances that leave the list", async () => {
     const [primary, replica1, replica2] = topology.all() as [PgInstance, PgInstance, PgInstance];
-    await primary.stop("immediate");
+    await primary.kill9();
     await replica1.promote();
     await replica1.query("update listed set writer = (server_id = $1)", [serverId(replica1)]);
     await replica2.follow(replica1);

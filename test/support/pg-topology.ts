@@ -5,7 +5,7 @@
  * `postgres` user. Everything is torn down by `destroy()`.
  */
 import { execFile, execFileSync } from "node:child_process";
-import { appendFileSync, chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -41,6 +41,8 @@ export interface PgInstance {
   query<T extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<T[]>;
   start(): Promise<void>;
   stop(mode?: "fast" | "immediate"): Promise<void>;
+  /** SIGKILL to the postmaster: the crash a failover test should survive. */
+  kill9(): Promise<void>;
   promote(): Promise<void>;
   /** Points this replica at another primary (after a promotion) and restarts it. */
   follow(primary: PgInstance): Promise<void>;
@@ -75,6 +77,17 @@ class Instance implements PgInstance {
 
   async stop(mode: "fast" | "immediate" = "fast"): Promise<void> {
     await pgCommand("pg_ctl", ["-D", this.dataDir, "-m", mode, "-w", "stop"]).catch(() => undefined);
+  }
+
+  async kill9(): Promise<void> {
+    const pid = Number(readFileSync(join(this.dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
+    process.kill(pid, "SIGKILL");
+    // Orphaned backends notice the postmaster's death and exit; wait until nothing listens any more.
+    for (let i = 0; i < 200; i++) {
+      if (!(await this.query("select 1").then(() => true, () => false))) return;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    throw new Error(`${this.name} still answers after kill -9`);
   }
 
   async promote(): Promise<void> {

@@ -1,0 +1,95 @@
+import { describe, expect, it } from "vitest";
+import { compareLsn, isLsn } from "../engines/postgres/lsn.js";
+import type { Engine } from "../engines/engine.js";
+import type { GatewayError } from "../errors.js";
+import { ManualClock } from "../pool/clock.js";
+import type { Pool } from "../pool/pool.js";
+import { Endpoint } from "../topology/endpoint.js";
+import type { Topology } from "../topology/topology.js";
+import { Router } from "./router.js";
+
+/** Simulates a topology view: endpoints with the roles, health, lag and positions a test sets. */
+class SettableTopology implements Topology {
+  endpoints: Endpoint[] = [];
+  signals: string[] = [];
+  primary(): Endpoint | undefined {
+    return this.endpoints.find((e) => e.healthy && e.role === "primary");
+  }
+  readReplicas(): Endpoint[] {
+    return this.endpoints.filter((e) => e.servesReads);
+  }
+  waitForPrimary(): Promise<Endpoint | undefined> {
+    return Promise.resolve(this.primary());
+  }
+  signalFailover(reason: string): void {
+    this.signals.push(reason);
+  }
+  checkAll(): Promise<void> {
+    return Promise.resolve();
+  }
+  close(): void {}
+}
+
+const engine = { comparePositions: compareLsn, isPosition: isLsn } as unknown as Engine;
+
+function endpoint(name: string, role: "primary" | "replica", position: string, lagMs = 0): Endpoint {
+  const e = new Endpoint(name, `postgres://${name}/db`, role === "primary", () => ({}) as Pool);
+  e.role = role;
+  e.healthy = true;
+  e.position = position;
+  e.lagMs = lagMs;
+  return e;
+}
+
+function setup() {
+  const topology = new SettableTopology();
+  const primary = endpoint("p", "primary", "0/500");
+  const r1 = endpoint("r1", "replica", "0/400");
+  const r2 = endpoint("r2", "replica", "0/500");
+  topology.endpoints = [primary, r1, r2];
+  const router = new Router(topology, engine, { tokenWaitMs: 0, failoverWaitMs: 0 }, new ManualClock(0));
+  return { topology, router, primary, r1, r2 };
+}
+
+describe("router", () => {
+  it("sends writes to the primary and reads to the replica with the fewest requests in flight", async () => {
+    const { router, primary, r1, r2 } = setup();
+    expect(await router.endpointFor({ intent: "write", deadline: 1000 })).toBe(primary);
+    r1.outstanding = 3;
+    expect(await router.endpointFor({ intent: "read", deadline: 1000 })).toBe(r2);
+    r2.outstanding = 5;
+    expect(await router.endpointFor({ intent: "read", deadline: 1000 })).toBe(r1);
+  });
+
+  it("alternates between equally loaded replicas", async () => {
+    const { router, r1, r2 } = setup();
+    const picks = [];
+    for (let i = 0; i < 4; i++) picks.push(await router.endpointFor({ intent: "read", deadline: 1000 }));
+    expect(new Set(picks)).toEqual(new Set([r1, r2]));
+  });
+
+  it("serves a consistency token only from replicas past it, else from the primary", async () => {
+    const { router, primary, r2 } = setup();
+    expect(await router.endpointFor({ intent: "read", consistencyToken: "0/450", deadline: 1000 })).toBe(r2);
+    expect(await router.endpointFor({ intent: "read", consistencyToken: "0/600", deadline: 1000 })).toBe(primary);
+  });
+
+  it("honours a staleness bound and skips banned replicas", async () => {
+    const { router, primary, r1, r2 } = setup();
+    r1.lagMs = 2000;
+    expect(await router.endpointFor({ intent: "read", maxStalenessMs: 1000, deadline: 1000 })).toBe(r2);
+    r2.banReason = "lag";
+    expect(await router.endpointFor({ intent: "read", maxStalenessMs: 1000, deadline: 1000 })).toBe(primary);
+  });
+
+  it("keeps plain reads on replicas when no primary is known, and refuses writes after the wait", async () => {
+    const { router, primary, r1, r2 } = setup();
+    primary.healthy = false;
+    r1.banReason = "lag";
+    r2.banReason = "lag";
+    expect([r1, r2]).toContain(await router.endpointFor({ intent: "read", deadline: 1000 }));
+    const error = (await router.endpointFor({ intent: "write", deadline: 1000 }).catch((err: unknown) => err)) as GatewayError;
+    expect(error.code).toBe("PRIMARY_UNAVAILABLE");
+    expect(error.final).toBe(true);
+  });
+});
