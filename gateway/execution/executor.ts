@@ -108,9 +108,13 @@ export class Executor {
     }
   }
 
+  /**
+   * The consistency token after a write. The write is already applied: failing to read the position
+   * (a lost session, an engine without it) must not turn it into an error the caller might retry.
+   */
   private async tokenAfter(intent: Intent, connection: EngineConnection, timeoutMs: number): Promise<string | undefined> {
     if (intent !== "write") return undefined;
-    return (await connection.commitPosition(timeoutMs)) ?? undefined;
+    return (await connection.commitPosition(timeoutMs).catch(() => null)) ?? undefined;
   }
 
   /**

@@ -110,7 +110,8 @@ export class TransactionRegistry {
       if (outcome === "rolled back") {
         throw new GatewayError("TRANSACTION_ABORTED", `transaction ${id} had a failed statement; the database rolled it back`);
       }
-      return tx.readOnly ? undefined : ((await tx.entry.connection.commitPosition(timeoutMs)) ?? undefined);
+      // Committed: a token that cannot be read is left out rather than reported as a failure.
+      return tx.readOnly ? undefined : ((await tx.entry.connection.commitPosition(timeoutMs).catch(() => null)) ?? undefined);
     } finally {
       this.end(tx);
     }

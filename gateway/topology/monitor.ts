@@ -125,7 +125,10 @@ export class TopologyMonitor implements Topology {
         connection = await this.engine.connect({ url: endpoint.url, purpose: "monitor" }, checkTimeoutMs);
         this.connections.set(endpoint, connection);
       }
-      const state = await connection.inspect(checkTimeoutMs);
+      // A silent instance (network black hole) must not hold the round up: cut the session at the limit.
+      const session = connection;
+      const cut = setTimeout(() => session.destroy(), checkTimeoutMs);
+      const state = await session.inspect(checkTimeoutMs).finally(() => clearTimeout(cut));
       const previous = endpoint.role;
       endpoint.role = state.role;
       if (previous !== "unknown" && previous !== state.role) this.onRoleChange?.(endpoint, previous);
