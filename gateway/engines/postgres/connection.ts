@@ -65,6 +65,8 @@ export class PostgresConnection implements EngineConnection {
   /** A CancelRequest went out and may still land on whatever runs next: never hand this session on. */
   private cancelMayLand = false;
   private dead = false;
+  /** The server refused the WAL-position functions; role checks go on without positions. */
+  private positionsUnsupported = false;
   private readonly deathListeners: ((cause: Error) => void)[] = [];
   private readonly internals: PgInternals;
 
@@ -155,7 +157,19 @@ export class PostgresConnection implements EngineConnection {
   }
 
   async inspect(timeoutMs: number): Promise<InstanceState> {
-    const query = await this.simple(INSPECT_SQL, timeoutMs);
+    if (this.positionsUnsupported) {
+      const roleOnly = await this.simple("SELECT pg_is_in_recovery()", timeoutMs);
+      return { role: roleOnly.rows[0]?.[0] === true ? "replica" : "primary", position: null, replayAgeMs: null };
+    }
+    let query: StatementQuery;
+    try {
+      query = await this.simple(INSPECT_SQL, timeoutMs);
+    } catch (err) {
+      // An engine flavour without the WAL functions (some managed services) still has a role.
+      if (!(err instanceof GatewayError && err.code === "DATABASE_ERROR")) throw err;
+      this.positionsUnsupported = true;
+      return this.inspect(timeoutMs);
+    }
     const [recovering, position, replayAgeMs] = (query.rows[0] ?? []) as [boolean, string | null, number | null];
     return { role: recovering ? "replica" : "primary", position, replayAgeMs: recovering ? replayAgeMs : null };
   }
