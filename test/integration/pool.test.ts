@@ -5,7 +5,8 @@ import { GatewayError } from "../../gateway/errors.js";
 import { silentLogger } from "../../gateway/observability/logger.js";
 import { type Clock, ManualClock } from "../../gateway/pool/clock.js";
 import { Pool, type PoolSettings } from "../../gateway/pool/pool.js";
-import { startFlakyProxy, unusedPort } from "../support/flaky-tcp-proxy.js";
+import { unusedPort } from "../support/ports.js";
+import { startForwarder } from "../support/tcp-forwarder.js";
 import { createTestDatabase, gatewaySessions, type TestDatabase, waitFor } from "../support/postgres.js";
 
 const DEFAULTS: PoolSettings = {
@@ -92,7 +93,7 @@ describe("pool", () => {
   });
 
   it("retries failed connection attempts until one succeeds", async () => {
-    const proxy = await startFlakyProxy({ host: "127.0.0.1", port: 5432 }, 3);
+    const proxy = await startForwarder(5432, { dropFirst: 3 });
     const pool = makePool({ maxSize: 1, acquireTimeoutMs: 5000 }, undefined, `postgres://postgres@127.0.0.1:${proxy.port}/${db.name}`);
     const entry = await pool.acquire();
     await entry.connection.ping(1000);

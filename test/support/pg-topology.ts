@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
-import { unusedPort } from "./flaky-tcp-proxy.js";
+import { unusedPort } from "./ports.js";
 
 const run = promisify(execFile);
 

@@ -1,19 +1,23 @@
 /**
  * Stands in for a DNS name such as Aurora's cluster endpoint: a local TCP forwarder whose target the
  * test repoints (late, or wrongly) to reproduce the stale-DNS trap after a failover. Existing
- * connections keep their old target, as they would with real DNS.
+ * connections keep their old target, as they would with real DNS. With `dropFirst` it also simulates
+ * an endpoint whose first connection attempts fail (a failover in progress, a listener not yet up).
  */
 import net from "node:net";
 
 export interface TcpForwarder {
   port: number;
+  /** Connections accepted so far, dropped ones included. */
+  readonly accepted: number;
   url(database?: string): string;
   repoint(targetPort: number): void;
   close(): Promise<void>;
 }
 
-export async function startForwarder(targetPort: number): Promise<TcpForwarder> {
+export async function startForwarder(targetPort: number, options: { dropFirst?: number } = {}): Promise<TcpForwarder> {
   let target = targetPort;
+  let accepted = 0;
   const sockets = new Set<net.Socket>();
   const track = (socket: net.Socket) => {
     sockets.add(socket);
@@ -21,6 +25,10 @@ export async function startForwarder(targetPort: number): Promise<TcpForwarder> 
   };
   const server = net.createServer((client) => {
     track(client);
+    if (++accepted <= (options.dropFirst ?? 0)) {
+      client.destroy();
+      return;
+    }
     const upstream = net.connect(target, "127.0.0.1");
     track(upstream);
     client.pipe(upstream).pipe(client);
@@ -31,6 +39,9 @@ export async function startForwarder(targetPort: number): Promise<TcpForwarder> 
   const port = (server.address() as net.AddressInfo).port;
   return {
     port,
+    get accepted() {
+      return accepted;
+    },
     url: (database = "postgres") => `postgres://postgres@127.0.0.1:${port}/${database}`,
     repoint: (next) => {
       target = next;
