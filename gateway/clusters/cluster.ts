@@ -91,10 +91,12 @@ export class Cluster {
         );
     if (this.topology instanceof TopologyMonitor) {
       this.topology.onFailoverSignal = () => void this.discover();
-      // Pooled sessions of an endpoint whose role changed reach the old instance: replace them.
+      // Pooled sessions that reached an instance of another role than the endpoint now has (opened
+      // through a stale name during a failover, or before a role change) are replaced.
       this.topology.onRoleChange = (endpoint, previous) => {
-        logger.warn({ endpoint: endpoint.name, from: previous, to: endpoint.role }, "endpoint changed role; its pool is renewed");
-        endpoint.pool.retireAll(`endpoint changed role from ${previous} to ${endpoint.role}`);
+        const role = endpoint.role;
+        const retired = endpoint.pool.retireWhere((connection) => connection.reachedRole !== role, `endpoint is now ${role}`);
+        if (retired > 0) logger.warn({ endpoint: endpoint.name, from: previous, to: role, retired }, "endpoint role settled; mismatched sessions renewed");
       };
       // Callers queued on a lost primary's pool are failed at once, so they retry on the new one.
       this.topology.onPrimaryLost = (lost) => {
@@ -148,7 +150,8 @@ export class Cluster {
     }
     const listed = new Set(instances.map((instance) => instance.url));
     for (const endpoint of [...this.discovered]) {
-      if (listed.has(endpoint.url)) continue;
+      // The current primary stays until the monitor stops calling it that.
+      if (listed.has(endpoint.url) || endpoint === this.topology.primary()) continue;
       this.discovered.delete(endpoint);
       this.endpoints.splice(this.endpoints.indexOf(endpoint), 1);
       if (this.topology instanceof TopologyMonitor) this.topology.forget(endpoint);
@@ -172,6 +175,7 @@ export class Cluster {
     if (this.embedded) return connection;
     try {
       const state = await connection.inspect(connectTimeoutMs);
+      connection.reachedRole = state.role;
       if (endpoint.role !== "unknown" && state.role !== endpoint.role) {
         this.topology.signalFailover(`${endpoint.name} now reaches a ${state.role}, not a ${endpoint.role}`);
         throw new Error(`${endpoint.name} reached a ${state.role} where a ${endpoint.role} was expected`);

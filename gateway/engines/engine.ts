@@ -46,6 +46,8 @@ export interface TransactionOptions {
 /** One live database session. Not safe for concurrent use: the pool hands it to one caller at a time. */
 export interface EngineConnection {
   readonly id: number;
+  /** The role this session found when it was opened (set by the role check), if checked. */
+  reachedRole: "primary" | "replica" | undefined;
   /**
    * Runs one statement. Throws GatewayError: DATABASE_ERROR, SERIALIZATION_FAILURE, STATEMENT_TIMEOUT,
    * RESULT_TOO_LARGE, or OUTCOME_UNKNOWN when the session died after the statement was sent.

@@ -11,7 +11,7 @@ import type { EngineConnection, StatementResult } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
 import type { Clock } from "../pool/clock.js";
 import type { RouteRequest, Router } from "../routing/router.js";
-import type { StatementClassifier } from "../routing/statement-classifier.js";
+import { containsTransactionControl, type StatementClassifier } from "../routing/statement-classifier.js";
 import type { Endpoint } from "../topology/endpoint.js";
 import type { Topology } from "../topology/topology.js";
 import { type Attempted, runWithRetry } from "./retry.js";
@@ -25,6 +25,28 @@ export interface Written<T> {
 
 /** SQLSTATE of a write refused by an instance in recovery: the primary was demoted. */
 const READ_ONLY_TRANSACTION = "25006";
+
+/** A timeout or conflict in SQL that commits on its own does not mean "nothing was applied". */
+function partOfItMayHaveCommitted(err: unknown): unknown {
+  if (!(err instanceof GatewayError) || !["STATEMENT_TIMEOUT", "SERIALIZATION_FAILURE", "CONNECTION_LOST"].includes(err.code)) return err;
+  return new GatewayError("OUTCOME_UNKNOWN", `${err.message}; the SQL contains its own transaction control, so part of it may have been committed`, {
+    cause: err,
+    database: err.database,
+  });
+}
+
+/** Gateway-managed transactions and batches own BEGIN/COMMIT; SQL that does it itself is refused. */
+export function refuseTransactionControl(sqls: readonly string[], where: string): void {
+  const at = sqls.findIndex((sql) => containsTransactionControl(sql));
+  if (at < 0) return;
+  throw new GatewayError("INVALID_REQUEST", `transaction control (BEGIN, COMMIT, ROLLBACK, SAVEPOINT...) is not allowed in ${where}; the gateway begins and ends it`, {
+    issues: [{ path: where === "a batch" ? `statements.${at}.sql` : "sql", message: "contains transaction control" }],
+  });
+}
+
+function isReadOnlyRefusal(err: unknown): boolean {
+  return err instanceof GatewayError && err.code === "DATABASE_ERROR" && err.database?.sqlstate === READ_ONLY_TRANSACTION;
+}
 
 export class Executor {
   constructor(
@@ -40,16 +62,22 @@ export class Executor {
     const params = request.params ?? [];
     const intent = request.intent ?? this.classifier.infer(request.sql);
     const route = this.route(intent, request, options.timeoutMs);
-    return runWithRetry(this.config.retry, async () => {
+    // SQL with its own COMMIT may have committed part of its work before failing: run it once only.
+    const controlsTransactions = containsTransactionControl(request.sql);
+    const retry = controlsTransactions ? { ...this.config.retry, maxAttempts: 1 } : this.config.retry;
+    return runWithRetry(retry, async () => {
       const endpoint = await this.router.endpointFor(route);
       return this.onEndpoint(endpoint, intent, async (connection) => {
-        const value = await connection.execute(request.sql, params, options);
+        const value = await connection.execute(request.sql, params, options).catch((err: unknown) => {
+          throw controlsTransactions ? partOfItMayHaveCommitted(err) : err;
+        });
         return { value, consistencyToken: await this.tokenAfter(intent, connection, options.timeoutMs) };
       });
     });
   }
 
   batch(request: BatchRequest): Promise<Attempted<Written<StatementResult[]>>> {
+    refuseTransactionControl(request.statements.map((statement) => statement.sql), "a batch");
     const options = executeOptions(this.config, request);
     const intent: Intent = request.readOnly ? "read" : "write";
     const route = this.route(intent, request, options.timeoutMs);
@@ -93,15 +121,19 @@ export class Executor {
 
   /** Borrows a connection of the endpoint for the work and reports failover signs on the way out. */
   async onEndpoint<T>(endpoint: Endpoint, intent: Intent, work: (connection: EngineConnection) => Promise<T>): Promise<T> {
+    // What the endpoint was when the work was sent there, not when an error comes back.
+    const onReplica = endpoint.role === "replica";
     endpoint.outstanding++;
     const entry = await endpoint.pool.acquire().catch((err: unknown) => {
       endpoint.outstanding--;
-      throw this.failoverAware(err, endpoint, intent);
+      throw this.failoverAware(err, endpoint, intent, onReplica);
     });
     try {
       return await work(entry.connection);
     } catch (err) {
-      throw this.failoverAware(err, endpoint, intent);
+      // A session that refused a write as read-only reached a demoted instance: never reuse it.
+      if (isReadOnlyRefusal(err)) entry.retireOnRelease = "refused a write as read-only";
+      throw this.failoverAware(err, endpoint, intent, onReplica);
     } finally {
       endpoint.outstanding--;
       endpoint.pool.release(entry);
@@ -122,10 +154,10 @@ export class Executor {
    * failover may be under way: the topology looks again at once. A refused write was not applied, so
    * it is retried once a primary is found; a read that lost its session on a replica is run elsewhere.
    */
-  private failoverAware(err: unknown, endpoint: Endpoint, intent: Intent): unknown {
+  private failoverAware(err: unknown, endpoint: Endpoint, intent: Intent, onReplica: boolean): unknown {
     if (!(err instanceof GatewayError)) return err;
-    const onPrimary = endpoint.role !== "replica";
-    if (err.code === "DATABASE_ERROR" && err.database?.sqlstate === READ_ONLY_TRANSACTION && intent === "write") {
+    const onPrimary = !onReplica;
+    if (isReadOnlyRefusal(err) && intent === "write") {
       this.topology.signalFailover(`write refused as read-only by ${endpoint.name}`);
       return new GatewayError("PRIMARY_UNAVAILABLE", `${endpoint.name} is read-only (failover); the write was not applied`, { cause: err });
     }

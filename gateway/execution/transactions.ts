@@ -13,7 +13,7 @@ import type { Clock } from "../pool/clock.js";
 import type { Router } from "../routing/router.js";
 import type { PoolEntry } from "../pool/pool-entry.js";
 import type { Endpoint } from "../topology/endpoint.js";
-import type { Executor } from "./executor.js";
+import { type Executor, refuseTransactionControl } from "./executor.js";
 
 interface OpenTransaction {
   readonly id: string;
@@ -33,6 +33,8 @@ export class TransactionRegistry {
   private readonly expired = new Map<string, string>();
   private sweepTimer: NodeJS.Timeout | undefined;
   private closing = false;
+  /** Begins under way (counted against maxOpen before they finish). */
+  private opening = 0;
 
   constructor(
     private readonly router: Router,
@@ -55,7 +57,7 @@ export class TransactionRegistry {
   async begin(request: BeginRequest): Promise<{ id: string; expiresAt: Date }> {
     if (this.closing) throw new GatewayError("GATEWAY_DRAINING", "the gateway is shutting down; no new transactions");
     const { maxOpen, maxAgeMs } = this.config.transactions;
-    if (this.open.size >= maxOpen) {
+    if (this.open.size + this.opening >= maxOpen) {
       throw new GatewayError(
         "TOO_MANY_TRANSACTIONS",
         `${this.open.size} interactive transactions are open (transactions.maxOpen=${maxOpen})`,
@@ -64,13 +66,25 @@ export class TransactionRegistry {
     // Read-only transactions may run on a fresh-enough replica; the rest pin a primary connection.
     const timeoutMs = this.config.statements.defaultTimeoutMs;
     const readOnly = request.readOnly ?? false;
-    const endpoint = await this.router.endpointFor(this.executor.route(readOnly ? "read" : "write", request, timeoutMs));
-    const entry = await endpoint.pool.acquire();
+    this.opening++;
+    let endpoint: Endpoint;
+    let entry: PoolEntry;
     try {
-      await entry.connection.begin(request, timeoutMs);
-    } catch (err) {
-      endpoint.pool.release(entry);
-      throw err;
+      endpoint = await this.router.endpointFor(this.executor.route(readOnly ? "read" : "write", request, timeoutMs));
+      entry = await endpoint.pool.acquire();
+      try {
+        await entry.connection.begin(request, timeoutMs);
+      } catch (err) {
+        endpoint.pool.release(entry);
+        if (err instanceof GatewayError && err.code === "OUTCOME_UNKNOWN") {
+          // BEGIN applies nothing: a session lost during it is simply lost.
+          if (!readOnly) this.router.signalFailover(`${endpoint.name}: ${err.message}`);
+          throw new GatewayError("CONNECTION_LOST", `the connection was lost while beginning the transaction; nothing was applied`, { cause: err });
+        }
+        throw err;
+      }
+    } finally {
+      this.opening--;
     }
     endpoint.outstanding++;
     const now = this.clock.now();
@@ -79,8 +93,9 @@ export class TransactionRegistry {
     return { id, expiresAt: new Date(Date.now() + maxAgeMs) };
   }
 
-  /** Runs work on the transaction's connection, one statement at a time. */
-  async run<T>(id: string, work: (connection: EngineConnection) => Promise<T>): Promise<T> {
+  /** Runs a caller's SQL on the transaction's connection, one statement at a time. */
+  async run<T>(id: string, sql: string, work: (connection: EngineConnection) => Promise<T>): Promise<T> {
+    refuseTransactionControl([sql], "an interactive transaction (use its commit and rollback endpoints)");
     const tx = this.claim(id);
     try {
       return await work(tx.entry.connection);

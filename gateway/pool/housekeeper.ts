@@ -22,7 +22,8 @@ interface HousekeepingView {
 interface HousekeepingActions {
   retire(entry: PoolEntry, reason: string): void;
   evict(entry: PoolEntry, reason: string): void;
-  handOff(entry: PoolEntry): void;
+  /** Returns a pinged entry through the pool's checks (it may have become due meanwhile). */
+  giveBack(entry: PoolEntry): void;
   fill(): void;
   describeError(err: unknown): string;
 }
@@ -56,7 +57,7 @@ export async function runHousekeeping(pool: HousekeepingView, act: HousekeepingA
       entry.state = "RESERVED";
       pings.push(
         entry.connection.ping(validationTimeoutMs).then(
-          () => act.handOff(entry),
+          () => act.giveBack(entry),
           (err: unknown) => act.evict(entry, `keepalive failed: ${act.describeError(err)}`),
         ),
       );

@@ -104,7 +104,10 @@ export class Pool {
     entry.state = "RESERVED";
     try {
       await entry.connection.ping(this.settings.validationTimeoutMs);
-      return this.lend(entry, startedAt);
+      if (this.isReusable(entry)) return this.lend(entry, startedAt);
+      // Due for retirement or reset meanwhile: give it back through the one return path.
+      this.giveBack(entry);
+      return this.acquireUntil(startedAt, deadline);
     } catch (err) {
       this.remove(entry, "evicted", `failed validation: ${this.source.describeError(err)}`);
       this.fill();
@@ -148,6 +151,19 @@ export class Pool {
   /** Returns a borrowed entry: reset if the caller may have changed the session, retire if due. */
   release(entry: PoolEntry): void {
     if (entry.state !== "IN_USE") return;
+    this.giveBack(entry);
+  }
+
+  /** Whether an entry the pool holds may go to a caller as it is. */
+  private isReusable(entry: PoolEntry): boolean {
+    return !this.closed && entry.connection.alive && entry.retireOnRelease === null && this.clock.now() < entry.expiresAt && !entry.connection.needsReset;
+  }
+
+  /**
+   * The one way back into the pool, for borrowed entries and for the pool's own pings and resets:
+   * evict the dead, retire the due, reset what a caller may have changed, then hand off or park.
+   */
+  private giveBack(entry: PoolEntry): void {
     const connection = entry.connection;
     if (!connection.alive) {
       this.remove(entry, "evicted", "session died while in use");
@@ -156,7 +172,7 @@ export class Pool {
     } else if (connection.needsReset) {
       entry.state = "RESERVED";
       connection.reset(this.settings.validationTimeoutMs).then(
-        () => (this.closed ? this.remove(entry, "retired", "pool closed") : this.handOff(entry)),
+        () => this.giveBack(entry),
         (err: unknown) => {
           this.remove(entry, "retired", `session reset failed: ${this.source.describeError(err)}`);
           this.fill();
@@ -250,7 +266,7 @@ export class Pool {
     return runHousekeeping(this, {
       retire: (entry, reason) => this.remove(entry, "retired", reason),
       evict: (entry, reason) => this.remove(entry, "evicted", reason),
-      handOff: (entry) => this.handOff(entry),
+      giveBack: (entry) => this.giveBack(entry),
       fill: () => this.fill(),
       describeError: (err) => this.source.describeError(err),
     });
@@ -299,13 +315,17 @@ export class Pool {
     return new GatewayError("GATEWAY_DRAINING", `${this.name}: the pool is closed (the gateway is shutting down)`);
   }
 
-  /** Retires every connection: idle ones now, borrowed ones when they come back (they may reach the wrong instance). */
-  retireAll(reason: string): void {
+  /** Retires the connections that match: idle ones now, borrowed ones when they come back. Returns how many. */
+  retireWhere(matches: (connection: EngineConnection) => boolean, reason: string): number {
+    let count = 0;
     for (const entry of [...this.entries]) {
+      if (!matches(entry.connection)) continue;
+      count++;
       if (entry.state === "NOT_IN_USE") this.remove(entry, "retired", reason);
       else entry.retireOnRelease = reason;
     }
-    this.fill();
+    if (count > 0) this.fill();
+    return count;
   }
 
   /** Fails every waiter at once (their endpoint is gone); the pool keeps working for later callers. */

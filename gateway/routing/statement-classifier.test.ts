@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { blankLiteralsAndComments, type Intent, StatementClassifier } from "./statement-classifier.js";
+import { blankLiteralsAndComments, containsTransactionControl, type Intent, StatementClassifier } from "./statement-classifier.js";
 
 const classifier = new StatementClassifier({ writingFunctions: ["audit_and_return"] });
 
@@ -57,5 +57,24 @@ describe("statement classifier", () => {
 
   it("blanks literals, quoted identifiers, dollar quotes and comments", () => {
     expect(blankLiteralsAndComments("select 'it''s' , \"we\"\"ird\", $f$ body $f$ -- c\n/* d */ x")).toBe("select '' , \"x\", ''  \n  x");
+  });
+});
+
+describe("transaction control detection", () => {
+  it.each([
+    ["commit", true],
+    ["insert into t values (1); COMMIT; update t set a = 2", true],
+    ["begin; select 1", true],
+    ["start transaction read only", true],
+    ["rollback to savepoint s", true],
+    ["savepoint s", true],
+    ["release savepoint s", true],
+    ["end", true],
+    ["select 'commit'", false],
+    ["select 1 -- commit", false],
+    ["insert into t values (1); insert into t values (2)", false],
+    ["select committed from t", false],
+  ] as [string, boolean][])("%s -> %s", (sql, expected) => {
+    expect(containsTransactionControl(sql)).toBe(expected);
   });
 });

@@ -85,6 +85,20 @@ export function blankLiteralsAndComments(sql: string): string {
   return out;
 }
 
+const TRANSACTION_CONTROL = /^(?:begin|start\s+transaction|commit|end|rollback|abort|savepoint|release|prepare\s+transaction)\b/;
+
+/**
+ * Whether any statement in the string starts, ends or splits a transaction (BEGIN, COMMIT, ROLLBACK,
+ * SAVEPOINT...). Such SQL commits part of its work on its own, so it is never run again as a unit,
+ * and inside a gateway-managed transaction or batch it is refused.
+ */
+export function containsTransactionControl(sql: string): boolean {
+  return blankLiteralsAndComments(sql)
+    .toLowerCase()
+    .split(";")
+    .some((statement) => TRANSACTION_CONTROL.test(statement.trim().replace(/^\(+\s*/, "")));
+}
+
 export interface ClassifierOptions {
   /** More function names (lower case) that must run on the primary, e.g. user functions that write. */
   writingFunctions?: readonly string[];

@@ -40,11 +40,14 @@ export class TopologyMonitor implements Topology {
   private primaryWaiters: (() => void)[] = [];
   /** The primary's positions at recent checks, oldest first, for the lag estimate. */
   private primaryHistory: { at: number; position: string }[] = [];
+  private roundsStarted = 0;
+  /** The first check round that started after the current failover began. */
+  private failoverFirstRound = 0;
   readonly failovers: FailoverRecord[] = [];
   /** Called on every failover signal (discovery reads the instance list again). */
   onFailoverSignal: ((reason: string) => void) | undefined;
   /** Called when an endpoint turns out to reach an instance of another role (failover, moved DNS name). */
-  onRoleChange: ((endpoint: Endpoint, previous: "primary" | "replica") => void) | undefined;
+  onRoleChange: ((endpoint: Endpoint, previous: "primary" | "replica" | "unknown") => void) | undefined;
   /** Called when the primary is no longer trusted, with its name, to fail fast what waits on it. */
   onPrimaryLost: ((name: string | undefined) => void) | undefined;
 
@@ -77,11 +80,16 @@ export class TopologyMonitor implements Topology {
       const remaining = deadline - this.clock.now();
       if (remaining <= 0) return undefined;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, remaining);
-        this.primaryWaiters.push(() => {
+        const wake = () => {
           clearTimeout(timer);
           resolve();
-        });
+        };
+        const timer = setTimeout(() => {
+          // A waiter that gives up leaves the list, so a long outage does not grow it.
+          this.primaryWaiters = this.primaryWaiters.filter((waiter) => waiter !== wake);
+          resolve();
+        }, remaining);
+        this.primaryWaiters.push(wake);
       });
     }
     return this.currentPrimary;
@@ -92,12 +100,13 @@ export class TopologyMonitor implements Topology {
     if (this.closed) return;
     this.onFailoverSignal?.(reason);
     if (this.failoverStartedAt === undefined) this.beginFailover(reason);
-    void this.checkAll();
+    // A round already under way started before this sign and cannot answer it: queue a fresh one.
+    void (this.running ?? Promise.resolve()).then(() => this.checkAll());
   }
 
   /** Checks every endpoint now (joins a check already running). */
   checkAll(): Promise<void> {
-    this.running ??= this.runChecks().finally(() => {
+    this.running ??= this.runChecks(++this.roundsStarted).finally(() => {
       this.running = undefined;
     });
     return this.running;
@@ -112,8 +121,10 @@ export class TopologyMonitor implements Topology {
     this.timer.unref();
   }
 
-  private async runChecks(): Promise<void> {
+  private async runChecks(round: number): Promise<void> {
     await Promise.all(this.endpoints.map((endpoint) => this.check(endpoint)));
+    // A round that began before the current failover saw the old world: it must not end the failover.
+    if (this.failoverStartedAt !== undefined && round < this.failoverFirstRound) return;
     this.decide();
   }
 
@@ -123,6 +134,11 @@ export class TopologyMonitor implements Topology {
       let connection = this.connections.get(endpoint);
       if (!connection || !connection.alive) {
         connection = await this.engine.connect({ url: endpoint.url, purpose: "monitor" }, checkTimeoutMs);
+        if (this.closed || !this.endpoints.includes(endpoint)) {
+          // Closed or forgotten while connecting: keep nothing.
+          connection.destroy();
+          return;
+        }
         this.connections.set(endpoint, connection);
       }
       // A silent instance (network black hole) must not hold the round up: cut the session at the limit.
@@ -131,7 +147,7 @@ export class TopologyMonitor implements Topology {
       const state = await session.inspect(checkTimeoutMs).finally(() => clearTimeout(cut));
       const previous = endpoint.role;
       endpoint.role = state.role;
-      if (previous !== "unknown" && previous !== state.role) this.onRoleChange?.(endpoint, previous);
+      if (previous !== state.role) this.onRoleChange?.(endpoint, previous);
       if (endpoint.configuredWriter && state.role !== "primary") {
         // The cluster name may be stale: reconnect next time so that a corrected name is followed.
         connection.destroy();
@@ -203,6 +219,7 @@ export class TopologyMonitor implements Topology {
 
   private beginFailover(reason: string): void {
     this.failoverStartedAt = this.clock.now();
+    this.failoverFirstRound = this.roundsStarted + 1;
     const oldPrimary = this.currentPrimary?.name;
     this.currentPrimary = undefined;
     const at = new Date().toISOString();

@@ -111,6 +111,27 @@ describe("timeouts and retries", () => {
   });
 });
 
+describe("SQL that controls its own transactions", () => {
+  it("is refused inside an interactive transaction or a batch, which stay usable", async () => {
+    const id = (await gw.post("/v1/transactions", {})).body.transactionId;
+    const refused = await query("commit", { transactionId: id });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.code).toBe("INVALID_REQUEST");
+    await query("insert into log values ('tx-after-refusal')", { transactionId: id });
+    expect((await gw.post(`/v1/transactions/${id}/commit`, undefined)).body.outcome).toBe("committed");
+    const batch = await gw.post("/v1/batch", { statements: [{ sql: "insert into log values ('b')" }, { sql: "commit" }] });
+    expect(batch.body.error).toMatchObject({ code: "INVALID_REQUEST", issues: [{ path: "statements.1.sql" }] });
+  });
+
+  it("is run once, and a timeout after its own COMMIT is reported as an unknown outcome, not as no effect", async () => {
+    const response = await query("insert into log values ('self-committed'); commit; select pg_sleep(30)", { timeoutMs: 300 });
+    expect(response.status).toBe(502);
+    expect(response.body.error).toMatchObject({ code: "OUTCOME_UNKNOWN", attempts: 1 });
+    const { rows } = await db.admin.query("select count(*)::int as n from log where tag = 'self-committed'");
+    expect(rows[0].n).toBe(1);
+  });
+});
+
 describe("pool hygiene through the API", () => {
   it("evicts sessions killed with pg_terminate_backend and serves the next request", async () => {
     await query("select 1");

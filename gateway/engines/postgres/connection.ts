@@ -27,7 +27,7 @@ interface PgInternals {
   secretKey: number | Buffer;
   host: string;
   port: number;
-  connection: WireConnection & { stream: { destroy(): void } };
+  connection: WireConnection & { stream: { destroy(): void; remoteAddress?: string; remotePort?: number } };
   getTransactionStatus(): string | null;
 }
 
@@ -59,6 +59,7 @@ function mayHoldSeveralStatements(sql: string): boolean {
 const NO_LIMITS = { maxBytes: 1 << 20, maxRows: 1000 };
 
 export class PostgresConnection implements EngineConnection {
+  reachedRole: "primary" | "replica" | undefined;
   private readonly prepared = new Map<string, PreparedStatement>();
   private statementCounter = 0;
   private sessionDirty = false;
@@ -110,12 +111,12 @@ export class PostgresConnection implements EngineConnection {
     if (query.overLimit) {
       throw new GatewayError(
         "RESULT_TOO_LARGE",
-        `result exceeds the limit of ${options.maxResultRows} rows or ${options.maxResultBytes} bytes (saw at least ${query.rowsSeen} rows, ${query.bytes} bytes); add a LIMIT or select fewer columns`,
+        `the statement ran (a write outside a transaction is committed) but its result exceeds the limit of ${options.maxResultRows} rows or ${options.maxResultBytes} bytes (saw at least ${query.rowsSeen} rows, ${query.bytes} bytes); add a LIMIT or select fewer columns`,
       );
     }
     let columns = this.columnsOf(query, false);
     if (columns === null) {
-      await this.learnTypes(query);
+      await this.learnTypes(query, options.timeoutMs);
       columns = this.columnsOf(query, true) ?? [];
     }
     return { command: query.command, columns, rows: query.rows, rowCount: query.rowCount };
@@ -270,8 +271,13 @@ export class PostgresConnection implements EngineConnection {
     return new GatewayError("OUTCOME_UNKNOWN", `${why}: it may or may not have been applied`, { cause: err });
   }
 
+  /** The instance this session is on: its socket's peer address, not a name that may have moved since. */
   private cancelTarget(): CancelTarget {
     const { host, port, processID, secretKey } = this.internals;
+    const stream = this.internals.connection.stream;
+    if (stream.remoteAddress && stream.remotePort) {
+      return { host: stream.remoteAddress, port: stream.remotePort, processId: processID, secretKey };
+    }
     return { host, port, processId: processID, secretKey };
   }
 
@@ -325,10 +331,10 @@ export class PostgresConnection implements EngineConnection {
   }
 
   /** First sight of non-built-in types: learn their names, and parse arrays of them as arrays. */
-  private async learnTypes(query: StatementQuery): Promise<void> {
+  private async learnTypes(query: StatementQuery, timeoutMs: number): Promise<void> {
     const names = this.settings.typeNames;
     const unknown = new Set(query.fields.filter((field) => !names.has(field.dataTypeID)).map((field) => field.dataTypeID));
-    await this.lookUpTypeNames([...unknown]);
+    await this.lookUpTypeNames([...unknown], timeoutMs);
     const arrays = query.fields.flatMap((field, i) =>
       unknown.has(field.dataTypeID) && names.get(field.dataTypeID)?.startsWith("_") ? [i] : [],
     );
@@ -343,16 +349,14 @@ export class PostgresConnection implements EngineConnection {
   }
 
   /** Type names not built in are looked up once per endpoint. */
-  private async lookUpTypeNames(oids: number[]): Promise<void> {
+  private async lookUpTypeNames(oids: number[], timeoutMs: number): Promise<void> {
     const names = this.settings.typeNames;
     const unknown = oids.filter((oid) => !names.has(oid));
     if (unknown.length === 0 || this.internals.getTransactionStatus() === "E") return;
     try {
-      const { rows } = await this.client.query<{ oid: number; typname: string }>(
-        "SELECT oid::int4 AS oid, typname FROM pg_catalog.pg_type WHERE oid = ANY($1::oid[])",
-        [unknown],
-      );
-      for (const row of rows) names.set(row.oid, row.typname);
+      // OIDs are integers from the server's own row description, so they are safe to inline.
+      const query = await this.simple(`SELECT oid::int4, typname FROM pg_catalog.pg_type WHERE oid IN (${unknown.map(Number).join(",")})`, timeoutMs);
+      for (const row of query.rows) names.set(row[0] as number, row[1] as string);
     } catch {
       // Type names are a courtesy: the values are already parsed.
     }

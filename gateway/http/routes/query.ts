@@ -14,7 +14,7 @@ export function registerQueryRoutes(app: FastifyInstance, context: HttpContext):
     let json: string;
     if (body.transactionId !== undefined) {
       const options = executeOptions(context.config, body);
-      const result = await cluster.transactions.run(body.transactionId, (connection) =>
+      const result = await cluster.transactions.run(body.transactionId, body.sql, (connection) =>
         connection.execute(body.sql, body.params ?? [], options),
       );
       json = serializeResult(result, rowMode, 1);
