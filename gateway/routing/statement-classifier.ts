@@ -93,11 +93,19 @@ const TRANSACTION_CONTROL = /^(?:begin|start\s+transaction|commit|end|rollback|a
  * and inside a gateway-managed transaction or batch it is refused.
  */
 export function containsTransactionControl(sql: string): boolean {
-  return blankLiteralsAndComments(sql)
-    .toLowerCase()
-    .split(";")
-    .some((statement) => TRANSACTION_CONTROL.test(statement.trim().replace(/^\(+\s*/, "")));
+  let verdict = transactionControlCache.get(sql);
+  if (verdict === undefined) {
+    verdict = blankLiteralsAndComments(sql)
+      .toLowerCase()
+      .split(";")
+      .some((statement) => TRANSACTION_CONTROL.test(statement.trim().replace(/^\(+\s*/, "")));
+    if (transactionControlCache.size >= 4096) transactionControlCache.clear();
+    transactionControlCache.set(sql, verdict);
+  }
+  return verdict;
 }
+
+const transactionControlCache = new Map<string, boolean>();
 
 export interface ClassifierOptions {
   /** More function names (lower case) that must run on the primary, e.g. user functions that write. */
