@@ -54,6 +54,8 @@ export class Pool {
   private retryTimer: NodeJS.Timeout | undefined;
   private housekeepingTimer: NodeJS.Timeout | undefined;
   private drained: (() => void) | undefined;
+  /** Polite closes under way (Terminate sent, socket not yet closed); close() waits for them. */
+  private readonly closing = new Set<Promise<void>>();
 
   constructor(
     readonly name: string,
@@ -198,7 +200,10 @@ export class Pool {
     this.counters[kind]++;
     this.logger.debug({ pool: this.name, connection: entry.connection.id, kind, reason }, "connection removed");
     if (kind === "evicted" || !entry.connection.alive) entry.connection.destroy();
-    else void entry.connection.close();
+    else {
+      const closing = entry.connection.close().finally(() => this.closing.delete(closing));
+      this.closing.add(closing);
+    }
     if (this.closed && this.entries.size === 0) this.drained?.();
   }
 
@@ -359,5 +364,6 @@ export class Pool {
       });
     }
     for (const entry of [...this.entries]) this.remove(entry, "evicted", "pool closed before release");
+    await Promise.all(this.closing);
   }
 }
