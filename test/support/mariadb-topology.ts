@@ -1,0 +1,174 @@
+/**
+ * A real MariaDB topology on this machine for the MySQL engine's routing and failover tests: one
+ * primary and N replicas with GTID replication (binary log, gtid_strict_mode), each in its own
+ * temporary datadir on a free port, started from the machine's mariadbd as the `mysql` user when we
+ * are root. Everything is stopped and removed by `destroy()`.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { chmodSync, chownSync, mkdtempSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import mysql from "mysql2/promise";
+import { unusedPort } from "./ports.js";
+
+const asRoot = process.getuid?.() === 0;
+const asMysql = (command: string, args: string[]): [string, string[]] => (asRoot ? ["runuser", ["-u", "mysql", "--", command, ...args]] : [command, args]);
+
+export interface MariaDbInstance {
+  readonly name: string;
+  readonly port: number;
+  url(database?: string): string;
+  query<T = unknown>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** Graceful shutdown (SIGTERM) or a crash (SIGKILL). */
+  stop(mode?: "fast" | "immediate"): Promise<void>;
+  /** Turns a replica into a primary: replication off, writes allowed. */
+  promote(): Promise<void>;
+  /** Replicates from another primary by GTID. */
+  follow(primary: MariaDbInstance): Promise<void>;
+  pauseReplay(): Promise<void>;
+  resumeReplay(): Promise<void>;
+}
+
+class Instance implements MariaDbInstance {
+  private process: ChildProcess | undefined;
+
+  constructor(
+    readonly name: string,
+    readonly port: number,
+    private readonly serverId: number,
+    private readonly dir: string,
+  ) {}
+
+  url(database = "test"): string {
+    return `mysql://root@127.0.0.1:${this.port}/${database}`;
+  }
+
+  async query<T = unknown>(sql: string, params: unknown[] = []): Promise<T[]> {
+    const connection = await mysql.createConnection({ host: "127.0.0.1", port: this.port, user: "root", connectTimeout: 5000 });
+    try {
+      const [rows] = await connection.query(sql, params);
+      return rows as T[];
+    } finally {
+      await connection.end();
+    }
+  }
+
+  async start(readOnly: boolean): Promise<void> {
+    const args = [
+      "--no-defaults",
+      `--datadir=${join(this.dir, "data")}`,
+      `--port=${this.port}`,
+      "--bind-address=127.0.0.1",
+      `--socket=${join(this.dir, "mysqld.sock")}`,
+      `--pid-file=${join(this.dir, "mysqld.pid")}`,
+      `--log-error=${join(this.dir, "error.log")}`,
+      `--server-id=${this.serverId}`,
+      `--log-bin=${join(this.dir, "binlog")}`,
+      "--binlog-format=ROW",
+      "--gtid-strict-mode=1",
+      "--log-slave-updates=1",
+      `--read-only=${readOnly ? 1 : 0}`,
+      "--skip-name-resolve",
+      "--innodb-buffer-pool-size=32M",
+      "--innodb-flush-log-at-trx-commit=2",
+    ];
+    const [command, commandArgs] = asMysql("/usr/sbin/mariadbd", args);
+    this.process = spawn(command, commandArgs, { stdio: "ignore" });
+    const deadline = Date.now() + 30000;
+    while (Date.now() < deadline) {
+      if (await this.query("SELECT 1").then(() => true, () => false)) return;
+      if (this.process.exitCode !== null) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`${this.name} did not start (see ${join(this.dir, "error.log")})`);
+  }
+
+  async stop(mode: "fast" | "immediate" = "fast"): Promise<void> {
+    const child = this.process;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    // runuser forwards SIGTERM; a crash must hit mariadbd itself, whose pid is in its pid file.
+    if (mode === "immediate") {
+      const pid = Number(execFileSync("cat", [join(this.dir, "mysqld.pid")], { encoding: "utf8" }).trim());
+      process.kill(pid, "SIGKILL");
+    } else child.kill("SIGTERM");
+    await exited;
+  }
+
+  async promote(): Promise<void> {
+    await this.query("STOP SLAVE");
+    await this.query("RESET SLAVE ALL");
+    await this.query("SET GLOBAL read_only = 0");
+  }
+
+  async follow(primary: MariaDbInstance): Promise<void> {
+    await this.query("STOP SLAVE");
+    await this.query(`CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=${primary.port}, MASTER_USER='root', MASTER_USE_GTID=slave_pos`);
+    await this.query("START SLAVE");
+  }
+
+  async pauseReplay(): Promise<void> {
+    await this.query("STOP SLAVE SQL_THREAD");
+  }
+
+  async resumeReplay(): Promise<void> {
+    await this.query("START SLAVE SQL_THREAD");
+  }
+}
+
+export interface MariaDbTopology {
+  primary: MariaDbInstance;
+  replicas: MariaDbInstance[];
+  all(): MariaDbInstance[];
+  destroy(): Promise<void>;
+}
+
+async function initialize(dir: string): Promise<void> {
+  const [command, args] = asMysql("mariadb-install-db", [
+    "--no-defaults",
+    `--datadir=${join(dir, "data")}`,
+    "--auth-root-authentication-method=normal",
+    "--skip-test-db",
+  ]);
+  execFileSync(command, args, { stdio: "ignore" });
+}
+
+/** Starts a primary (with database `test`) and `replicaCount` GTID replicas. */
+export async function startMariaDbTopology(replicaCount = 1): Promise<MariaDbTopology> {
+  const root = mkdtempSync(join(tmpdir(), "poolgate-mariadb-"));
+  chmodSync(root, 0o755);
+  if (asRoot) chownSync(root, idOf("-u"), idOf("-g"));
+  const instances: Instance[] = [];
+  try {
+    for (let i = 0; i <= replicaCount; i++) {
+      const dir = join(root, i === 0 ? "primary" : `replica${i}`);
+      execFileSync(asRoot ? "runuser" : "mkdir", asRoot ? ["-u", "mysql", "--", "mkdir", dir] : [dir]);
+      await initialize(dir);
+      const instance = new Instance(i === 0 ? "primary" : `replica${i}`, await unusedPort(), i + 1, dir);
+      await instance.start(i !== 0);
+      instances.push(instance);
+    }
+    const [primary, ...replicas] = instances as [Instance, ...Instance[]];
+    await primary.query("CREATE DATABASE IF NOT EXISTS test");
+    for (const replica of replicas) await replica.follow(primary);
+  } catch (err) {
+    for (const instance of instances) await instance.stop("immediate");
+    rmSync(root, { recursive: true, force: true });
+    throw err;
+  }
+  const [primary, ...replicas] = instances as [Instance, ...Instance[]];
+  return {
+    primary,
+    replicas,
+    all: () => instances,
+    destroy: async () => {
+      for (const instance of instances) await instance.stop("immediate");
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+function idOf(flag: "-u" | "-g"): number {
+  return Number(execFileSync("id", [flag, "mysql"], { encoding: "utf8" }).trim());
+}
