@@ -45,7 +45,3 @@ export class GatewayError extends Error {
     return ERROR_CODES[this.code].retryable;
   }
 }
-
-export function isGatewayError(err: unknown): err is GatewayError {
-  return err instanceof GatewayError;
-}

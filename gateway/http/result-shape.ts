@@ -3,7 +3,6 @@
  * serialised straight to the response JSON (the envelope is assembled here so the hot path makes one
  * pass over the rows; column lists of cached statements are serialised once).
  */
-import type { QueryResult } from "../../schemas/query.js";
 import type { StatementResult } from "../engines/engine.js";
 
 const columnsJson = new WeakMap<object, string>();
@@ -21,12 +20,6 @@ function rowsAsObjects(result: StatementResult): Record<string, unknown>[] {
     objects[r] = object;
   }
   return objects;
-}
-
-export function shapeResult(result: StatementResult, rowMode: "object" | "array"): QueryResult {
-  const { command, columns, rows, rowCount } = result;
-  if (rowMode === "array" || columns.length === 0) return { command, columns, rows, rowCount };
-  return { command, columns, rows: rowsAsObjects(result), rowCount };
 }
 
 /** The JSON text of a QueryResult, plus `attempts` (and a consistency token) when given. */

@@ -13,7 +13,6 @@ export class Endpoint {
   lagMs: number | null = null;
   /** Why the endpoint gets no reads (lag), or null. */
   banReason: string | null = null;
-  lastCheckedAt: number | undefined;
   lastError: string | undefined;
   /** Requests currently routed here, for least-outstanding balancing. */
   outstanding = 0;

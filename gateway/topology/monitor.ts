@@ -163,7 +163,6 @@ export class TopologyMonitor implements Topology {
       endpoint.role = "unknown";
       endpoint.lastError = this.engine.describeConnectError(err);
     }
-    endpoint.lastCheckedAt = Date.now();
   }
 
   /** Picks the primary, estimates lag against it, bans and unbans replicas, follows failovers. */

@@ -5,15 +5,13 @@
  * are root. Everything is stopped and removed by `destroy()`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, chownSync, mkdtempSync, rmSync } from "node:fs";
 import { execFileSync } from "node:child_process";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import mysql from "mysql2/promise";
 import { unusedPort } from "./ports.js";
+import { runningAsRoot, type ServerGroup, startServerGroup, tempDirFor } from "./server-group.js";
 
-const asRoot = process.getuid?.() === 0;
-const asMysql = (command: string, args: string[]): [string, string[]] => (asRoot ? ["runuser", ["-u", "mysql", "--", command, ...args]] : [command, args]);
+const asMysql = (command: string, args: string[]): [string, string[]] => (runningAsRoot ? ["runuser", ["-u", "mysql", "--", command, ...args]] : [command, args]);
 
 export interface MariaDbInstance {
   readonly name: string;
@@ -117,12 +115,7 @@ class Instance implements MariaDbInstance {
   }
 }
 
-export interface MariaDbTopology {
-  primary: MariaDbInstance;
-  replicas: MariaDbInstance[];
-  all(): MariaDbInstance[];
-  destroy(): Promise<void>;
-}
+export type MariaDbTopology = ServerGroup<MariaDbInstance>;
 
 async function initialize(dir: string): Promise<void> {
   const [command, args] = asMysql("mariadb-install-db", [
@@ -136,14 +129,11 @@ async function initialize(dir: string): Promise<void> {
 
 /** Starts a primary (with database `test`) and `replicaCount` GTID replicas. */
 export async function startMariaDbTopology(replicaCount = 1): Promise<MariaDbTopology> {
-  const root = mkdtempSync(join(tmpdir(), "poolgate-mariadb-"));
-  chmodSync(root, 0o755);
-  if (asRoot) chownSync(root, idOf("-u"), idOf("-g"));
-  const instances: Instance[] = [];
-  try {
+  const root = tempDirFor("mysql", "poolgate-mariadb-");
+  return startServerGroup<Instance>(root, async (instances) => {
     for (let i = 0; i <= replicaCount; i++) {
       const dir = join(root, i === 0 ? "primary" : `replica${i}`);
-      execFileSync(asRoot ? "runuser" : "mkdir", asRoot ? ["-u", "mysql", "--", "mkdir", dir] : [dir]);
+      execFileSync(runningAsRoot ? "runuser" : "mkdir", runningAsRoot ? ["-u", "mysql", "--", "mkdir", dir] : [dir]);
       await initialize(dir);
       const instance = new Instance(i === 0 ? "primary" : `replica${i}`, await unusedPort(), i + 1, dir);
       await instance.start(i !== 0);
@@ -152,23 +142,5 @@ export async function startMariaDbTopology(replicaCount = 1): Promise<MariaDbTop
     const [primary, ...replicas] = instances as [Instance, ...Instance[]];
     await primary.query("CREATE DATABASE IF NOT EXISTS test");
     for (const replica of replicas) await replica.follow(primary);
-  } catch (err) {
-    for (const instance of instances) await instance.stop("immediate");
-    rmSync(root, { recursive: true, force: true });
-    throw err;
-  }
-  const [primary, ...replicas] = instances as [Instance, ...Instance[]];
-  return {
-    primary,
-    replicas,
-    all: () => instances,
-    destroy: async () => {
-      for (const instance of instances) await instance.stop("immediate");
-      rmSync(root, { recursive: true, force: true });
-    },
-  };
-}
-
-function idOf(flag: "-u" | "-g"): number {
-  return Number(execFileSync("id", [flag, "mysql"], { encoding: "utf8" }).trim());
+  });
 }

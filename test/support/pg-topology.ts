@@ -4,14 +4,14 @@
  * initdb refuses to run as root, so when the tests run as root every server command runs as the
  * `postgres` user. Everything is torn down by `destroy()`.
  */
-import { execFile, execFileSync } from "node:child_process";
-import { appendFileSync, chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import net from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
 import { unusedPort } from "./ports.js";
+import { runningAsRoot, type ServerGroup, startServerGroup, tempDirFor } from "./server-group.js";
 
 const run = promisify(execFile);
 
@@ -22,12 +22,11 @@ function binDir(): string {
   return join(root, versions[0] as string, "bin");
 }
 
-const asRoot = process.getuid?.() === 0;
 
 /** Runs a PostgreSQL binary, as the postgres user when we are root. */
 async function pgCommand(binary: string, args: string[]): Promise<string> {
   const path = join(binDir(), binary);
-  const { stdout } = asRoot ? await run("runuser", ["-u", "postgres", "--", path, ...args]) : await run(path, args);
+  const { stdout } = runningAsRoot ? await run("runuser", ["-u", "postgres", "--", path, ...args]) : await run(path, args);
   return stdout;
 }
 
@@ -109,12 +108,7 @@ class Instance implements PgInstance {
   }
 }
 
-export interface PgTopology {
-  primary: PgInstance;
-  replicas: PgInstance[];
-  all(): PgInstance[];
-  destroy(): Promise<void>;
-}
+export type PgTopology = ServerGroup<PgInstance>;
 
 function serverSettings(host: string, port: number): string {
   return [
@@ -149,11 +143,8 @@ export interface TopologyOptions {
 
 /** Starts a primary and `replicaCount` streaming replicas. */
 export async function startTopology(replicaCount = 2, options: TopologyOptions = {}): Promise<PgTopology> {
-  const root = mkdtempSync(join(tmpdir(), "poolgate-topology-"));
-  chmodSync(root, 0o755);
-  if (asRoot) chownSync(root, idOf("-u", "postgres"), idOf("-g", "postgres"));
-  const instances: Instance[] = [];
-  try {
+  const root = tempDirFor("postgres", "poolgate-topology-");
+  return startServerGroup<Instance>(root, async (instances) => {
     const hostOf = (i: number) => (options.distinctHosts ? `127.0.0.${11 + i}` : "127.0.0.1");
     const sharedPort = options.distinctHosts ? await portFreeOn(Array.from({ length: replicaCount + 1 }, (_, i) => hostOf(i))) : undefined;
     const primaryPort = sharedPort ?? (await unusedPort());
@@ -179,21 +170,7 @@ export async function startTopology(replicaCount = 2, options: TopologyOptions =
       await primary.query(`ALTER SYSTEM SET synchronous_standby_names = '${options.synchronousStandby}'`);
       await primary.query("SELECT pg_reload_conf()");
     }
-  } catch (err) {
-    for (const instance of instances) await instance.stop("immediate");
-    rmSync(root, { recursive: true, force: true });
-    throw err;
-  }
-  const [primary, ...replicas] = instances as [Instance, ...Instance[]];
-  return {
-    primary,
-    replicas,
-    all: () => instances,
-    destroy: async () => {
-      for (const instance of instances) await instance.stop("immediate");
-      rmSync(root, { recursive: true, force: true });
-    },
-  };
+  });
 }
 
 /** A port that is free on every one of the given loopback addresses. */
@@ -212,9 +189,4 @@ function canBind(host: string, port: number): Promise<boolean> {
     server.once("error", () => resolve(false));
     server.listen(port, host, () => server.close(() => resolve(true)));
   });
-}
-
-/** Numeric uid/gid of a user (harness set-up only). */
-function idOf(flag: "-u" | "-g", user: string): number {
-  return Number(execFileSync("id", [flag, user], { encoding: "utf8" }).trim());
 }

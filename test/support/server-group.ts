@@ -1,0 +1,55 @@
+/**
+ * What the database topology harnesses share: a temporary directory owned by the server's system user
+ * (servers refuse to run as root), and the start-or-clean-up / destroy lifecycle of a primary and its
+ * replicas.
+ */
+import { execFileSync } from "node:child_process";
+import { chmodSync, chownSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const runningAsRoot = process.getuid?.() === 0;
+
+/** A new temporary directory that `user` may write into (chowned to it when we are root). */
+export function tempDirFor(user: string, prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  chmodSync(dir, 0o755);
+  if (runningAsRoot) chownSync(dir, idOf("-u", user), idOf("-g", user));
+  return dir;
+}
+
+function idOf(flag: "-u" | "-g", user: string): number {
+  return Number(execFileSync("id", [flag, user], { encoding: "utf8" }).trim());
+}
+
+export interface Stoppable {
+  stop(mode: "immediate"): Promise<void>;
+}
+
+export interface ServerGroup<I> {
+  primary: I;
+  replicas: I[];
+  all(): I[];
+  /** Crashes every server and removes its files. */
+  destroy(): Promise<void>;
+}
+
+/**
+ * Runs `start`, which pushes each server into `instances` as it comes up (the primary first); if it
+ * fails, whatever started is stopped and the directory removed before the error goes on.
+ */
+export async function startServerGroup<I extends Stoppable>(root: string, start: (instances: I[]) => Promise<void>): Promise<ServerGroup<I>> {
+  const instances: I[] = [];
+  const destroy = async () => {
+    for (const instance of instances) await instance.stop("immediate");
+    rmSync(root, { recursive: true, force: true });
+  };
+  try {
+    await start(instances);
+  } catch (err) {
+    await destroy();
+    throw err;
+  }
+  const [primary, ...replicas] = instances as [I, ...I[]];
+  return { primary, replicas, all: () => instances, destroy };
+}
