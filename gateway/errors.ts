@@ -14,6 +14,8 @@ export interface GatewayErrorExtras {
   retryAfterS?: number;
   /** The gateway already waited for this condition: retryable by the caller, not again inside. */
   final?: boolean;
+  /** The instance refused a write because it is read-only (a demoted primary): nothing was applied. */
+  refusedAsReadOnly?: boolean;
 }
 
 export class GatewayError extends Error {
@@ -24,6 +26,7 @@ export class GatewayError extends Error {
   readonly issues: { path: string; message: string }[] | undefined;
   readonly retryAfterS: number | undefined;
   readonly final: boolean;
+  readonly refusedAsReadOnly: boolean;
 
   constructor(code: ErrorCode, message: string, extras: GatewayErrorExtras = {}) {
     super(message, extras.cause === undefined ? undefined : { cause: extras.cause });
@@ -35,6 +38,7 @@ export class GatewayError extends Error {
     this.issues = extras.issues;
     this.retryAfterS = extras.retryAfterS;
     this.final = extras.final ?? false;
+    this.refusedAsReadOnly = extras.refusedAsReadOnly ?? false;
   }
 
   get status(): number {

@@ -29,7 +29,7 @@ export const bigNumbersSchema = z
 export const rowModeSchema = z.enum(["object", "array"]);
 
 const statementFields = {
-  sql: z.string().min(1).describe("One SQL statement; $1, $2... for parameters"),
+  sql: z.string().min(1).describe("One SQL statement; parameters are $1, $2... on PostgreSQL and ? on MySQL"),
   params: z.array(paramSchema).max(65535).optional().describe("Positional parameters; default []"),
 };
 
@@ -80,7 +80,7 @@ export type BatchRequest = z.infer<typeof batchRequestSchema>;
 
 export const columnSchema = z.object({
   name: z.string(),
-  type: z.string().describe("Database type name, e.g. int4, text, timestamptz, _int4 for int4[]"),
+  type: z.string().describe("Database type name, e.g. int4, text, timestamptz, _int4 for int4[] (PostgreSQL); bigint, varchar, datetime (MySQL)"),
 });
 export type Column = z.infer<typeof columnSchema>;
 
@@ -89,6 +89,7 @@ export const queryResultSchema = z.object({
   columns: z.array(columnSchema),
   rows: z.array(z.union([z.array(z.unknown()), z.record(z.string(), z.unknown())])),
   rowCount: z.number().int().nullable().describe("Rows returned or affected"),
+  lastInsertId: z.string().optional().describe("MySQL: the AUTO_INCREMENT value the INSERT generated, as an exact string"),
 });
 export type QueryResult = z.infer<typeof queryResultSchema>;
 

@@ -6,7 +6,7 @@
 import type { HealthResponse } from "../../schemas/health.js";
 import type { GatewayConfig } from "../config/schema.js";
 import type { Engine, EngineConnection } from "../engines/engine.js";
-import { PostgresEngine } from "../engines/postgres/engine.js";
+import { engineForUrl } from "../engines/engine-for-url.js";
 import { GatewayError } from "../errors.js";
 import { Executor } from "../execution/executor.js";
 import { TransactionRegistry } from "../execution/transactions.js";
@@ -53,7 +53,7 @@ export class Cluster {
     private readonly logger: Logger,
     clock: Clock = monotonicClock,
   ) {
-    this.engine = new PostgresEngine({ preparedCacheSize: config.statements.preparedCacheSize, cancelGraceMs: CANCEL_GRACE_MS });
+    this.engine = engineForUrl(urls.writerUrl, { preparedCacheSize: config.statements.preparedCacheSize, cancelGraceMs: CANCEL_GRACE_MS });
     const settings = poolSettings(config, embedded);
     this.makeEndpoint = (endpointName, url, writer) =>
       new Endpoint(

@@ -29,7 +29,11 @@ describe("configuration", () => {
     expect(() => parseConfig({ pool: { keepaliveMs: 60000, maxLifetimeMs: 30000 } })).toThrow(/keepaliveMs must be below maxLifetimeMs/);
     expect(() => parseConfig({ server: { port: 70000 } })).toThrow(/server\.port/);
     expect(() => parseConfig({ statements: { defaultTimeoutMs: 5000, maxTimeoutMs: 1000 } })).toThrow(/defaultTimeoutMs \(5000\) exceeds/);
-    expect(() => parseConfig({ clusters: { main: { writerUrl: "mysql://db/app" } } })).toThrow(/postgres:\/\//);
+    expect(() => parseConfig({ clusters: { main: { writerUrl: "oracle://db/app" } } })).toThrow(/postgres:\/\/.*or mysql:\/\//);
+    expect(() => parseConfig({ defaultCluster: "main", clusters: { main: { writerUrl: "mysql://db/app", readerUrls: ["postgres://r/app"] } } })).toThrow(
+      /readerUrls must use the same engine/,
+    );
+    expect(parseConfig({ defaultCluster: "main", clusters: { main: { writerUrl: "mysql://db/app" } } }).clusters.main?.writerUrl).toBe("mysql://db/app");
     expect(() => parseConfig({ clusters: { main: { writerUrl: "postgres://db/app" } } })).toThrow(
       /defaultCluster: "default" is not one of/,
     );

@@ -6,18 +6,26 @@ import { z } from "zod";
 
 const ms = (description: string) => z.number().int().nonnegative().describe(description);
 
-const postgresUrl = z.string().refine((value) => {
+/** The URL scheme picks the engine. */
+export const ENGINE_SCHEMES = { "postgres:": "postgres", "postgresql:": "postgres", "mysql:": "mysql" } as const;
+export type EngineKind = (typeof ENGINE_SCHEMES)[keyof typeof ENGINE_SCHEMES];
+
+/** The engine a database URL names, or undefined when it names none. */
+export function engineOfUrl(value: string): EngineKind | undefined {
   try {
-    const url = new URL(value);
-    return url.protocol === "postgres:" || url.protocol === "postgresql:";
+    return ENGINE_SCHEMES[new URL(value).protocol as keyof typeof ENGINE_SCHEMES];
   } catch {
-    return false;
+    return undefined;
   }
-}, "must be a postgres://user:password@host:port/database URL");
+}
+
+const databaseUrl = z
+  .string()
+  .refine((value) => engineOfUrl(value) !== undefined, "must be a postgres://user:password@host:port/database or mysql://user:password@host:port/database URL");
 
 export const clusterConfigSchema = z.strictObject({
-  writerUrl: postgresUrl.describe("The writer (primary) endpoint, postgres://user:pass@host:port/db"),
-  readerUrls: z.array(postgresUrl).default([]).describe("Reader (replica) endpoints; reads are spread over them"),
+  writerUrl: databaseUrl.describe("The writer (primary) endpoint; its scheme picks the engine: postgres://user:pass@host:5432/db or mysql://user:pass@host:3306/db"),
+  readerUrls: z.array(databaseUrl).default([]).describe("Reader (replica) endpoints, same scheme as the writer; reads are spread over them"),
   discovery: z
     .strictObject({
       instanceHostPattern: z
@@ -28,8 +36,11 @@ export const clusterConfigSchema = z.strictObject({
       refreshIntervalMs: ms("How often the instance list is read again (also at once on failover)").min(100).default(30000),
     })
     .optional()
-    .describe("Aurora PostgreSQL: discover the instances from aurora_replica_status()"),
-});
+    .describe("Aurora: discover the instances from aurora_replica_status() (PostgreSQL) or information_schema.replica_host_status (MySQL)"),
+}).refine(
+  (cluster) => cluster.readerUrls.every((url) => engineOfUrl(url) === engineOfUrl(cluster.writerUrl)),
+  { message: "readerUrls must use the same engine (URL scheme) as writerUrl", path: ["readerUrls"] },
+);
 export type ClusterConfig = z.infer<typeof clusterConfigSchema>;
 
 export const poolConfigSchema = z

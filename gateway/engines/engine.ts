@@ -11,6 +11,8 @@ export interface StatementResult {
   /** Rows in column order; the HTTP layer shapes them into objects when asked. */
   rows: unknown[][];
   rowCount: number | null;
+  /** MySQL: the AUTO_INCREMENT value an INSERT generated (exact, as a string). */
+  lastInsertId?: string;
 }
 
 export interface ExecuteOptions {
@@ -59,7 +61,7 @@ export interface EngineConnection {
   rollback(timeoutMs: number): Promise<void>;
   /** Role and replication position of the instance this session reached. */
   inspect(timeoutMs: number): Promise<InstanceState>;
-  /** The cluster's instances as the database lists them (Aurora only; fails elsewhere). */
+  /** The cluster's instances as the database lists them (Aurora PostgreSQL and MySQL only; fails elsewhere). */
   listInstances(timeoutMs: number): Promise<ListedInstance[]>;
   /** A consistency token for what this session has committed so far (the primary's WAL position). */
   commitPosition(timeoutMs: number): Promise<string | null>;
@@ -87,8 +89,12 @@ export interface EngineEndpoint {
 }
 
 export interface Engine {
-  readonly kind: "postgres";
-  /** Orders two positions from InstanceState/commitPosition: negative, zero or positive like a comparator. */
+  readonly kind: "postgres" | "mysql";
+  /**
+   * Compares two positions from InstanceState/commitPosition: >= 0 when an instance at `a` has applied
+   * everything up to `b` (0 when they are the same), negative otherwise. WAL positions are totally
+   * ordered; GTID sets may be incomparable, which counts as "not applied".
+   */
   comparePositions(a: string, b: string): number;
   /** Whether a caller-supplied consistency token has the form of a position. */
   isPosition(text: string): boolean;

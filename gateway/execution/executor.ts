@@ -23,9 +23,6 @@ export interface Written<T> {
   consistencyToken: string | undefined;
 }
 
-/** SQLSTATE of a write refused by an instance in recovery: the primary was demoted. */
-const READ_ONLY_TRANSACTION = "25006";
-
 /** A timeout or conflict in SQL that commits on its own does not mean "nothing was applied". */
 function partOfItMayHaveCommitted(err: unknown): unknown {
   if (!(err instanceof GatewayError) || !["STATEMENT_TIMEOUT", "SERIALIZATION_FAILURE", "CONNECTION_LOST"].includes(err.code)) return err;
@@ -45,7 +42,7 @@ export function refuseTransactionControl(sqls: readonly string[], where: string)
 }
 
 function isReadOnlyRefusal(err: unknown): boolean {
-  return err instanceof GatewayError && err.code === "DATABASE_ERROR" && err.database?.sqlstate === READ_ONLY_TRANSACTION;
+  return err instanceof GatewayError && err.code === "DATABASE_ERROR" && err.refusedAsReadOnly;
 }
 
 export class Executor {

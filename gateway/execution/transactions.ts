@@ -100,7 +100,7 @@ export class TransactionRegistry {
     try {
       return await work(tx.entry.connection);
     } catch (err) {
-      if (err instanceof GatewayError && !tx.readOnly && (err.database?.sqlstate === "25006" || err.code === "OUTCOME_UNKNOWN")) {
+      if (err instanceof GatewayError && !tx.readOnly && (err.refusedAsReadOnly || err.code === "OUTCOME_UNKNOWN")) {
         this.router.signalFailover(`transaction ${id}: ${err.message}`);
       }
       if (err instanceof GatewayError && (err.code === "OUTCOME_UNKNOWN" || err.code === "CONNECTION_LOST")) {

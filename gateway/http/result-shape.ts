@@ -32,5 +32,6 @@ export function serializeResult(result: StatementResult, rowMode: "object" | "ar
   const rows = JSON.stringify(rowMode === "array" || result.columns.length === 0 ? result.rows : rowsAsObjects(result));
   const token = consistencyToken === undefined ? "" : `,"consistencyToken":${JSON.stringify(consistencyToken)}`;
   const tail = attempts === undefined ? "}" : `,"attempts":${attempts}${token}}`;
-  return `{"command":${JSON.stringify(result.command)},"columns":${columns},"rows":${rows},"rowCount":${result.rowCount}${tail}`;
+  const insertId = result.lastInsertId === undefined ? "" : `,"lastInsertId":${JSON.stringify(result.lastInsertId)}`;
+  return `{"command":${JSON.stringify(result.command)},"columns":${columns},"rows":${rows},"rowCount":${result.rowCount}${insertId}${tail}`;
 }

@@ -198,7 +198,7 @@ export class TopologyMonitor implements Topology {
   private lagOf(replica: Endpoint, now: number): number {
     if (!replica.position) return Number.POSITIVE_INFINITY;
     for (const sample of this.primaryHistory) {
-      if (this.engine.comparePositions(sample.position, replica.position) > 0) return now - sample.at;
+      if (this.engine.comparePositions(replica.position, sample.position) < 0) return now - sample.at;
     }
     return 0;
   }

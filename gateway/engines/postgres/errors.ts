@@ -13,6 +13,9 @@ export function isDatabaseError(err: unknown): err is pg.DatabaseError {
   return err instanceof pg.DatabaseError;
 }
 
+/** A write refused by an instance in recovery (a demoted primary) or in a READ ONLY transaction. */
+const READ_ONLY_TRANSACTION = "25006";
+
 /** FATAL and PANIC end the session: whatever was running may or may not have committed. */
 export function isSessionFatal(err: pg.DatabaseError): boolean {
   return err.severity === "FATAL" || err.severity === "PANIC";
@@ -39,7 +42,11 @@ export function mapStatementError(err: pg.DatabaseError): GatewayError {
       database,
     });
   }
-  return new GatewayError("DATABASE_ERROR", err.message, { cause: err, database });
+  return new GatewayError("DATABASE_ERROR", err.message, {
+    cause: err,
+    database,
+    refusedAsReadOnly: database.sqlstate === READ_ONLY_TRANSACTION,
+  });
 }
 
 /** Why a connection attempt failed, in words safe for logs and error bodies (no credentials). */

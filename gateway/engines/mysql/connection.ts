@@ -1,0 +1,426 @@
+/**
+ * One MySQL/MariaDB session through `mysql2`, as the pool sees it. Owns: statements run as prepared
+ * statements when they carry parameters (mysql2 caches them per connection) and as plain queries
+ * otherwise, rows converted and size-bounded while they stream in, statement timeouts that really
+ * stop the statement on the server (KILL QUERY from a side session, then a hard cut), session-state
+ * tracking and reset (COM_RESET_CONNECTION), role and GTID position checks, and death detection.
+ */
+import type { Connection } from "mysql2";
+import type { Param } from "../../../schemas/query.js";
+import { GatewayError } from "../../errors.js";
+import type { EngineConnection, ExecuteOptions, InstanceState, ListedInstance, StatementResult, TransactionOptions } from "../engine.js";
+import { INTERRUPTED, isServerError, mapStatementError, type MysqlDriverError } from "./errors.js";
+import { mayChangeSessionState } from "./session-state.js";
+import { approximateBytes, columnsOf, type Converter, convertersFor, convertRow, encodeParams, type MysqlField } from "./values.js";
+
+export type MysqlFlavour = "mariadb" | "mysql";
+
+export interface MysqlConnectionSettings {
+  flavour: MysqlFlavour;
+  /** After a KILL QUERY, how long to wait for the statement to end before cutting the socket. */
+  cancelGraceMs: number;
+  /** Sends KILL QUERY <threadId> to the instance at host:port from a side session. */
+  killQuery(host: string, port: number, threadId: number, timeoutMs: number): Promise<void>;
+  /** Statements that put a fresh (or reset) session into the state the conversions expect. */
+  sessionSetup: string;
+}
+
+/** The OK packet mysql2 reports for statements without a result set. */
+interface ResultSetHeader {
+  affectedRows: number;
+  insertId: number | string;
+  serverStatus?: number;
+}
+
+/** What mysql2's command objects emit in event mode. */
+interface CommandEmitter {
+  on(event: "fields", listener: (fields: MysqlField[] | undefined) => void): CommandEmitter;
+  on(event: "result", listener: (row: unknown) => void): CommandEmitter;
+  on(event: "error", listener: (err: Error) => void): CommandEmitter;
+  on(event: "end", listener: () => void): CommandEmitter;
+}
+
+interface Mysql2Internals {
+  threadId: number;
+  stream: { destroy(): void; remoteAddress?: string; remotePort?: number };
+  config: { host?: string; port?: number };
+}
+
+const SERVER_STATUS_IN_TRANS = 1;
+/** Deadlock: the server rolled the whole transaction back. */
+const DEADLOCK = 1213;
+
+const ISOLATION_SQL = { "read committed": "READ COMMITTED", "repeatable read": "REPEATABLE READ", serializable: "SERIALIZABLE" } as const;
+
+const INSPECT_SQL: Record<MysqlFlavour, string> = {
+  mariadb: "SELECT @@global.read_only OR @@global.innodb_read_only, NULLIF(@@global.gtid_current_pos, '')",
+  mysql: "SELECT @@global.read_only OR @@global.innodb_read_only, IF(@@global.gtid_mode = 'ON', NULLIF(@@global.gtid_executed, ''), NULL)",
+};
+
+/** The session's own last transaction (MariaDB), or everything the server executed (MySQL). */
+const COMMIT_POSITION_SQL: Record<MysqlFlavour, string> = {
+  mariadb: "SELECT NULLIF(@@session.last_gtid, '')",
+  mysql: "SELECT IF(@@global.gtid_mode = 'ON', NULLIF(@@global.gtid_executed, ''), NULL)",
+};
+
+/** Aurora MySQL's instance list; entries not updated for five minutes are stale (the AWS wrapper's rule). */
+const LIST_INSTANCES_SQL =
+  "SELECT SERVER_ID, SESSION_ID = 'MASTER_SESSION_ID', REPLICA_LAG_IN_MILLISECONDS FROM information_schema.replica_host_status " +
+  "WHERE SESSION_ID = 'MASTER_SESSION_ID' OR TIME_TO_SEC(TIMEDIFF(NOW(), LAST_UPDATE_TIMESTAMP)) <= 300";
+
+const NO_LIMITS: ExecuteOptions = { timeoutMs: 0, bigNumbers: "string", maxResultBytes: 1 << 20, maxResultRows: 1000 };
+
+/** One statement's outcome as it streamed in. */
+interface Collected {
+  fields: MysqlField[] | undefined;
+  converters: Converter[];
+  rows: unknown[][];
+  header: ResultSetHeader | undefined;
+  /** The last result set (with columns), for CALL, whose final OK packet carries no rows. */
+  lastResultSet: { fields: MysqlField[]; rows: unknown[][] } | undefined;
+  rowsSeen: number;
+  bytes: number;
+  overLimit: boolean;
+}
+
+/** SELECT, INSERT... from the statement's first keyword, as PostgreSQL reports its command tags. */
+function commandOf(sql: string): string {
+  const match = /^(?:\s+|--[^\n]*\n|#[^\n]*\n|\/\*[\s\S]*?\*\/|\()*([A-Za-z]+)/.exec(sql);
+  return match?.[1]?.toUpperCase() ?? "";
+}
+
+export class MysqlConnection implements EngineConnection {
+  reachedRole: "primary" | "replica" | undefined;
+  private sessionDirty = false;
+  private inTransaction = false;
+  /** The server rolled the open transaction back (deadlock): COMMIT must not report success. */
+  private rolledBackByServer = false;
+  /** A KILL QUERY went out and may still land on whatever runs next: never hand this session on. */
+  private cancelMayLand = false;
+  private dead = false;
+  private positionsUnsupported = false;
+  private readonly deathListeners: ((cause: Error) => void)[] = [];
+  /** Rejects the statement in flight when the session dies (mysql2 reports that on the connection). */
+  private failInFlight: ((err: Error) => void) | undefined;
+  private readonly internals: Mysql2Internals;
+
+  constructor(
+    readonly id: number,
+    private readonly connection: Connection,
+    private readonly settings: MysqlConnectionSettings,
+  ) {
+    this.internals = connection as unknown as Mysql2Internals;
+    connection.on("error", (err: Error) => this.markDead(err));
+    connection.on("end", () => this.markDead(new Error("connection ended")));
+  }
+
+  get alive(): boolean {
+    return !this.dead;
+  }
+
+  get needsReset(): boolean {
+    return this.sessionDirty || this.cancelMayLand || this.inTransaction;
+  }
+
+  onDeath(listener: (cause: Error) => void): void {
+    this.deathListeners.push(listener);
+  }
+
+  async execute(sql: string, params: readonly Param[], options: ExecuteOptions): Promise<StatementResult> {
+    if (mayChangeSessionState(sql)) this.sessionDirty = true;
+    let collected: Collected;
+    try {
+      collected = await this.run(sql, params, options);
+    } catch (err) {
+      if (err instanceof GatewayError && err.database?.engineCode === DEADLOCK && this.inTransaction) this.rolledBackByServer = true;
+      throw err;
+    }
+    if (collected.overLimit) {
+      throw new GatewayError(
+        "RESULT_TOO_LARGE",
+        `the statement ran (a write outside a transaction is committed) but its result exceeds the limit of ${options.maxResultRows} rows or ${options.maxResultBytes} bytes (saw at least ${collected.rowsSeen} rows, ${collected.bytes} bytes); add a LIMIT or select fewer columns`,
+      );
+    }
+    const command = commandOf(sql);
+    const resultSet = command === "CALL" ? collected.lastResultSet : undefined;
+    if (resultSet) return { command, columns: columnsOf(resultSet.fields), rows: resultSet.rows, rowCount: resultSet.rows.length };
+    if (collected.fields) return { command, columns: columnsOf(collected.fields), rows: collected.rows, rowCount: collected.rows.length };
+    const header = collected.header;
+    const insertId = header && Number(header.insertId) !== 0 ? String(header.insertId) : undefined;
+    return { command, columns: [], rows: [], rowCount: header?.affectedRows ?? null, ...(insertId ? { lastInsertId: insertId } : {}) };
+  }
+
+  async begin(options: TransactionOptions, timeoutMs: number): Promise<void> {
+    // SET TRANSACTION (without SESSION) applies to the next transaction only.
+    const isolation = options.isolation ? `SET TRANSACTION ISOLATION LEVEL ${ISOLATION_SQL[options.isolation]}; ` : "";
+    this.inTransaction = true;
+    this.rolledBackByServer = false;
+    await this.simple(`${isolation}START TRANSACTION${options.readOnly ? " READ ONLY" : ""}`, timeoutMs);
+  }
+
+  /**
+   * MySQL keeps a transaction open after a failed statement (only that statement is undone), so
+   * COMMIT commits the statements that succeeded; only a transaction the server itself rolled back
+   * (a deadlock) is reported as "rolled back".
+   */
+  async commit(timeoutMs: number): Promise<"committed" | "rolled back"> {
+    if (this.rolledBackByServer) {
+      await this.rollback(timeoutMs);
+      return "rolled back";
+    }
+    await this.simple("COMMIT", timeoutMs);
+    this.inTransaction = false;
+    return "committed";
+  }
+
+  async rollback(timeoutMs: number): Promise<void> {
+    await this.simple("ROLLBACK", timeoutMs);
+    this.inTransaction = false;
+    this.rolledBackByServer = false;
+  }
+
+  async inspect(timeoutMs: number): Promise<InstanceState> {
+    const sql = this.positionsUnsupported ? "SELECT @@global.read_only OR @@global.innodb_read_only, NULL" : INSPECT_SQL[this.settings.flavour];
+    let row: unknown[];
+    try {
+      row = await this.firstRow(sql, timeoutMs);
+    } catch (err) {
+      // A flavour without GTID variables still has a role.
+      if (this.positionsUnsupported || !(err instanceof GatewayError && err.code === "DATABASE_ERROR")) throw err;
+      this.positionsUnsupported = true;
+      return this.inspect(timeoutMs);
+    }
+    const role = Number(row[0]) === 1 ? "replica" : "primary";
+    const position = (row[1] as string | null) ?? null;
+    return { role, position, replayAgeMs: role === "replica" ? await this.replicationDelayMs(timeoutMs) : null };
+  }
+
+  /** Seconds_Behind_Master/Source of a binlog replica, in ms (null when not replicating, as on Aurora). */
+  private async replicationDelayMs(timeoutMs: number): Promise<number | null> {
+    const collected = await this.run(this.settings.flavour === "mariadb" ? "SHOW SLAVE STATUS" : "SHOW REPLICA STATUS", [], { ...NO_LIMITS, timeoutMs }).catch(
+      () => undefined,
+    );
+    if (!collected?.fields || collected.rows.length === 0) return null;
+    const at = collected.fields.findIndex((field) => field.name === "Seconds_Behind_Master" || field.name === "Seconds_Behind_Source");
+    const seconds = collected.rows[0]?.[at];
+    return seconds === null || seconds === undefined ? null : Number(seconds) * 1000;
+  }
+
+  async listInstances(timeoutMs: number): Promise<ListedInstance[]> {
+    const collected = await this.run(LIST_INSTANCES_SQL, [], { ...NO_LIMITS, timeoutMs });
+    return collected.rows.map((row) => {
+      const [serverId, writer, lagMs] = row as [string, number | string, number | string | null];
+      return { serverId: String(serverId), writer: Number(writer) === 1, lagMs: lagMs === null ? null : Number(lagMs) };
+    });
+  }
+
+  async commitPosition(timeoutMs: number): Promise<string | null> {
+    if (this.positionsUnsupported) return null;
+    const row = await this.firstRow(COMMIT_POSITION_SQL[this.settings.flavour], timeoutMs);
+    return (row[0] as string | null) ?? null;
+  }
+
+  /** Applies the session settings the conversions expect (after connect and after a reset). */
+  async setUpSession(timeoutMs: number): Promise<void> {
+    await this.simple(this.settings.sessionSetup, timeoutMs);
+  }
+
+  async ping(timeoutMs: number): Promise<void> {
+    await this.simple("SELECT 1", timeoutMs);
+  }
+
+  /**
+   * An open transaction alone is rolled back; anything else (variables, temporary tables, locks,
+   * prepared statements, user variables) is cleared with COM_RESET_CONNECTION, after which the
+   * session settings are applied again.
+   */
+  async reset(timeoutMs: number): Promise<void> {
+    if (this.cancelMayLand) throw new Error("a KILL QUERY may still land on this session");
+    if (!this.sessionDirty) {
+      if (this.inTransaction) await this.rollback(timeoutMs);
+      return;
+    }
+    await this.withTimeout(
+      new Promise<void>((resolve, reject) => {
+        this.failInFlight = reject;
+        this.connection.reset((err: unknown) => (err ? reject(err) : resolve()));
+      }),
+      timeoutMs,
+      "COM_RESET_CONNECTION",
+    );
+    this.inTransaction = false;
+    this.rolledBackByServer = false;
+    await this.setUpSession(timeoutMs);
+    this.sessionDirty = false;
+  }
+
+  async close(): Promise<void> {
+    if (this.dead) return;
+    this.dead = true;
+    await new Promise<void>((resolve) => {
+      const cut = setTimeout(() => {
+        this.internals.stream.destroy();
+        resolve();
+      }, 1000);
+      this.connection.end(() => {
+        clearTimeout(cut);
+        resolve();
+      });
+    });
+  }
+
+  destroy(): void {
+    this.dead = true;
+    this.internals.stream.destroy();
+  }
+
+  private markDead(cause: Error): void {
+    this.failInFlight?.(cause);
+    if (this.dead) return;
+    this.dead = true;
+    for (const listener of this.deathListeners) listener(cause);
+  }
+
+  private async firstRow(sql: string, timeoutMs: number): Promise<unknown[]> {
+    const collected = await this.run(sql, [], { ...NO_LIMITS, timeoutMs });
+    return collected.rows[0] ?? [];
+  }
+
+  private async simple(sql: string, timeoutMs: number): Promise<void> {
+    await this.run(sql, [], { ...NO_LIMITS, timeoutMs });
+  }
+
+  /** A non-statement command (reset) bounded by a timeout: a silent server costs the session. */
+  private async withTimeout<T>(work: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+    const timer = setTimeout(() => {
+      this.destroy();
+      this.failInFlight?.(new Error(`${what} got no answer within ${timeoutMs}ms`));
+    }, timeoutMs);
+    try {
+      return await work;
+    } finally {
+      clearTimeout(timer);
+      this.failInFlight = undefined;
+    }
+  }
+
+  /**
+   * Sends one statement (prepared when it has parameters) and collects its result while it streams
+   * in. The timeout stops it on the server with KILL QUERY; if the statement has not ended within the
+   * grace period after that, the socket is cut and the outcome is unknown.
+   */
+  private async run(sql: string, params: readonly Param[], options: ExecuteOptions): Promise<Collected> {
+    if (this.dead) throw new GatewayError("CONNECTION_LOST", "the database session closed before the statement was sent");
+    const collected: Collected = {
+      fields: undefined,
+      converters: [],
+      rows: [],
+      header: undefined,
+      lastResultSet: undefined,
+      rowsSeen: 0,
+      bytes: 0,
+      overLimit: false,
+    };
+    let timedOut = false;
+    let kill: Promise<boolean> | undefined;
+    let hardTimer: NodeJS.Timeout | undefined;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      this.cancelMayLand = true;
+      const peer = this.peer();
+      kill = this.settings.killQuery(peer.host, peer.port, this.internals.threadId, this.settings.cancelGraceMs).then(
+        () => true,
+        () => {
+          this.destroy();
+          return false;
+        },
+      );
+      hardTimer = setTimeout(() => this.destroy(), this.settings.cancelGraceMs);
+    }, options.timeoutMs);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        this.failInFlight = reject;
+        const command = (
+          params.length > 0
+            ? this.connection.execute({ sql, values: encodeParams(params) })
+            : this.connection.query({ sql })
+        ) as unknown as CommandEmitter;
+        let settled = false;
+        command
+          .on("fields", (fields) => {
+            collected.fields = fields;
+            collected.rows = [];
+            collected.header = undefined;
+            collected.converters = fields ? convertersFor(fields, options.bigNumbers) : [];
+            if (fields) collected.lastResultSet = { fields, rows: collected.rows };
+          })
+          .on("result", (row) => {
+            if (!Array.isArray(row)) {
+              const header = row as ResultSetHeader;
+              collected.header = header;
+              collected.fields = undefined;
+              if (header.serverStatus !== undefined) this.inTransaction = (header.serverStatus & SERVER_STATUS_IN_TRANS) !== 0;
+              return;
+            }
+            collected.rowsSeen++;
+            if (collected.overLimit) return;
+            convertRow(row, collected.converters);
+            collected.bytes += approximateBytes(row);
+            if (collected.rowsSeen > options.maxResultRows || collected.bytes > options.maxResultBytes) {
+              collected.overLimit = true;
+              collected.rows.length = 0;
+              return;
+            }
+            collected.rows.push(row);
+          })
+          .on("error", (err) => {
+            if (settled) return;
+            settled = true;
+            reject(err);
+          })
+          .on("end", () => {
+            if (settled) return;
+            settled = true;
+            resolve();
+          });
+      });
+      return collected;
+    } catch (err) {
+      // Whether our KILL QUERY was carried out decides whether it can still reach the next statement.
+      const killLanded = kill ? await kill : false;
+      throw this.mapRunError(err, timedOut, killLanded, options.timeoutMs);
+    } finally {
+      this.failInFlight = undefined;
+      clearTimeout(timer);
+      if (hardTimer) clearTimeout(hardTimer);
+    }
+  }
+
+  private mapRunError(err: unknown, timedOut: boolean, killLanded: boolean, timeoutMs: number): GatewayError {
+    if (isServerError(err) && !this.dead) {
+      if (INTERRUPTED.has(err.errno) && timedOut) {
+        // Our KILL QUERY ended this statement, so it cannot reach the next one.
+        if (killLanded) this.cancelMayLand = false;
+        return new GatewayError("STATEMENT_TIMEOUT", `statement cancelled after ${timeoutMs}ms timeout`, { cause: err });
+      }
+      return mapStatementError(err);
+    }
+    const cause = err instanceof Error ? err : new Error(String(err));
+    if ((cause as MysqlDriverError).fatal !== true && !this.dead && !(cause as MysqlDriverError).code?.startsWith("PROTOCOL_")) {
+      // A client-side refusal before anything was sent (for example an invalid parameter).
+      return new GatewayError("INVALID_REQUEST", cause.message, { cause });
+    }
+    this.markDead(cause);
+    const why = timedOut
+      ? `statement timed out after ${timeoutMs}ms and did not stop after KILL QUERY`
+      : `the database session died while the statement ran (${cause.message})`;
+    return new GatewayError("OUTCOME_UNKNOWN", `${why}: it may or may not have been applied`, { cause });
+  }
+
+  /** The instance this session is on: its socket's peer address, not a name that may have moved since. */
+  private peer(): { host: string; port: number } {
+    const stream = this.internals.stream;
+    if (stream.remoteAddress && stream.remotePort) return { host: stream.remoteAddress, port: stream.remotePort };
+    return { host: this.internals.config.host ?? "127.0.0.1", port: this.internals.config.port ?? 3306 };
+  }
+}

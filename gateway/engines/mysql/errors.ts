@@ -1,0 +1,76 @@
+/**
+ * MySQL/MariaDB failures -> the gateway's error registry. The server's error number travels as
+ * `engineCode`, its SQLSTATE as `sqlstate`, its message unchanged; parameter values never do.
+ */
+import type { DatabaseErrorInfo } from "../../../schemas/errors.js";
+import { GatewayError } from "../../errors.js";
+
+/** What mysql2 attaches to errors that came from the server (or from the connection). */
+export interface MysqlDriverError extends Error {
+  code?: string;
+  errno?: number;
+  sqlState?: string;
+  sqlMessage?: string;
+  fatal?: boolean;
+}
+
+/** Deadlock (1213) and lock-wait timeout (1205): nothing of the statement stayed; run it again. */
+const RETRYABLE_CONFLICTS = new Set([1213, 1205]);
+
+/** Interrupted by KILL QUERY (1317), or by the server's own statement time limit (MySQL 3024, MariaDB 1969). */
+export const INTERRUPTED = new Set([1317, 3024, 1969]);
+
+/**
+ * Writes refused because the instance is read-only: --read-only/--super-read-only (1290, only when the
+ * message says so: 1290 also covers --secure-file-priv and others), a write in a READ ONLY transaction
+ * (1792), InnoDB read-only mode (1836, Aurora readers).
+ */
+function isReadOnlyRefusal(errno: number, message: string): boolean {
+  if (errno === 1792 || errno === 1836) return true;
+  return errno === 1290 && /read[-_ ]only/i.test(message);
+}
+
+export function isServerError(err: unknown): err is MysqlDriverError & { errno: number; sqlState: string } {
+  if (!(err instanceof Error)) return false;
+  const candidate = err as MysqlDriverError;
+  return typeof candidate.errno === "number" && typeof candidate.sqlState === "string" && candidate.fatal !== true;
+}
+
+/** Names the constraint of a duplicate key or foreign key error, as PostgreSQL's errors do. */
+function constraintOf(errno: number, message: string): string | undefined {
+  if (errno === 1062 || errno === 1586) return /for key '([^']+)'/.exec(message)?.[1];
+  if (errno === 1451 || errno === 1452) return /CONSTRAINT `([^`]+)`/.exec(message)?.[1];
+  if (errno === 3819 || errno === 4025) return /[Cc]onstraint '([^']+)'/.exec(message)?.[1] ?? /CONSTRAINT `([^`]+)`/.exec(message)?.[1];
+  return undefined;
+}
+
+export function databaseInfo(err: MysqlDriverError & { errno: number; sqlState: string }): DatabaseErrorInfo {
+  const message = err.sqlMessage ?? err.message;
+  const info: DatabaseErrorInfo = { sqlstate: err.sqlState, message, engineCode: err.errno };
+  const constraint = constraintOf(err.errno, message);
+  if (constraint !== undefined) info.constraint = constraint;
+  return info;
+}
+
+/** A statement-level error (the session survives). */
+export function mapStatementError(err: MysqlDriverError & { errno: number; sqlState: string }): GatewayError {
+  const database = databaseInfo(err);
+  if (RETRYABLE_CONFLICTS.has(err.errno)) {
+    return new GatewayError("SERIALIZATION_FAILURE", `transaction conflict (${err.errno}): ${database.message}`, { cause: err, database });
+  }
+  return new GatewayError("DATABASE_ERROR", database.message, {
+    cause: err,
+    database,
+    refusedAsReadOnly: isReadOnlyRefusal(err.errno, database.message),
+  });
+}
+
+/** Why a connection attempt failed, in words safe for logs and error bodies (no credentials). */
+export function describeConnectError(err: unknown): string {
+  if (err instanceof Error) {
+    const candidate = err as MysqlDriverError;
+    if (typeof candidate.errno === "number" && candidate.sqlState) return `${candidate.sqlMessage ?? err.message} (MySQL error ${candidate.errno})`;
+    return candidate.code ? `${err.message} (${candidate.code})` : err.message;
+  }
+  return String(err);
+}
