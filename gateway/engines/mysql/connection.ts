@@ -243,7 +243,7 @@ export class MysqlConnection implements EngineConnection {
     await this.withTimeout(
       new Promise<void>((resolve, reject) => {
         this.failInFlight = reject;
-        this.connection.reset((err: unknown) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve()));
+        this.connection.reset((err: unknown) => (err ? reject(err instanceof Error ? err : new Error("COM_RESET_CONNECTION failed")) : resolve()));
       }),
       timeoutMs,
       "COM_RESET_CONNECTION",
