@@ -3,10 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startTestGateway } from "../support/gateway.js";
-import { defineCoreSuite } from "./core-suite.js";
+import { defineCoreSuite, POSTGRES_DIALECT } from "./core-suite.js";
 
 defineCoreSuite({
   name: "the embedded PostgreSQL (PGlite)",
+  dialect: POSTGRES_DIALECT,
   async setup() {
     const dataDir = mkdtempSync(join(tmpdir(), "poolgate-embedded-test-"));
     return { config: { embedded: { dataDir } }, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };

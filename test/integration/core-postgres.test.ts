@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { createTestDatabase } from "../support/postgres.js";
-import { defineCoreSuite } from "./core-suite.js";
+import { defineCoreSuite, POSTGRES_DIALECT } from "./core-suite.js";
 
 defineCoreSuite({
   name: "the local PostgreSQL server",
+  dialect: POSTGRES_DIALECT,
   async setup() {
     const db = await createTestDatabase();
     return { config: { clusters: { default: { writerUrl: db.url } } }, cleanup: () => db.drop() };

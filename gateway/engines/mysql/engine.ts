@@ -14,8 +14,14 @@ export interface MysqlEngineSettings {
   cancelGraceMs: number;
 }
 
-/** UTC sessions, so TIMESTAMP values come back in UTC and are marked "Z". */
-const SESSION_SETUP = "SET time_zone = '+00:00'";
+/**
+ * UTC sessions, so TIMESTAMP values come back in UTC and are marked "Z"; and the URL's database again
+ * (COM_RESET_CONNECTION keeps whatever a caller's USE chose).
+ */
+function sessionSetup(database: string | undefined): string {
+  const timeZone = "SET time_zone = '+00:00'";
+  return database ? `${timeZone}; USE \`${database.replace(/`/g, "``")}\`` : timeZone;
+}
 
 /** mysql://user:password@host:port/database -> mysql2 options (credentials decoded, never logged). */
 export function connectionOptions(url: string): ConnectionOptions {
@@ -77,7 +83,7 @@ export class MysqlEngine implements Engine {
     const session = new MysqlConnection(++this.connectionCounter, connection, {
       flavour,
       cancelGraceMs: this.settings.cancelGraceMs,
-      sessionSetup: SESSION_SETUP,
+      sessionSetup: sessionSetup(base.database),
       killQuery: (host, port, threadId, timeoutMs) => this.killQuery({ ...base, host, port }, threadId, timeoutMs),
     });
     try {
