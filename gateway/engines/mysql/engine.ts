@@ -63,8 +63,11 @@ export class MysqlEngine implements Engine {
 
   async connect(endpoint: EngineEndpoint, connectTimeoutMs: number): Promise<EngineConnection> {
     const base = connectionOptions(endpoint.url);
+    // The monitor reads only global state: without a default database it never shows up among the
+    // sessions working on the application's database.
     const connection = await open({
       ...base,
+      database: endpoint.purpose === "monitor" ? undefined : base.database,
       connectTimeout: connectTimeoutMs,
       charset: "utf8mb4",
       supportBigNumbers: true,
@@ -83,7 +86,7 @@ export class MysqlEngine implements Engine {
     const session = new MysqlConnection(++this.connectionCounter, connection, {
       flavour,
       cancelGraceMs: this.settings.cancelGraceMs,
-      sessionSetup: sessionSetup(base.database),
+      sessionSetup: sessionSetup(endpoint.purpose === "monitor" ? undefined : base.database),
       killQuery: (host, port, threadId, timeoutMs) => this.killQuery({ ...base, host, port }, threadId, timeoutMs),
     });
     try {
