@@ -78,3 +78,29 @@ describe("transaction control detection", () => {
     expect(containsTransactionControl(sql)).toBe(expected);
   });
 });
+
+describe("MySQL statements", () => {
+  const mysql = new StatementClassifier({ backslashEscapes: true });
+
+  it.each([
+    ["select @@port", "read"],
+    ["select * from `order` where note = 'a\\'b'", "read"],
+    ["select * from t lock in share mode", "write"],
+    ["select get_lock('k', 1)", "write"],
+    ["select last_insert_id()", "write"],
+    ["select 'x\\'', get_lock('k', 1)", "write"],
+    ["select 1 into @x", "write"],
+    ["select `select` from t", "read"],
+    ["replace into t values (1)", "write"],
+  ] as [string, "read" | "write"][])("%s -> %s", (sql, intent) => {
+    expect(mysql.infer(sql)).toBe(intent);
+  });
+
+  it("blanks backslash-escaped literals and backtick identifiers", () => {
+    expect(blankLiteralsAndComments("select 'it\\'s', `we``ird` from t", true)).toBe("select '', `x` from t");
+  });
+
+  it("finds transaction control hidden from one reading of the literals", () => {
+    expect(containsTransactionControl("select 'a\\'; commit; select '")).toBe(true);
+  });
+});

@@ -34,16 +34,29 @@ const WRITING_FUNCTIONS = [
   "dblink_exec",
   "pg_switch_wal",
   "pg_create_restore_point",
+  // MySQL
+  "get_lock",
+  "release_lock",
+  "release_all_locks",
+  "last_insert_id",
+  "master_pos_wait",
+  "master_gtid_wait",
+  "source_pos_wait",
+  "wait_for_executed_gtid_set",
 ];
 
 const READ_LEADING = /^(?:select|values|table|show|with)\b/;
-const LOCKING_CLAUSE = /\bfor\s+(?:no\s+key\s+update|update|key\s+share|share)\b/;
+const LOCKING_CLAUSE = /\bfor\s+(?:no\s+key\s+update|update|key\s+share|share)\b|\block\s+in\s+share\s+mode\b/;
 const SELECT_INTO = /\binto\b/;
 const MODIFYING_KEYWORD = /\b(?:insert|update|delete|merge)\b/;
 const EXPLAIN = /^explain\b(\s*\([^)]*\))?/;
 
-/** Blanks out string literals, quoted identifiers, dollar-quoted bodies and comments. */
-export function blankLiteralsAndComments(sql: string): string {
+/**
+ * Blanks out string literals, quoted identifiers, dollar-quoted bodies and comments. With
+ * `backslashEscapes` (MySQL), a backslash in a literal escapes the next character, and backticks quote
+ * identifiers.
+ */
+export function blankLiteralsAndComments(sql: string, backslashEscapes = false): string {
   let out = "";
   let i = 0;
   while (i < sql.length) {
@@ -57,17 +70,18 @@ export function blankLiteralsAndComments(sql: string): string {
       const end = sql.indexOf("*/", i + 2);
       i = end < 0 ? sql.length : end + 2;
       out += " ";
-    } else if (ch === "'" || ch === '"') {
+    } else if (ch === "'" || ch === '"' || (backslashEscapes && ch === "`")) {
       let j = i + 1;
       while (j < sql.length) {
-        if (sql[j] === ch) {
+        if (backslashEscapes && ch !== "`" && sql[j] === "\\") j += 2;
+        else if (sql[j] === ch) {
           if (sql[j + 1] === ch) j += 2;
           else break;
         } else j++;
       }
       i = j + 1;
-      out += ch === "'" ? "''" : '"x"';
-    } else if (ch === "$") {
+      out += ch === "'" ? "''" : ch === "`" ? "`x`" : '"x"';
+    } else if (ch === "$" && !backslashEscapes) {
       const tag = /^\$[A-Za-z_]*\$/.exec(sql.slice(i, i + 64));
       if (tag) {
         const end = sql.indexOf(tag[0], i + tag[0].length);
@@ -95,7 +109,9 @@ const TRANSACTION_CONTROL = /^(?:begin|start\s+transaction|commit|end|rollback|a
 export function containsTransactionControl(sql: string): boolean {
   let verdict = transactionControlCache.get(sql);
   if (verdict === undefined) {
-    verdict = blankLiteralsAndComments(sql)
+    // Blanked both ways: a statement counts if either reading of the literals exposes it.
+    verdict = [blankLiteralsAndComments(sql), blankLiteralsAndComments(sql, true)]
+      .join(";")
       .toLowerCase()
       .split(";")
       .some((statement) => TRANSACTION_CONTROL.test(statement.trim().replace(/^\(+\s*/, "")));
@@ -110,13 +126,17 @@ const transactionControlCache = new Map<string, boolean>();
 export interface ClassifierOptions {
   /** More function names (lower case) that must run on the primary, e.g. user functions that write. */
   writingFunctions?: readonly string[];
+  /** MySQL literals: backslash escapes and backtick-quoted identifiers. */
+  backslashEscapes?: boolean;
 }
 
 export class StatementClassifier {
   private readonly writingCall: RegExp;
   private readonly cache = new Map<string, Intent>();
+  private readonly backslashEscapes: boolean;
 
   constructor(options: ClassifierOptions = {}) {
+    this.backslashEscapes = options.backslashEscapes ?? false;
     const names = [...WRITING_FUNCTIONS, ...(options.writingFunctions ?? [])].map((name) => name.toLowerCase().replace(/[^a-z0-9_]/g, ""));
     this.writingCall = new RegExp(`\\b(?:${names.join("|")})\\s*\\(`);
   }
@@ -132,7 +152,7 @@ export class StatementClassifier {
   }
 
   private classify(sql: string): Intent {
-    let text = blankLiteralsAndComments(sql).toLowerCase().trim().replace(/;\s*$/, "");
+    let text = blankLiteralsAndComments(sql, this.backslashEscapes).toLowerCase().trim().replace(/;\s*$/, "");
     if (text.includes(";")) return "write"; // several statements
     text = text.replace(/^\(+\s*/, "");
     const explain = EXPLAIN.exec(text);

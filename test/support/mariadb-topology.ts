@@ -3,6 +3,10 @@
  * primary and N replicas with GTID replication (binary log, gtid_strict_mode), each in its own
  * temporary datadir on a free port, started from the machine's mariadbd as the `mysql` user when we
  * are root. Everything is stopped and removed by `destroy()`.
+ *
+ * The gateway connects as `app`, a user without SUPER/READ_ONLY ADMIN, as applications do (and as on
+ * Aurora): only then does `read_only` refuse its writes. Optionally one replica acknowledges commits
+ * (semi-synchronous replication), so a write the primary acknowledged survives its crash there.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { execFileSync } from "node:child_process";
@@ -16,6 +20,7 @@ const asMysql = (command: string, args: string[]): [string, string[]] => (runnin
 export interface MariaDbInstance {
   readonly name: string;
   readonly port: number;
+  /** As the application user `app` (no SUPER: read_only applies to it). */
   url(database?: string): string;
   query<T = unknown>(sql: string, params?: unknown[]): Promise<T[]>;
   /** Graceful shutdown (SIGTERM) or a crash (SIGKILL). */
@@ -39,7 +44,7 @@ class Instance implements MariaDbInstance {
   ) {}
 
   url(database = "test"): string {
-    return `mysql://root@127.0.0.1:${this.port}/${database}`;
+    return `mysql://${APP_USER}:${APP_PASSWORD}@127.0.0.1:${this.port}/${database}`;
   }
 
   async query<T = unknown>(sql: string, params: unknown[] = []): Promise<T[]> {
@@ -52,7 +57,7 @@ class Instance implements MariaDbInstance {
     }
   }
 
-  async start(readOnly: boolean): Promise<void> {
+  async start(readOnly: boolean, semiSyncReplica: boolean): Promise<void> {
     const args = [
       "--no-defaults",
       `--datadir=${join(this.dir, "data")}`,
@@ -70,6 +75,11 @@ class Instance implements MariaDbInstance {
       "--skip-name-resolve",
       "--innodb-buffer-pool-size=32M",
       "--innodb-flush-log-at-trx-commit=2",
+      // The first primary waits for the chosen replica's acknowledgement once it is connected (see
+      // startMariaDbTopology); a promoted one replicates asynchronously.
+      "--rpl-semi-sync-master-timeout=30000",
+      "--rpl-semi-sync-master-wait-point=AFTER_SYNC",
+      "--rpl-semi-sync-slave-enabled=" + (semiSyncReplica ? 1 : 0),
     ];
     const [command, commandArgs] = asMysql("/usr/sbin/mariadbd", args);
     this.process = spawn(command, commandArgs, { stdio: "ignore" });
@@ -97,6 +107,7 @@ class Instance implements MariaDbInstance {
   async promote(): Promise<void> {
     await this.query("STOP SLAVE");
     await this.query("RESET SLAVE ALL");
+    await this.query("SET GLOBAL rpl_semi_sync_slave_enabled = 0");
     await this.query("SET GLOBAL read_only = 0");
   }
 
@@ -117,6 +128,14 @@ class Instance implements MariaDbInstance {
 
 export type MariaDbTopology = ServerGroup<MariaDbInstance>;
 
+const APP_USER = "app";
+const APP_PASSWORD = "app-password";
+
+export interface MariaDbTopologyOptions {
+  /** This replica (by name, e.g. "replica1") acknowledges every commit before the primary answers. */
+  semiSyncReplica?: string;
+}
+
 async function initialize(dir: string): Promise<void> {
   const [command, args] = asMysql("mariadb-install-db", [
     "--no-defaults",
@@ -127,20 +146,34 @@ async function initialize(dir: string): Promise<void> {
   execFileSync(command, args, { stdio: "ignore" });
 }
 
-/** Starts a primary (with database `test`) and `replicaCount` GTID replicas. */
-export async function startMariaDbTopology(replicaCount = 1): Promise<MariaDbTopology> {
+/** Starts a primary (with database `test` and the user `app`) and `replicaCount` GTID replicas. */
+export async function startMariaDbTopology(replicaCount = 1, options: MariaDbTopologyOptions = {}): Promise<MariaDbTopology> {
   const root = tempDirFor("mysql", "poolgate-mariadb-");
   return startServerGroup<Instance>(root, async (instances) => {
     for (let i = 0; i <= replicaCount; i++) {
       const dir = join(root, i === 0 ? "primary" : `replica${i}`);
       execFileSync(runningAsRoot ? "runuser" : "mkdir", runningAsRoot ? ["-u", "mysql", "--", "mkdir", dir] : [dir]);
       await initialize(dir);
-      const instance = new Instance(i === 0 ? "primary" : `replica${i}`, await unusedPort(), i + 1, dir);
-      await instance.start(i !== 0);
+      const name = i === 0 ? "primary" : `replica${i}`;
+      const instance = new Instance(name, await unusedPort(), i + 1, dir);
+      await instance.start(i !== 0, name === options.semiSyncReplica);
       instances.push(instance);
     }
     const [primary, ...replicas] = instances as [Instance, ...Instance[]];
     await primary.query("CREATE DATABASE IF NOT EXISTS test");
+    await primary.query(`CREATE USER '${APP_USER}'@'%' IDENTIFIED BY '${APP_PASSWORD}'`);
+    await primary.query(`GRANT ALL PRIVILEGES ON test.* TO '${APP_USER}'@'%'`);
+    // Enough to read replication status (SHOW SLAVE STATUS), nothing that bypasses read_only.
+    await primary.query(`GRANT SLAVE MONITOR, BINLOG MONITOR ON *.* TO '${APP_USER}'@'%'`);
     for (const replica of replicas) await replica.follow(primary);
+    if (options.semiSyncReplica !== undefined) {
+      await primary.query("SET GLOBAL rpl_semi_sync_master_enabled = 1");
+      const deadline = Date.now() + 10000;
+      const clients = async () => Number((await primary.query<{ Value: string }>("SHOW STATUS LIKE 'Rpl_semi_sync_master_clients'"))[0]?.Value);
+      while ((await clients()) < 1) {
+        if (Date.now() > deadline) throw new Error("the semi-synchronous replica did not connect");
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
   });
 }
