@@ -9,6 +9,8 @@ export class Endpoint {
   healthy = false;
   /** WAL position: written on a primary, replayed on a replica. */
   position: string | null = null;
+  /** The replica's own account of its delay (Seconds_Behind_Master, Aurora's lag), used where there are no positions. */
+  reportedLagMs: number | null = null;
   /** Estimated replication lag; 0 when caught up with the primary's last seen position. */
   lagMs: number | null = null;
   /** Why the endpoint gets no reads (lag), or null. */

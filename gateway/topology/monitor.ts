@@ -4,6 +4,7 @@
  * lagging replicas, and follows failovers: a failover signal (lost primary, read-only write) triggers
  * checks at once and then at a fast cadence until a primary answers; writes wait for that moment.
  */
+import { replicaLagMs } from "./lag.js";
 import type { Engine, EngineConnection } from "../engines/engine.js";
 import type { Logger } from "../observability/logger.js";
 import type { Clock } from "../pool/clock.js";
@@ -154,6 +155,7 @@ export class TopologyMonitor implements Topology {
         this.connections.delete(endpoint);
       }
       endpoint.position = state.position;
+      endpoint.reportedLagMs = state.replayAgeMs;
       endpoint.healthy = true;
       endpoint.lastError = undefined;
     } catch (err) {
@@ -178,7 +180,7 @@ export class TopologyMonitor implements Topology {
     }
     for (const endpoint of this.endpoints) {
       if (endpoint.role !== "replica" || !endpoint.healthy || !primary) continue;
-      endpoint.lagMs = this.lagOf(endpoint, now);
+      endpoint.lagMs = replicaLagMs(endpoint, this.primaryHistory, (a, b) => this.engine.comparePositions(a, b), now);
       const tooFar = endpoint.lagMs > this.settings.maxReplicaLagMs;
       if (tooFar && endpoint.banReason === null) {
         endpoint.banReason = `replication lag ${Math.round(endpoint.lagMs)}ms > ${this.settings.maxReplicaLagMs}ms`;
@@ -189,18 +191,6 @@ export class TopologyMonitor implements Topology {
       }
     }
     this.setPrimary(primary);
-  }
-
-  /**
-   * How long ago the primary was first seen at a position this replica has not replayed yet: the
-   * replica is at most that far behind. Caught up with every sample taken so far means 0.
-   */
-  private lagOf(replica: Endpoint, now: number): number {
-    if (!replica.position) return Number.POSITIVE_INFINITY;
-    for (const sample of this.primaryHistory) {
-      if (this.engine.comparePositions(replica.position, sample.position) < 0) return now - sample.at;
-    }
-    return 0;
   }
 
   private setPrimary(primary: Endpoint | undefined): void {

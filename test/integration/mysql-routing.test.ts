@@ -4,6 +4,7 @@
  * commits semi-synchronously). Where each statement ran is read back from @@port.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MysqlEngine } from "../../gateway/engines/mysql/engine.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { type MariaDbInstance, type MariaDbTopology, startMariaDbTopology } from "../support/mariadb-topology.js";
 import { waitFor } from "../support/postgres.js";
@@ -47,6 +48,14 @@ describe("MySQL read/write routing", () => {
     expect(status.primary).toBe("default/writer");
     expect(status.endpoints.map((e: { role: string }) => e.role)).toEqual(["primary", "replica", "replica"]);
     for (const endpoint of status.endpoints) expect(endpoint.position).toMatch(/^\d+-\d+-\d+/);
+    // A replica's own account of its delay (Seconds_Behind_Master), the fallback where there are no GTIDs.
+    const engine = new MysqlEngine({ preparedCacheSize: 4, cancelGraceMs: 500 });
+    const session = await engine.connect({ url: replica1.url(), purpose: "monitor" }, 2000);
+    try {
+      expect(await session.inspect(2000)).toEqual({ role: "replica", position: expect.stringMatching(/^0-1-\d+$/), replayAgeMs: 0 });
+    } finally {
+      await session.close();
+    }
   });
 
   it("spreads reads over both replicas and sends writes only to the primary", async () => {

@@ -68,6 +68,9 @@ const LIST_INSTANCES_SQL =
   "SELECT SERVER_ID, SESSION_ID = 'MASTER_SESSION_ID', REPLICA_LAG_IN_MILLISECONDS FROM information_schema.replica_host_status " +
   "WHERE SESSION_ID = 'MASTER_SESSION_ID' OR TIME_TO_SEC(TIMEDIFF(NOW(), LAST_UPDATE_TIMESTAMP)) <= 300";
 
+/** An Aurora MySQL replica's own lag (Aurora replicas share storage and have no binlog replication status). */
+const AURORA_OWN_LAG_SQL = "SELECT REPLICA_LAG_IN_MILLISECONDS FROM information_schema.replica_host_status WHERE SERVER_ID = @@aurora_server_id";
+
 const NO_LIMITS: ExecuteOptions = { timeoutMs: 0, bigNumbers: "string", maxResultBytes: 1 << 20, maxResultRows: 1000 };
 
 /** One statement's outcome as it streamed in. */
@@ -99,6 +102,7 @@ export class MysqlConnection implements EngineConnection {
   private cancelMayLand = false;
   private dead = false;
   private positionsUnsupported = false;
+  private auroraLagUnsupported = false;
   private readonly deathListeners: ((cause: Error) => void)[] = [];
   /** Rejects the statement in flight when the session dies (mysql2 reports that on the connection). */
   private failInFlight: ((err: Error) => void) | undefined;
@@ -195,15 +199,27 @@ export class MysqlConnection implements EngineConnection {
     return { role, position, replayAgeMs: role === "replica" ? await this.replicationDelayMs(timeoutMs) : null };
   }
 
-  /** Seconds_Behind_Master/Source of a binlog replica, in ms (null when not replicating, as on Aurora). */
+  /**
+   * The replica's own account of its delay, in ms: Seconds_Behind_Master/Source of a binlog replica,
+   * else Aurora MySQL's REPLICA_LAG_IN_MILLISECONDS for this instance; null when neither answers.
+   */
   private async replicationDelayMs(timeoutMs: number): Promise<number | null> {
-    const collected = await this.run(this.settings.flavour === "mariadb" ? "SHOW SLAVE STATUS" : "SHOW REPLICA STATUS", [], { ...NO_LIMITS, timeoutMs }).catch(
+    const status = await this.run(this.settings.flavour === "mariadb" ? "SHOW SLAVE STATUS" : "SHOW REPLICA STATUS", [], { ...NO_LIMITS, timeoutMs }).catch(
       () => undefined,
     );
-    if (!collected?.fields || collected.rows.length === 0) return null;
-    const at = collected.fields.findIndex((field) => field.name === "Seconds_Behind_Master" || field.name === "Seconds_Behind_Source");
-    const seconds = collected.rows[0]?.[at];
-    return seconds === null || seconds === undefined ? null : Number(seconds) * 1000;
+    if (status?.fields && status.rows.length > 0) {
+      const at = status.fields.findIndex((field) => field.name === "Seconds_Behind_Master" || field.name === "Seconds_Behind_Source");
+      const seconds = status.rows[0]?.[at];
+      return seconds === null || seconds === undefined ? null : Number(seconds) * 1000;
+    }
+    if (this.settings.flavour === "mariadb" || this.auroraLagUnsupported) return null;
+    try {
+      const row = await this.firstRow(AURORA_OWN_LAG_SQL, timeoutMs);
+      return row[0] === null || row[0] === undefined ? null : Number(row[0]);
+    } catch {
+      this.auroraLagUnsupported = true;
+      return null;
+    }
   }
 
   async listInstances(timeoutMs: number): Promise<ListedInstance[]> {
