@@ -44,6 +44,11 @@ export class TransactionRegistry {
     private readonly logger: Logger,
   ) {}
 
+  /** Whether this registry issued the id (open, or expired recently). */
+  knows(id: string): boolean {
+    return this.open.has(id) || this.expired.has(id);
+  }
+
   get size(): number {
     return this.open.size;
   }

@@ -23,3 +23,16 @@ export function selectCluster(context: HttpContext, name: string | undefined): C
   }
   return cluster;
 }
+
+/**
+ * The cluster of an interactive transaction: the one the request names, else the one that issued the
+ * id (transaction ids are unique across clusters), else the default (which answers "not found").
+ */
+export function selectTransactionCluster(context: HttpContext, transactionId: string, name: string | undefined): Cluster {
+  if (name === undefined) {
+    for (const cluster of context.clusters.values()) {
+      if (cluster.transactions.knows(transactionId)) return selectCluster(context, cluster.name);
+    }
+  }
+  return selectCluster(context, name);
+}

@@ -2,14 +2,15 @@
 import type { FastifyInstance } from "fastify";
 import { batchRequestSchema, queryRequestSchema } from "../../../schemas/query.js";
 import { executeOptions } from "../../execution/run-options.js";
-import { type HttpContext, selectCluster } from "../context.js";
+import { type HttpContext, selectCluster, selectTransactionCluster } from "../context.js";
 import { serializeResult } from "../result-shape.js";
 import { parseBody } from "../validate.js";
 
 export function registerQueryRoutes(app: FastifyInstance, context: HttpContext): void {
   app.post("/v1/query", async (request, reply) => {
     const body = parseBody(queryRequestSchema, request.body);
-    const cluster = selectCluster(context, body.cluster);
+    const cluster =
+      body.transactionId === undefined ? selectCluster(context, body.cluster) : selectTransactionCluster(context, body.transactionId, body.cluster);
     const rowMode = body.rowMode ?? "object";
     let json: string;
     if (body.transactionId !== undefined) {

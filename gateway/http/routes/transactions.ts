@@ -2,7 +2,7 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { type BeginResponse, beginRequestSchema, type EndTransactionResponse } from "../../../schemas/query.js";
-import { type HttpContext, selectCluster } from "../context.js";
+import { type HttpContext, selectCluster, selectTransactionCluster } from "../context.js";
 import { parseBody } from "../validate.js";
 
 const endQuerySchema = z.strictObject({ cluster: z.string().min(1).optional() });
@@ -23,8 +23,8 @@ export function registerTransactionRoutes(app: FastifyInstance, context: HttpCon
   for (const action of ["commit", "rollback"] as const) {
     app.post<{ Params: { id: string } }>(`/v1/transactions/:id/${action}`, async (request, reply) => {
       const query = parseBody(endQuerySchema, request.query);
-      const cluster = selectCluster(context, query.cluster);
       const id = request.params.id;
+      const cluster = selectTransactionCluster(context, id, query.cluster);
       let response: EndTransactionResponse;
       if (action === "commit") {
         const consistencyToken = await cluster.transactions.commit(id);
