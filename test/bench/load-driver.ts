@@ -4,12 +4,13 @@
  * percentiles. Usage: load-driver.ts '<json DriverSpec>' -> prints one JSON DriverResult line.
  */
 import { Pool } from "undici";
-import { type BenchStatement, makeStatement, summarise } from "./workload.js";
+import { type BenchDialect, type BenchStatement, makeStatement, summarise } from "./workload.js";
 
 export interface DriverSpec {
   url: string;
   path: string;
   statement: BenchStatement;
+  dialect?: BenchDialect;
   callers: number;
   durationMs?: number;
   requestsPerCaller?: number;
@@ -22,7 +23,7 @@ async function drive(spec: DriverSpec): Promise<void> {
   let errors = 0;
   let firstError: string | undefined;
   const send = async (record: boolean) => {
-    const body = JSON.stringify(makeStatement(spec.statement));
+    const body = JSON.stringify(makeStatement(spec.statement, spec.dialect));
     const started = performance.now();
     try {
       const response = await pool.request({ method: "POST", path: spec.path, headers: { "content-type": "application/json" }, body });

@@ -1,16 +1,28 @@
 /**
  * The comparison servers: the smallest HTTP server that parses {sql, params} and runs it through
  * `pg.Pool.query` (mode "pool": the naive gateway), or through a new `pg.Client` per request
- * (mode "client": a Lambda without a pool). Prints its port on stdout.
+ * (mode "client": a Lambda without a pool); "mysql-pool" and "mysql-client" do the same with mysql2.
+ * Prints its port on stdout.
  */
 import http from "node:http";
+import mysql from "mysql2/promise";
 import pg from "pg";
 
 const [mode, url, size] = process.argv.slice(2);
-const pool = new pg.Pool({ connectionString: url, max: Number(size ?? 10) });
+const pool = mode === "pool" ? new pg.Pool({ connectionString: url, max: Number(size ?? 10) }) : undefined;
+const mysqlPool = mode === "mysql-pool" ? mysql.createPool({ uri: url, connectionLimit: Number(size ?? 10) }) : undefined;
 
 async function run(sql: string, params: unknown[]): Promise<unknown[]> {
-  if (mode === "pool") return (await pool.query(sql, params)).rows;
+  if (pool) return (await pool.query(sql, params)).rows;
+  if (mysqlPool) return (await mysqlPool.execute(sql, params as never[]))[0] as unknown[];
+  if (mode === "mysql-client") {
+    const connection = await mysql.createConnection({ uri: url });
+    try {
+      return (await connection.execute(sql, params as never[]))[0] as unknown[];
+    } finally {
+      await connection.end();
+    }
+  }
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

@@ -1,20 +1,24 @@
 /**
  * `npm run bench`: the gateway against the local PostgreSQL, driven over HTTP keep-alive from a
  * separate process, beside (b) an in-process pg.Pool of the same size, (c) a naive HTTP gateway on
- * pg.Pool and (d) a new pg.Client per request. Prints throughput, p50/p99/max and the server's CPU
- * time per request, the ratios, and whether the issue's targets are met. Not a test: no assertions.
+ * pg.Pool and (d) a new pg.Client per request; then the same against the local MariaDB through the
+ * MySQL engine (mysql2 for b, c and d). Prints throughput, p50/p99/max and the server's CPU time per
+ * request, the ratios, and whether the issue's targets are met. Not a test: no assertions.
+ * POOLGATE_BENCH_ONLY=topology or =mysql runs one part.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import mysql from "mysql2/promise";
 import pg from "pg";
 import type { DriverSpec } from "./load-driver.js";
 import { runTopologyBench } from "./topology-bench.js";
 import { type BenchStatement, type LatencySummary, SEED_ROWS } from "./workload.js";
 
 const ADMIN_URL = process.env.POOLGATE_BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const MYSQL_ADMIN_URL = process.env.POOLGATE_BENCH_MYSQL_URL ?? "mysql://root@127.0.0.1:3306/test";
 const DATABASE = "poolgate_bench";
 const POOL_SIZE = Number(process.env.POOLGATE_BENCH_POOL ?? 10);
 const CALLERS = Number(process.env.POOLGATE_BENCH_CALLERS ?? 32);
@@ -32,11 +36,28 @@ interface Row extends LatencySummary {
   firstError?: string;
 }
 
-const benchUrl = (() => {
-  const url = new URL(ADMIN_URL);
+const inDatabase = (admin: string) => {
+  const url = new URL(admin);
   url.pathname = `/${DATABASE}`;
   return url.toString();
-})();
+};
+const benchUrl = inDatabase(ADMIN_URL);
+const mysqlBenchUrl = inDatabase(MYSQL_ADMIN_URL);
+
+async function seedMysql(): Promise<void> {
+  const admin = await mysql.createConnection({ uri: MYSQL_ADMIN_URL });
+  await admin.query(`CREATE DATABASE IF NOT EXISTS ${DATABASE}`);
+  await admin.query(`USE ${DATABASE}`);
+  await admin.query("create table if not exists accounts (id int primary key, name varchar(40) not null, balance int not null) engine=InnoDB");
+  const [rows] = await admin.query("select count(*) as n from accounts");
+  if (Number((rows as { n: number }[])[0]?.n) !== SEED_ROWS) {
+    await admin.query("truncate accounts");
+    const values = Array.from({ length: SEED_ROWS }, (_, i) => [i + 1, `account-${i + 1}`, (i + 1) * 10]);
+    await admin.query("insert into accounts values ?", [values]);
+    await admin.query("analyze table accounts");
+  }
+  await admin.end();
+}
 
 async function seed(): Promise<void> {
   const admin = new pg.Client({ connectionString: ADMIN_URL });
@@ -142,6 +163,32 @@ function printTable(rows: Row[]): void {
   for (const line of lines) console.log(row(line));
 }
 
+/** Runs each measurement ROUNDS times, interleaved, and keeps the median round of each. */
+async function measureInto(rows: Row[], label: string, runs: (() => Promise<Row>)[]): Promise<void> {
+  const rounds: Row[][] = runs.map(() => []);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, run] of runs.entries()) (rounds[i] as Row[]).push(await run());
+    process.stderr.write(`\r  ${label}: round ${round + 1}/${ROUNDS} done   `);
+  }
+  process.stderr.write("\n");
+  rows.push(...rounds.map(median));
+}
+
+function inProcessRun(url: string, target: string) {
+  return async (statement: BenchStatement, callers: number, label: Row["statement"]): Promise<Row> => {
+    const result = await runJson<Row>([
+      here("./in-process-pool.js"),
+      url,
+      String(POOL_SIZE),
+      statement,
+      String(callers),
+      String(DURATION_MS),
+      String(WARMUP_MS),
+    ]);
+    return { ...result, target, statement: label };
+  };
+}
+
 /** Of several rounds of the same measurement, the one with the median throughput. */
 function median(rounds: Row[]): Row {
   const sorted = [...rounds].sort((x, y) => x.throughput - y.throughput);
@@ -151,6 +198,7 @@ function median(rounds: Row[]): Row {
 
 async function main(): Promise<void> {
   if (process.env.POOLGATE_BENCH_ONLY === "topology") return runTopologyBench(CALLERS, DURATION_MS, POOL_SIZE);
+  if (process.env.POOLGATE_BENCH_ONLY === "mysql") return benchMysql(undefined);
   await seed();
   console.log(
     `poolgate bench: pool size ${POOL_SIZE}, ${CALLERS} concurrent keep-alive callers, ${DURATION_MS} ms per run after ${WARMUP_MS} ms warm-up, ` +
@@ -164,18 +212,7 @@ async function main(): Promise<void> {
   const gateway = await startServer([here("../../gateway/main.js")], gatewayEnv, /listening on (http:\/\/[\d.:]+)/);
   const naive = await startServer([here("./naive-server.js"), "pool", benchUrl, String(POOL_SIZE)], {}, /^(\d+)\n/);
   const perRequest = await startServer([here("./naive-server.js"), "client", benchUrl], {}, /^(\d+)\n/);
-  const inProcess = async (statement: BenchStatement, callers: number, label: Row["statement"]): Promise<Row> => {
-    const result = await runJson<Row>([
-      here("./in-process-pool.js"),
-      benchUrl,
-      String(POOL_SIZE),
-      statement,
-      String(callers),
-      String(DURATION_MS),
-      String(WARMUP_MS),
-    ]);
-    return { ...result, target: "(b) in-process pg.Pool", statement: label };
-  };
+  const inProcess = inProcessRun(benchUrl, "(b) in-process pg.Pool");
 
   // JIT and plan caches warm up on every server before anything is measured.
   for (const server of [gateway, naive]) {
@@ -183,15 +220,7 @@ async function main(): Promise<void> {
   }
 
   const rows: Row[] = [];
-  const measure = async (label: string, runs: (() => Promise<Row>)[]) => {
-    const rounds: Row[][] = runs.map(() => []);
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const [i, run] of runs.entries()) (rounds[i] as Row[]).push(await run());
-      process.stderr.write(`\r  ${label}: round ${round + 1}/${ROUNDS} done   `);
-    }
-    process.stderr.write("\n");
-    rows.push(...rounds.map(median));
-  };
+  const measure = (label: string, runs: (() => Promise<Row>)[]) => measureInto(rows, label, runs);
   for (const statement of ["select1", "point"] as const) {
     await measure(statement, [
       () => drive(gateway, "(a) poolgate", { ...base, statement }, statement),
@@ -224,7 +253,71 @@ async function main(): Promise<void> {
   rows.sort((x, y) => x.target.localeCompare(y.target));
   printTable(rows);
   printVerdicts(rows);
+  await benchMysql(rows);
   await runTopologyBench(CALLERS, DURATION_MS, POOL_SIZE);
+}
+
+/**
+ * The MySQL engine on the local MariaDB, with mysql2 for the comparison targets, and the same
+ * statements; beside the PostgreSQL figures when they were measured in this run.
+ */
+async function benchMysql(postgresRows: Row[] | undefined): Promise<void> {
+  await seedMysql();
+  console.log(`\nMySQL engine on the local MariaDB (${DATABASE}), same statements with ? placeholders, same pool size and callers\n`);
+  const base = { path: "/v1/query", callers: CALLERS, durationMs: DURATION_MS, warmupMs: WARMUP_MS, dialect: "mysql" as const };
+  const configFile = join(mkdtempSync(join(tmpdir(), "poolgate-bench-")), "poolgate.json");
+  writeFileSync(configFile, JSON.stringify({ pool: { maxSize: POOL_SIZE } }));
+  const gatewayEnv = { POOLGATE_CONFIG: configFile, POOLGATE_WRITER_URL: mysqlBenchUrl, PORT: "0", LOG_LEVEL: "info" };
+  const gateway = await startServer([here("../../gateway/main.js")], gatewayEnv, /listening on (http:\/\/[\d.:]+)/);
+  const naive = await startServer([here("./naive-server.js"), "mysql-pool", mysqlBenchUrl, String(POOL_SIZE)], {}, /^(\d+)\n/);
+  const perRequest = await startServer([here("./naive-server.js"), "mysql-client", mysqlBenchUrl], {}, /^(\d+)\n/);
+  const inProcess = inProcessRun(mysqlBenchUrl, "(b) in-process mysql2 pool");
+  for (const server of [gateway, naive]) {
+    for (const statement of ["select1", "point"] as const) await drive(server, "warm-up", { ...base, statement, durationMs: WARMUP_MS }, statement);
+  }
+  const rows: Row[] = [];
+  for (const statement of ["select1", "point"] as const) {
+    await measureInto(rows, `mysql ${statement}`, [
+      () => drive(gateway, "(a) poolgate -> MySQL", { ...base, statement }, statement),
+      () => inProcess(statement, CALLERS, statement),
+      () => drive(naive, "(c) naive http + mysql2 pool", { ...base, statement }, statement),
+      () => drive(perRequest, "(d) new mysql2 connection per request", { ...base, statement }, statement),
+    ]);
+  }
+  await measureInto(rows, "mysql point x1", [
+    () => drive(gateway, "(a) poolgate -> MySQL", { ...base, statement: "point", callers: 1 }, "point x1"),
+    () => inProcess("point", 1, "point x1"),
+  ]);
+  await measureInto(rows, "mysql point x750", [
+    () => drive(gateway, "(a) poolgate -> MySQL", { ...base, statement: "point", callers: 750, durationMs: undefined, requestsPerCaller: 20 }, "point x750"),
+  ]);
+  await Promise.all([stop(gateway.child), stop(naive.child), stop(perRequest.child)]);
+  rows.sort((x, y) => x.target.localeCompare(y.target));
+  printTable(rows);
+
+  const find = (from: Row[], target: string, statement: Row["statement"]) => from.find((r) => r.target.startsWith(target) && r.statement === statement);
+  const point = { a: find(rows, "(a)", "point"), b: find(rows, "(b)", "point"), c: find(rows, "(c)", "point"), d: find(rows, "(d)", "point") };
+  const burst = find(rows, "(a)", "point x750");
+  console.log("\nMySQL ratios");
+  if (point.a && point.b && point.c && point.d) {
+    console.log(
+      `  point poolgate/naive ${fmt(point.a.throughput / point.c.throughput)}x  poolgate/in-process ${fmt(point.a.throughput / point.b.throughput)}x  poolgate/new-connection ${fmt(point.a.throughput / point.d.throughput, 1)}x`,
+    );
+  }
+  if (burst) console.log(`  750 callers on a pool of ${POOL_SIZE}: ${burst.errors} errors, p99 ${fmt(burst.p99)} ms, max ${fmt(burst.max)} ms`);
+  if (postgresRows) {
+    console.log("\nPostgreSQL beside MySQL through the gateway (same statements, pool, callers)");
+    for (const statement of ["select1", "point", "point x1", "point x750"] as const) {
+      const pgRow = find(postgresRows, "(a)", statement);
+      const myRow = find(rows, "(a)", statement);
+      if (pgRow && myRow) {
+        console.log(
+          `  ${statement.padEnd(10)} PostgreSQL ${fmt(pgRow.throughput, 0)} req/s p50 ${fmt(pgRow.p50)} p99 ${fmt(pgRow.p99)} ms | MySQL ${fmt(myRow.throughput, 0)} req/s p50 ${fmt(myRow.p50)} p99 ${fmt(myRow.p99)} ms`,
+        );
+      }
+    }
+  }
+  for (const r of rows.filter((row) => row.errors > 0)) console.log(`  errors in ${r.target} ${r.statement}: ${r.errors}, first: ${r.firstError}`);
 }
 
 function printVerdicts(rows: Row[]): void {

@@ -3,9 +3,13 @@ export type BenchStatement = "select1" | "point";
 
 export const SEED_ROWS = 10000;
 
-export function makeStatement(kind: BenchStatement): { sql: string; params?: unknown[] } {
+/** Which database the statements are written for: only the placeholder differs. */
+export type BenchDialect = "postgres" | "mysql";
+
+export function makeStatement(kind: BenchStatement, dialect: BenchDialect = "postgres"): { sql: string; params?: unknown[] } {
   if (kind === "select1") return { sql: "SELECT 1" };
-  return { sql: "SELECT id, name, balance FROM accounts WHERE id = $1", params: [1 + Math.floor(Math.random() * SEED_ROWS)] };
+  const placeholder = dialect === "mysql" ? "?" : "$1";
+  return { sql: `SELECT id, name, balance FROM accounts WHERE id = ${placeholder}`, params: [1 + Math.floor(Math.random() * SEED_ROWS)] };
 }
 
 export interface LatencySummary {
