@@ -93,6 +93,30 @@ describe("MySQL timeouts and retries", () => {
     }
   });
 
+  it("reports a transaction the server rolled back for a deadlock as aborted at COMMIT", async () => {
+    await db.query("insert into counter values (3, 0), (4, 0)");
+    const first = (await gw.post("/v1/transactions", {})).body.transactionId;
+    const second = (await gw.post("/v1/transactions", {})).body.transactionId;
+    expect((await query("update counter set n = n + 1 where id = 3", { transactionId: first })).status).toBe(200);
+    expect((await query("update counter set n = n + 1 where id = 4", { transactionId: second })).status).toBe(200);
+    // Each now waits for the other's row lock: InnoDB picks a victim and rolls its transaction back.
+    const [a, b] = await Promise.all([
+      query("update counter set n = n + 10 where id = 4", { transactionId: first }),
+      query("update counter set n = n + 10 where id = 3", { transactionId: second }),
+    ]);
+    const outcomes = [a, b].map((response) => (response.status === 200 ? "ok" : response.body.error.code));
+    expect(outcomes.sort()).toEqual(["SERIALIZATION_FAILURE", "ok"]);
+    const victim = a.status === 200 ? second : first;
+    const survivor = a.status === 200 ? first : second;
+    const aborted = await gw.post(`/v1/transactions/${victim}/commit`, undefined);
+    expect(aborted.status).toBe(409);
+    expect(aborted.body.error.code).toBe("TRANSACTION_ABORTED");
+    expect((await gw.post(`/v1/transactions/${survivor}/commit`, undefined)).body.outcome).toBe("committed");
+    const rows = await db.query<{ id: number; n: number }>("select id, n from counter where id in (3, 4) order by id");
+    // Only the survivor's updates are there (+1 on its own row, +10 on the other), none of the victim's.
+    expect(rows.map((row) => Number(row.n)).sort((x, y) => x - y)).toEqual([1, 10]);
+  });
+
   it("never re-runs a statement whose connection died after it was sent: the outcome is unknown", async () => {
     const pending = query("insert into log select 'unknown' from (select sleep(3)) s");
     await killWhenRunning("'unknown' from (select sleep");
