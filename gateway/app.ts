@@ -5,6 +5,8 @@
  */
 import type { FastifyInstance } from "fastify";
 import { Cluster } from "./clusters/cluster.js";
+import { DataApiService } from "./data-api/service.js";
+import { credentialVariants, DataApiTargets } from "./data-api/targets.js";
 import { redactUrl } from "./config/load.js";
 import type { GatewayConfig } from "./config/schema.js";
 import { type EmbeddedPostgres, startEmbeddedPostgres } from "./engines/embedded/embedded-postgres.js";
@@ -51,10 +53,17 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
       clusters.set(name, new Cluster(name, cluster, false, config, logger, clock));
     }
   }
-  await Promise.all([...clusters.values()].map((cluster) => cluster.start()));
+  // Data API secrets with database credentials of their own reach their cluster through pools of their own.
+  const variants = new Map<string, Cluster>();
+  for (const [i, variant] of credentialVariants(config).entries()) {
+    variants.set(variant.key, new Cluster(`${variant.baseCluster}~secret${i + 1}`, variant.endpoints, false, config, logger, clock));
+  }
+  const everyCluster = [...clusters.values(), ...variants.values()];
+  await Promise.all(everyCluster.map((cluster) => cluster.start()));
 
   let draining = false;
-  const context: HttpContext = { config, clusters, logger, startedAt: Date.now(), isDraining: () => draining };
+  const dataApi = new DataApiService(new DataApiTargets(config, clusters, variants), config);
+  const context: HttpContext = { config, clusters, logger, startedAt: Date.now(), isDraining: () => draining, dataApi };
   const http = createHttpServer(context, VERSION);
 
   async function drain(): Promise<void> {
@@ -73,7 +82,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     ]);
     clearTimeout(timer);
     clearInterval(closeIdle);
-    for (const cluster of clusters.values()) await cluster.close(Math.max(0, deadline - Date.now()));
+    for (const cluster of everyCluster) await cluster.close(Math.max(0, deadline - Date.now()));
     await embedded?.stop();
     logger.info("drained");
   }

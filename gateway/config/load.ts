@@ -95,6 +95,13 @@ export function parseConfig(raw: unknown, source = "config"): GatewayConfig {
       `invalid configuration (${source}):\n  - defaultCluster: "${config.defaultCluster}" is not one of the configured clusters (${names.join(", ")})`,
     );
   }
+  for (const [arn, resource] of Object.entries(config.dataApi.resources)) {
+    if (!names.includes(resource.cluster)) {
+      throw new ConfigError(
+        `invalid configuration (${source}):\n  - dataApi.resources["${arn}"].cluster: "${resource.cluster}" is not one of the configured clusters (${names.join(", ") || "none"})`,
+      );
+    }
+  }
   if (config.statements.defaultTimeoutMs > config.statements.maxTimeoutMs) {
     throw new ConfigError(
       `invalid configuration (${source}):\n  - statements.defaultTimeoutMs (${config.statements.defaultTimeoutMs}) exceeds statements.maxTimeoutMs (${config.statements.maxTimeoutMs})`,

@@ -79,6 +79,28 @@ export const poolConfigSchema = z
   });
 export type PoolConfig = z.infer<typeof poolConfigSchema>;
 
+/** What the Data API surface may do beyond the real service, per resource or per request header. */
+export const DATA_API_EXTENSIONS = ["read-replicas", "array-parameters", "large-results"] as const;
+export type DataApiExtension = (typeof DATA_API_EXTENSIONS)[number];
+
+export const dataApiResourceSchema = z.strictObject({
+  cluster: z.string().min(1).describe("The configured cluster this resourceArn names"),
+  secrets: z
+    .record(
+      z.string().min(1),
+      z
+        .strictObject({
+          username: z.string().min(1).optional().describe("Database user for this secret; default: the cluster URL's"),
+          password: z.string().optional().describe("Its password; default: the cluster URL's"),
+        })
+        .describe("Credentials this secretArn stands for ({} = the cluster URL's)"),
+    )
+    .optional()
+    .describe("The secretArns accepted for this resource; absent = any, with the cluster URL's credentials"),
+  extensions: z.array(z.enum(DATA_API_EXTENSIONS)).default([]).describe("Beyond-the-Data-API behaviour on by default for this resource"),
+});
+export type DataApiResource = z.infer<typeof dataApiResourceSchema>;
+
 export const configSchema = z.strictObject({
   server: z
     .strictObject({
@@ -136,6 +158,18 @@ export const configSchema = z.strictObject({
         .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "a function name"))
         .default([])
         .describe("More functions whose SELECTs must run on the primary (user functions that write)"),
+    })
+    .prefault({}),
+  dataApi: z
+    .strictObject({
+      resources: z
+        .record(z.string().min(1), dataApiResourceSchema)
+        .default({})
+        .describe("resourceArn -> cluster and secrets; empty with one cluster = every resourceArn selects it"),
+      maxResponseBytes: z.number().int().min(1024).default(1048576).describe("Largest result, as the service caps it (1 MiB)"),
+      statementTimeoutMs: ms("Statement timeout of the Data API surface (the service's 45 s)").min(1).default(45000),
+      transactionIdleTimeoutMs: ms("A Data API transaction idle this long is rolled back (the service's 3 minutes)").min(100).default(180000),
+      transactionMaxAgeMs: ms("A Data API transaction older than this is rolled back (the service's 24 hours)").min(100).default(86400000),
     })
     .prefault({}),
   topology: z

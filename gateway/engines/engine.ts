@@ -5,9 +5,26 @@
  */
 import type { Column, Isolation, Param } from "../../schemas/query.js";
 
+/** What the engine knows of a result column beyond its name and type (for the Data API's columnMetadata). */
+export interface ColumnDetail {
+  /** The table the column comes from ("" for expressions or when the engine does not say). */
+  table: string;
+  /** The column's own name in its table (MySQL), else the output name. */
+  originalName: string;
+  /** Declared NOT NULL: false; nullable: true; unknown: null. */
+  nullable: boolean | null;
+  autoIncrement: boolean;
+  signed: boolean;
+  /** Declared length or precision (MySQL display width, PostgreSQL typmod), 0 when none. */
+  precision: number;
+  scale: number;
+}
+
 export interface StatementResult {
   command: string;
   columns: Column[];
+  /** Column details, computed only when asked for (most callers never are). */
+  describeColumns?: () => ColumnDetail[];
   /** Rows in column order; the HTTP layer shapes them into objects when asked. */
   rows: unknown[][];
   rowCount: number | null;

@@ -7,7 +7,7 @@
  */
 import type { BatchRequest, Intent, QueryRequest } from "../../schemas/query.js";
 import type { GatewayConfig } from "../config/schema.js";
-import type { EngineConnection, StatementResult } from "../engines/engine.js";
+import type { EngineConnection, ExecuteOptions, StatementResult } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
 import type { Clock } from "../pool/clock.js";
 import type { RouteRequest, Router } from "../routing/router.js";
@@ -16,6 +16,16 @@ import type { Endpoint } from "../topology/endpoint.js";
 import type { Topology } from "../topology/topology.js";
 import { type Attempted, runWithRetry } from "./retry.js";
 import { executeOptions } from "./run-options.js";
+
+/** How another surface (the Data API) asks for the same execution with its own rules. */
+export interface ExecutionPolicy {
+  /** Run on the primary whatever the statement's intent (the Data API runs everything on the writer). */
+  primaryOnly?: boolean;
+  /** Skip the consistency token (a surface that has nowhere to return it saves the round trip). */
+  withoutToken?: boolean;
+  /** A smaller result cap than limits.maxResultBytes. */
+  maxResultBytes?: number;
+}
 
 export interface Written<T> {
   value: T;
@@ -30,6 +40,10 @@ function partOfItMayHaveCommitted(err: unknown): unknown {
     cause: err,
     database: err.database,
   });
+}
+
+function withPolicy(options: ExecuteOptions, policy: ExecutionPolicy): ExecuteOptions {
+  return policy.maxResultBytes === undefined ? options : { ...options, maxResultBytes: Math.min(options.maxResultBytes, policy.maxResultBytes) };
 }
 
 /** Gateway-managed transactions and batches own BEGIN/COMMIT; SQL that does it itself is refused. */
@@ -54,8 +68,8 @@ export class Executor {
     private readonly clock: Clock,
   ) {}
 
-  query(request: QueryRequest): Promise<Attempted<Written<StatementResult>>> {
-    const options = executeOptions(this.config, request);
+  query(request: QueryRequest, policy: ExecutionPolicy = {}): Promise<Attempted<Written<StatementResult>>> {
+    const options = withPolicy(executeOptions(this.config, request), policy);
     const params = request.params ?? [];
     const intent = request.intent ?? this.classifier.infer(request.sql);
     const route = this.route(intent, request, options.timeoutMs);
@@ -63,23 +77,23 @@ export class Executor {
     const controlsTransactions = containsTransactionControl(request.sql);
     const retry = controlsTransactions ? { ...this.config.retry, maxAttempts: 1 } : this.config.retry;
     return runWithRetry(retry, async () => {
-      const endpoint = await this.router.endpointFor(route);
+      const endpoint = await this.endpointFor(route, policy);
       return this.onEndpoint(endpoint, intent, async (connection) => {
         const value = await connection.execute(request.sql, params, options).catch((err: unknown) => {
           throw controlsTransactions ? partOfItMayHaveCommitted(err) : err;
         });
-        return { value, consistencyToken: await this.tokenAfter(intent, connection, options.timeoutMs) };
+        return { value, consistencyToken: policy.withoutToken ? undefined : await this.tokenAfter(intent, connection, options.timeoutMs) };
       });
     });
   }
 
-  batch(request: BatchRequest): Promise<Attempted<Written<StatementResult[]>>> {
+  batch(request: BatchRequest, policy: ExecutionPolicy = {}): Promise<Attempted<Written<StatementResult[]>>> {
     refuseTransactionControl(request.statements.map((statement) => statement.sql), "a batch");
-    const options = executeOptions(this.config, request);
+    const options = withPolicy(executeOptions(this.config, request), policy);
     const intent: Intent = request.readOnly ? "read" : "write";
     const route = this.route(intent, request, options.timeoutMs);
     return runWithRetry(this.config.retry, async () => {
-      const endpoint = await this.router.endpointFor(route);
+      const endpoint = await this.endpointFor(route, policy);
       return this.onEndpoint(endpoint, intent, async (connection) => {
         let committing = false;
         try {
@@ -92,7 +106,7 @@ export class Executor {
           if ((await connection.commit(options.timeoutMs)) === "rolled back") {
             throw new GatewayError("TRANSACTION_ABORTED", "the database rolled the batch back at COMMIT");
           }
-          return { value: results, consistencyToken: await this.tokenAfter(intent, connection, options.timeoutMs) };
+          return { value: results, consistencyToken: policy.withoutToken ? undefined : await this.tokenAfter(intent, connection, options.timeoutMs) };
         } catch (err) {
           // Before COMMIT was sent, a lost session means the transaction rolled back: safe to run again.
           if (!committing && err instanceof GatewayError && err.code === "OUTCOME_UNKNOWN") {
@@ -114,6 +128,10 @@ export class Executor {
       });
     }
     return { intent, consistencyToken: request.consistencyToken, maxStalenessMs: request.maxStalenessMs, deadline: this.clock.now() + timeoutMs };
+  }
+
+  private endpointFor(route: RouteRequest, policy: ExecutionPolicy): Promise<Endpoint> {
+    return policy.primaryOnly ? this.router.primary(route.deadline) : this.router.endpointFor(route);
   }
 
   /** Borrows a connection of the endpoint for the work and reports failover signs on the way out. */

@@ -21,8 +21,23 @@ interface OpenTransaction {
   readonly entry: PoolEntry;
   readonly readOnly: boolean;
   readonly expiresAt: number;
+  readonly idleTimeoutMs: number;
+  readonly maxAgeMs: number;
   lastUsedAt: number;
   busy: boolean;
+  /** Callers queued for their turn (in arrival order), when the transaction queues instead of refusing. */
+  readonly turns: (() => void)[];
+}
+
+/** Per-transaction lifetimes (the Data API's 3 minutes idle / 24 hours), instead of the configured ones. */
+export interface TransactionLifetimes {
+  idleTimeoutMs: number;
+  maxAgeMs: number;
+}
+
+export interface TurnOptions {
+  /** Wait for a statement already running on the transaction instead of answering TRANSACTION_BUSY. */
+  queue?: boolean;
 }
 
 /** How many expired ids are remembered to tell "expired" from "unknown". */
@@ -59,9 +74,11 @@ export class TransactionRegistry {
     this.sweepTimer.unref();
   }
 
-  async begin(request: BeginRequest): Promise<{ id: string; expiresAt: Date }> {
+  async begin(request: BeginRequest, lifetimes?: TransactionLifetimes): Promise<{ id: string; expiresAt: Date }> {
     if (this.closing) throw new GatewayError("GATEWAY_DRAINING", "the gateway is shutting down; no new transactions");
-    const { maxOpen, maxAgeMs } = this.config.transactions;
+    const { maxOpen } = this.config.transactions;
+    const maxAgeMs = lifetimes?.maxAgeMs ?? this.config.transactions.maxAgeMs;
+    const idleTimeoutMs = lifetimes?.idleTimeoutMs ?? this.config.transactions.idleTimeoutMs;
     if (this.open.size + this.opening >= maxOpen) {
       throw new GatewayError(
         "TOO_MANY_TRANSACTIONS",
@@ -94,14 +111,14 @@ export class TransactionRegistry {
     endpoint.outstanding++;
     const now = this.clock.now();
     const id = randomUUID();
-    this.open.set(id, { id, endpoint, entry, readOnly, expiresAt: now + maxAgeMs, lastUsedAt: now, busy: false });
+    this.open.set(id, { id, endpoint, entry, readOnly, expiresAt: now + maxAgeMs, idleTimeoutMs, maxAgeMs, lastUsedAt: now, busy: false, turns: [] });
     return { id, expiresAt: new Date(Date.now() + maxAgeMs) };
   }
 
   /** Runs a caller's SQL on the transaction's connection, one statement at a time. */
-  async run<T>(id: string, sql: string, work: (connection: EngineConnection) => Promise<T>): Promise<T> {
+  async run<T>(id: string, sql: string, work: (connection: EngineConnection) => Promise<T>, turn: TurnOptions = {}): Promise<T> {
     refuseTransactionControl([sql], "an interactive transaction (use its commit and rollback endpoints)");
-    const tx = this.claim(id);
+    const tx = await this.claim(id, turn);
     try {
       return await work(tx.entry.connection);
     } catch (err) {
@@ -116,14 +133,14 @@ export class TransactionRegistry {
       }
       throw err;
     } finally {
-      tx.busy = false;
       tx.lastUsedAt = this.clock.now();
+      this.passTurn(tx);
     }
   }
 
   /** Commits; resolves the consistency token of a read-write transaction. */
-  async commit(id: string): Promise<string | undefined> {
-    const tx = this.claim(id);
+  async commit(id: string, turn: TurnOptions = {}): Promise<string | undefined> {
+    const tx = await this.claim(id, turn);
     const timeoutMs = this.config.statements.defaultTimeoutMs;
     try {
       const outcome = await tx.entry.connection.commit(timeoutMs);
@@ -137,8 +154,8 @@ export class TransactionRegistry {
     }
   }
 
-  async rollback(id: string): Promise<void> {
-    const tx = this.claim(id);
+  async rollback(id: string, turn: TurnOptions = {}): Promise<void> {
+    const tx = await this.claim(id, turn);
     try {
       await tx.entry.connection.rollback(this.config.statements.defaultTimeoutMs);
     } catch (err) {
@@ -149,7 +166,7 @@ export class TransactionRegistry {
     }
   }
 
-  private claim(id: string): OpenTransaction {
+  private lookup(id: string): OpenTransaction {
     const tx = this.open.get(id);
     if (!tx) {
       const reason = this.expired.get(id);
@@ -158,15 +175,39 @@ export class TransactionRegistry {
       }
       throw new GatewayError("TRANSACTION_NOT_FOUND", `no open transaction ${id} (unknown, committed or rolled back)`);
     }
-    if (tx.busy) throw new GatewayError("TRANSACTION_BUSY", `transaction ${id} is running another statement`);
-    tx.busy = true;
     return tx;
+  }
+
+  /** The transaction for one statement: at once, in turn behind the running one, or TRANSACTION_BUSY. */
+  private async claim(id: string, turn: TurnOptions): Promise<OpenTransaction> {
+    const tx = this.lookup(id);
+    if (!tx.busy) {
+      tx.busy = true;
+      return tx;
+    }
+    if (!turn.queue) throw new GatewayError("TRANSACTION_BUSY", `transaction ${id} is running another statement`);
+    await new Promise<void>((resolve) => tx.turns.push(resolve));
+    // Woken by passTurn (still busy, now ours) or by the transaction's end.
+    if (this.open.get(id) !== tx) {
+      this.passTurn(tx);
+      return this.lookup(id);
+    }
+    return tx;
+  }
+
+  /** Hands the transaction to the next queued caller, or marks it free. */
+  private passTurn(tx: OpenTransaction): void {
+    const next = tx.turns.shift();
+    if (next) next();
+    else tx.busy = false;
   }
 
   /** Forgets the transaction and returns its connection; the pool rolls back anything left open. */
   private end(tx: OpenTransaction): void {
     if (this.open.get(tx.id) !== tx) return;
     this.open.delete(tx.id);
+    // Queued callers wake to find it gone.
+    for (const wake of tx.turns.splice(0)) wake();
     tx.endpoint.outstanding--;
     tx.endpoint.pool.release(tx.entry);
   }
@@ -184,11 +225,10 @@ export class TransactionRegistry {
   /** Rolls back transactions past their idle timeout or maximum age. Tests call it directly. */
   sweep(): void {
     const now = this.clock.now();
-    const { idleTimeoutMs, maxAgeMs } = this.config.transactions;
     for (const tx of [...this.open.values()]) {
       if (tx.busy) continue;
-      if (now >= tx.expiresAt) this.expire(tx, `maximum age of ${maxAgeMs}ms reached`);
-      else if (now - tx.lastUsedAt >= idleTimeoutMs) this.expire(tx, `idle for more than ${idleTimeoutMs}ms`);
+      if (now >= tx.expiresAt) this.expire(tx, `maximum age of ${tx.maxAgeMs}ms reached`);
+      else if (now - tx.lastUsedAt >= tx.idleTimeoutMs) this.expire(tx, `idle for more than ${tx.idleTimeoutMs}ms`);
     }
   }
 

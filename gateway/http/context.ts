@@ -1,6 +1,7 @@
 /** What the HTTP routes need from the rest of the gateway, passed explicitly. */
 import type { Cluster } from "../clusters/cluster.js";
 import type { GatewayConfig } from "../config/schema.js";
+import type { DataApiService } from "../data-api/service.js";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
 
@@ -10,6 +11,8 @@ export interface HttpContext {
   logger: Logger;
   startedAt: number;
   isDraining(): boolean;
+  /** The RDS Data API surface, on the same clusters. */
+  dataApi: DataApiService;
 }
 
 export function selectCluster(context: HttpContext, name: string | undefined): Cluster {

@@ -5,6 +5,7 @@ import { GatewayError } from "../errors.js";
 import type { HttpContext } from "./context.js";
 import { replyWithError } from "./error-handler.js";
 import { buildOpenApiDocument } from "./openapi.js";
+import { registerDataApiRoutes } from "./routes/data-api.js";
 import { registerHealthRoutes } from "./routes/health.js";
 import { registerQueryRoutes } from "./routes/query.js";
 import { registerTransactionRoutes } from "./routes/transactions.js";
@@ -50,6 +51,7 @@ export function createHttpServer(context: HttpContext, version: string): Fastify
   registerQueryRoutes(app, context);
   registerTransactionRoutes(app, context);
   registerHealthRoutes(app, context);
+  registerDataApiRoutes(app, context, context.dataApi);
   const openApi = buildOpenApiDocument(version);
   app.get("/openapi.json", async (_request, reply) => reply.send(openApi));
   return app;

@@ -11,7 +11,7 @@ import { GatewayError } from "../../errors.js";
 import type { EngineConnection, ExecuteOptions, InstanceState, ListedInstance, StatementResult, TransactionOptions } from "../engine.js";
 import { INTERRUPTED, isServerError, mapStatementError, type MysqlDriverError } from "./errors.js";
 import { mayChangeSessionState } from "./session-state.js";
-import { approximateBytes, columnsOf, type Converter, convertersFor, convertRow, encodeParams, type MysqlField } from "./values.js";
+import { approximateBytes, columnDetails, columnsOf, type Converter, convertersFor, convertRow, encodeParams, type MysqlField } from "./values.js";
 
 export type MysqlFlavour = "mariadb" | "mysql";
 
@@ -147,8 +147,14 @@ export class MysqlConnection implements EngineConnection {
     }
     const command = commandOf(sql);
     const resultSet = command === "CALL" ? collected.lastResultSet : undefined;
-    if (resultSet) return { command, columns: columnsOf(resultSet.fields), rows: resultSet.rows, rowCount: resultSet.rows.length };
-    if (collected.fields) return { command, columns: columnsOf(collected.fields), rows: collected.rows, rowCount: collected.rows.length };
+    if (resultSet) {
+      const fields = resultSet.fields;
+      return { command, columns: columnsOf(fields), rows: resultSet.rows, rowCount: resultSet.rows.length, describeColumns: () => columnDetails(fields) };
+    }
+    if (collected.fields) {
+      const fields = collected.fields;
+      return { command, columns: columnsOf(fields), rows: collected.rows, rowCount: collected.rows.length, describeColumns: () => columnDetails(fields) };
+    }
     const header = collected.header;
     const insertId = header && Number(header.insertId) !== 0 ? String(header.insertId) : undefined;
     return { command, columns: [], rows: [], rowCount: header?.affectedRows ?? null, ...(insertId ? { lastInsertId: insertId } : {}) };

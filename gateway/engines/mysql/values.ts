@@ -8,10 +8,14 @@
  */
 import mysql from "mysql2";
 import type { Column, Param } from "../../../schemas/query.js";
+import type { ColumnDetail } from "../engine.js";
 
 /** The parts of mysql2's column definition the conversions use. */
 export interface MysqlField {
   name: string;
+  orgName?: string;
+  table?: string;
+  decimals?: number;
   columnType: number;
   flags: number;
   characterSet: number;
@@ -53,7 +57,9 @@ const T = {
   GEOMETRY: 0xff,
 } as const;
 
+const NOT_NULL_FLAG = 1;
 const UNSIGNED_FLAG = 32;
+const AUTO_INCREMENT_FLAG = 512;
 const ENUM_FLAG = 256;
 const SET_FLAG = 2048;
 /** The `binary` character set: bytes, not text. */
@@ -118,6 +124,18 @@ export function typeName(field: MysqlField): string {
 
 export function columnsOf(fields: readonly MysqlField[]): Column[] {
   return fields.map((field) => ({ name: field.name, type: typeName(field) }));
+}
+
+export function columnDetails(fields: readonly MysqlField[]): ColumnDetail[] {
+  return fields.map((field) => ({
+    table: field.table ?? "",
+    originalName: field.orgName || field.name,
+    nullable: (field.flags & NOT_NULL_FLAG) === 0,
+    autoIncrement: (field.flags & AUTO_INCREMENT_FLAG) !== 0,
+    signed: NUMERIC_NAMES[field.columnType] !== undefined && (field.flags & UNSIGNED_FLAG) === 0,
+    precision: field.columnLength,
+    scale: field.decimals ?? 0,
+  }));
 }
 
 const keep: Converter = (value) => value;

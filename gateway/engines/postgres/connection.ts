@@ -12,7 +12,7 @@ import { type CancelTarget, sendCancelRequest } from "./cancel.js";
 import { isDatabaseError, isSessionFatal, mapStatementError } from "./errors.js";
 import { mayChangeSessionState } from "./session-state.js";
 import { type PreparedStatement, StatementQuery, type WireConnection } from "./statement-query.js";
-import { encodeParams, parsersFor, parseTextArray } from "./values.js";
+import { columnDetails, encodeParams, parsersFor, parseTextArray } from "./values.js";
 
 export interface PostgresConnectionSettings {
   preparedCacheSize: number;
@@ -119,7 +119,8 @@ export class PostgresConnection implements EngineConnection {
       await this.learnTypes(query, options.timeoutMs);
       columns = this.columnsOf(query, true) ?? [];
     }
-    return { command: query.command, columns, rows: query.rows, rowCount: query.rowCount };
+    const fields = query.fields;
+    return { command: query.command, columns, rows: query.rows, rowCount: query.rowCount, describeColumns: () => columnDetails(fields) };
   }
 
   /**

@@ -25,6 +25,8 @@ export interface WireConnection {
 export interface FieldDescription {
   name: string;
   dataTypeID: number;
+  /** The type modifier from the row description: numeric(p,s), varchar(n)... (-1 when none). */
+  dataTypeModifier?: number;
 }
 
 /** What is known about a prepared statement on one connection. */

@@ -6,6 +6,7 @@
  */
 import { parse as parseArray } from "postgres-array";
 import type { Param } from "../../../schemas/query.js";
+import type { ColumnDetail } from "../engine.js";
 
 export type Parser = (text: string) => unknown;
 
@@ -228,4 +229,43 @@ export function encodeParams(params: readonly Param[]): (string | Buffer | null)
   const encoded = new Array<string | Buffer | null>(params.length);
   for (let i = 0; i < params.length; i++) encoded[i] = encodeParam(params[i] as Param);
   return encoded;
+}
+
+/** Precision of the built-in types without a type modifier (pgjdbc's convention). */
+const BUILTIN_PRECISION = new Map<number, number>([
+  [16, 1],
+  [20, 19],
+  [21, 5],
+  [23, 10],
+  [26, 10],
+  [700, 8],
+  [701, 17],
+  [25, 2147483647],
+  [1082, 13],
+  [1083, 15],
+  [1114, 29],
+  [1184, 35],
+  [2950, 36],
+]);
+const SIGNED = new Set([20, 21, 23, 700, 701, 1700]);
+
+/**
+ * Details of result columns from the row description alone (no catalog lookups): precision and scale
+ * from the type modifier (numeric(p,s), varchar(n)) or the type; the table is not named.
+ */
+export function columnDetails(fields: readonly { name: string; dataTypeID: number; dataTypeModifier?: number }[]): ColumnDetail[] {
+  return fields.map((field) => {
+    const modifier = field.dataTypeModifier ?? -1;
+    let precision = BUILTIN_PRECISION.get(field.dataTypeID) ?? 0;
+    let scale = field.dataTypeID === 1114 || field.dataTypeID === 1184 ? 6 : 0;
+    if (field.dataTypeID === 1700 && modifier >= 4) {
+      precision = ((modifier - 4) >> 16) & 0xffff;
+      scale = (modifier - 4) & 0xffff;
+    } else if ((field.dataTypeID === 1043 || field.dataTypeID === 1042) && modifier >= 4) {
+      precision = modifier - 4;
+    } else if (field.dataTypeID === 1043 || field.dataTypeID === 1042) {
+      precision = 2147483647;
+    }
+    return { table: "", originalName: field.name, nullable: null, autoIncrement: false, signed: SIGNED.has(field.dataTypeID), precision, scale };
+  });
 }

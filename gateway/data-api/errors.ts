@@ -1,0 +1,72 @@
+/**
+ * Gateway errors as the RDS Data API reports them: an exception name (sent as `x-amzn-ErrorType` and
+ * as `code` in the body, so every SDK generation finds it), an HTTP status and a message. The rule the
+ * AWS SDK imposes: it retries 5xx, so a 5xx is sent only when nothing ran; anything that may have run
+ * is a 4xx. SQL errors keep the database's own text, in the form the service uses.
+ */
+import { DATA_API_EXCEPTIONS, type DataApiExceptionName } from "../../schemas/data-api.js";
+import type { DatabaseErrorInfo, ErrorCode } from "../../schemas/errors.js";
+import { GatewayError } from "../errors.js";
+
+export interface DataApiError {
+  name: DataApiExceptionName;
+  status: number;
+  message: string;
+}
+
+/** A failure the Data API surface reports with a name of its own (multi-statements, array parameters...). */
+export class DataApiRefusal extends Error {
+  constructor(
+    readonly exception: DataApiExceptionName,
+    message: string,
+  ) {
+    super(message);
+    this.name = "DataApiRefusal";
+  }
+}
+
+/** "ERROR: <msg>; Detail: …; Hint: …; Position: N; SQLState: X" (PostgreSQL) or "<msg>; Error code: N; SQLState: S" (MySQL). */
+export function databaseMessage(database: DatabaseErrorInfo): string {
+  if (database.engineCode !== undefined) return `${database.message}; Error code: ${database.engineCode}; SQLState: ${database.sqlstate}`;
+  const parts = [`ERROR: ${database.message}`];
+  if (database.detail) parts.push(`Detail: ${database.detail}`);
+  if (database.hint) parts.push(`Hint: ${database.hint}`);
+  if (database.position !== undefined) parts.push(`Position: ${database.position}`);
+  parts.push(`SQLState: ${database.sqlstate}`);
+  return parts.join("; ");
+}
+
+/** Registry code -> exception. Codes not listed are database-side failures reported as DatabaseErrorException. */
+const BY_CODE: Partial<Record<ErrorCode, DataApiExceptionName>> = {
+  INVALID_REQUEST: "BadRequestException",
+  MALFORMED_JSON: "BadRequestException",
+  UNSUPPORTED_MEDIA_TYPE: "BadRequestException",
+  REQUEST_TOO_LARGE: "BadRequestException",
+  ROUTE_NOT_FOUND: "BadRequestException",
+  RESULT_TOO_LARGE: "UnsupportedResultException",
+  STATEMENT_TIMEOUT: "StatementTimeoutException",
+  TRANSACTION_NOT_FOUND: "TransactionNotFoundException",
+  TRANSACTION_EXPIRED: "TransactionNotFoundException",
+  // Nothing ran: safe for the SDK to retry.
+  POOL_TIMEOUT: "ServiceUnavailableError",
+  GATEWAY_DRAINING: "ServiceUnavailableError",
+  TOO_MANY_TRANSACTIONS: "ServiceUnavailableError",
+  DATABASE_UNAVAILABLE: "DatabaseUnavailableException",
+  PRIMARY_UNAVAILABLE: "DatabaseUnavailableException",
+  // May have run (or a bug, after which nobody knows): a 4xx, so the SDK does not run it again.
+  INTERNAL_ERROR: "InternalServerErrorException",
+};
+
+export function toDataApiError(err: unknown): DataApiError {
+  if (err instanceof DataApiRefusal) return { name: err.exception, status: DATA_API_EXCEPTIONS[err.exception], message: err.message };
+  const error = err instanceof GatewayError ? err : new GatewayError("INTERNAL_ERROR", "internal error", { cause: err });
+  const name = BY_CODE[error.code] ?? "DatabaseErrorException";
+  let message = error.message;
+  if (error.code === "DATABASE_ERROR" && error.database) message = databaseMessage(error.database);
+  else if (error.code === "TRANSACTION_NOT_FOUND" || error.code === "TRANSACTION_EXPIRED") message = `Transaction is not found: ${error.message}`;
+  else if (error.code === "STATEMENT_TIMEOUT") message = `Request timed out: ${error.message}`;
+  else if (error.code === "RESULT_TOO_LARGE") message = `The result exceeds the size limit: ${error.message}`;
+  else if (error.code === "INTERNAL_ERROR") message = "internal error; see the gateway log for this request id";
+  else if (error.database) message = `${error.message} (${databaseMessage(error.database)})`;
+  return { name, status: DATA_API_EXCEPTIONS[name], message };
+}

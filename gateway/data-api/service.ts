@@ -1,0 +1,143 @@
+/**
+ * The RDS Data API operations on the gateway's own core: the same clusters, pools, executor and
+ * transaction registry as the native API (no second pool, no second executor). By default it behaves
+ * like the service — everything on the writer, results capped at 1 MiB, no array parameters, 45 s
+ * statement timeout, transactions idle 3 minutes / at most 24 hours, concurrent calls on one
+ * transaction queued in order — and extensions lift those limits per resource or per request.
+ */
+import type {
+  BatchExecuteStatementRequest,
+  BeginTransactionRequest,
+  EndTransactionRequest,
+  ExecuteStatementRequest,
+  SqlParameter,
+} from "../../schemas/data-api.js";
+import type { DataApiExtension, GatewayConfig } from "../config/schema.js";
+import type { StatementResult } from "../engines/engine.js";
+import type { ExecutionPolicy } from "../execution/executor.js";
+import { executeOptions } from "../execution/run-options.js";
+import { type BoundStatement, bindStatement } from "./bind.js";
+import { DataApiRefusal } from "./errors.js";
+import { columnMetadataText, formattedRecordsText, recordsText } from "./records.js";
+import type { DataApiTarget, DataApiTargets } from "./targets.js";
+
+const QUEUE = { queue: true } as const;
+
+export class DataApiService {
+  constructor(
+    private readonly targets: DataApiTargets,
+    private readonly config: GatewayConfig,
+  ) {}
+
+  async execute(request: ExecuteStatementRequest, requested: ReadonlySet<DataApiExtension>): Promise<string> {
+    const target = this.resolve(request);
+    const extensions = union(target.extensions, requested);
+    const engine = target.cluster.engine.kind;
+    const bound = bindStatement(request.sql, request.parameters ?? [], engine, extensions.has("array-parameters"));
+    const result = await this.run(target, bound, request.transactionId, extensions);
+    const json = this.executeResponse(engine, result, request);
+    if (!extensions.has("large-results") && Buffer.byteLength(json) > this.config.dataApi.maxResponseBytes) {
+      throw new DataApiRefusal("UnsupportedResultException", `The result exceeds the size limit of ${this.config.dataApi.maxResponseBytes} bytes`);
+    }
+    return json;
+  }
+
+  async batchExecute(request: BatchExecuteStatementRequest, requested: ReadonlySet<DataApiExtension>): Promise<string> {
+    const target = this.resolve(request);
+    const extensions = union(target.extensions, requested);
+    const sets = request.parameterSets ?? [];
+    if (sets.length === 0) return '{"updateResults":[]}';
+    const engine = target.cluster.engine.kind;
+    const statements = sets.map((set: SqlParameter[]) => bindStatement(request.sql, set, engine, extensions.has("array-parameters")));
+    let results: StatementResult[];
+    if (request.transactionId !== undefined) {
+      results = [];
+      for (const statement of statements) results.push(await this.run(target, statement, request.transactionId, extensions));
+    } else {
+      // One implicit transaction: all parameter sets or none.
+      const { value } = await target.cluster.executor.batch(
+        { statements: statements.map((statement) => ({ sql: statement.sql, params: statement.params })), timeoutMs: this.timeoutMs(), bigNumbers: "string" },
+        this.policy(extensions),
+      );
+      results = value.value;
+    }
+    return `{"updateResults":[${results.map((result) => `{"generatedFields":${generatedFields(result)}}`).join(",")}]}`;
+  }
+
+  async begin(request: BeginTransactionRequest): Promise<string> {
+    const target = this.resolve(request);
+    const { id } = await target.cluster.transactions.begin(
+      {},
+      { idleTimeoutMs: this.config.dataApi.transactionIdleTimeoutMs, maxAgeMs: this.config.dataApi.transactionMaxAgeMs },
+    );
+    return JSON.stringify({ transactionId: id });
+  }
+
+  async commit(request: EndTransactionRequest): Promise<string> {
+    const target = this.resolve(request);
+    await target.cluster.transactions.commit(request.transactionId, QUEUE);
+    return '{"transactionStatus":"Transaction Committed"}';
+  }
+
+  async rollback(request: EndTransactionRequest): Promise<string> {
+    const target = this.resolve(request);
+    await target.cluster.transactions.rollback(request.transactionId, QUEUE);
+    return '{"transactionStatus":"Rollback Complete"}';
+  }
+
+  private resolve(request: { resourceArn: string; secretArn: string; schema?: string | undefined }): DataApiTarget {
+    if (request.schema !== undefined) throw new DataApiRefusal("ValidationException", "The schema parameter isn't supported");
+    return this.targets.resolve(request.resourceArn, request.secretArn);
+  }
+
+  private timeoutMs(): number {
+    return Math.min(this.config.dataApi.statementTimeoutMs, this.config.statements.maxTimeoutMs);
+  }
+
+  private policy(extensions: ReadonlySet<DataApiExtension>): ExecutionPolicy {
+    return {
+      primaryOnly: !extensions.has("read-replicas"),
+      withoutToken: true,
+      ...(extensions.has("large-results") ? {} : { maxResultBytes: this.config.dataApi.maxResponseBytes }),
+    };
+  }
+
+  /** One statement: on the transaction's connection (queued behind a running one), or on its own. */
+  private async run(target: DataApiTarget, bound: BoundStatement, transactionId: string | undefined, extensions: ReadonlySet<DataApiExtension>): Promise<StatementResult> {
+    if (transactionId === undefined) {
+      const { value } = await target.cluster.executor.query(
+        { sql: bound.sql, params: bound.params, timeoutMs: this.timeoutMs(), bigNumbers: "string" },
+        this.policy(extensions),
+      );
+      return value.value;
+    }
+    const options = executeOptions(this.config, { timeoutMs: this.timeoutMs(), bigNumbers: "string" });
+    const limited = extensions.has("large-results") ? options : { ...options, maxResultBytes: Math.min(options.maxResultBytes, this.config.dataApi.maxResponseBytes) };
+    return target.cluster.transactions.run(transactionId, bound.sql, (connection) => connection.execute(bound.sql, bound.params, limited), QUEUE);
+  }
+
+  private executeResponse(engine: "postgres" | "mysql", result: StatementResult, request: ExecuteStatementRequest): string {
+    if (result.columns.length === 0) {
+      return `{"generatedFields":${generatedFields(result)},"numberOfRecordsUpdated":${result.rowCount ?? 0}}`;
+    }
+    const options = request.resultSetOptions ?? {};
+    if (request.formatRecordsAs === "JSON") {
+      const names = result.columns.map((column) => column.name);
+      if (new Set(names).size !== names.length) {
+        throw new DataApiRefusal("BadRequestException", "The result contains more than one column with the same name; formatRecordsAs JSON needs unique names");
+      }
+      return `{"formattedRecords":${JSON.stringify(formattedRecordsText(engine, result, options))},"numberOfRecordsUpdated":0}`;
+    }
+    const metadata = request.includeResultMetadata ? `"columnMetadata":${columnMetadataText(engine, result)},` : "";
+    return `{${metadata}"numberOfRecordsUpdated":0,"records":${recordsText(engine, result, options)}}`;
+  }
+}
+
+/** MySQL's AUTO_INCREMENT id of an INSERT, else nothing (PostgreSQL: use RETURNING). */
+function generatedFields(result: StatementResult): string {
+  return result.lastInsertId === undefined ? "[]" : `[{"longValue":${result.lastInsertId}}]`;
+}
+
+function union<T>(a: ReadonlySet<T>, b: ReadonlySet<T>): ReadonlySet<T> {
+  return b.size === 0 ? a : new Set([...a, ...b]);
+}

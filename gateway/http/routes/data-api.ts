@@ -1,0 +1,95 @@
+/**
+ * The RDS Data API surface: `POST /Execute`, `/BatchExecute`, `/BeginTransaction`,
+ * `/CommitTransaction`, `/RollbackTransaction` and `/ExecuteSql`, in the JSON shapes
+ * `@aws-sdk/client-rds-data` sends and parses. Its own Fastify scope, so that every failure — body
+ * parsing included — is answered the way the SDK reads errors: `x-amzn-ErrorType` plus `{message, code}`.
+ * `x-amzn-RequestId` is on every answer. SigV4 headers are accepted and not verified.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { z } from "zod";
+import {
+  batchExecuteStatementSchema,
+  beginTransactionSchema,
+  endTransactionSchema,
+  executeStatementSchema,
+} from "../../../schemas/data-api.js";
+import { DATA_API_EXTENSIONS, type DataApiExtension } from "../../config/schema.js";
+import { DataApiRefusal, toDataApiError } from "../../data-api/errors.js";
+import type { DataApiService } from "../../data-api/service.js";
+import { GatewayError } from "../../errors.js";
+import type { HttpContext } from "../context.js";
+import { toGatewayError } from "../error-handler.js";
+
+/** The service's request limit. */
+const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+/** Opt-in, per request, to behaviour beyond the Data API's: a comma-separated list of extensions. */
+export const EXTENSIONS_HEADER = "x-poolgate-extensions";
+
+function parse<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const first = result.error.issues[0];
+  const where = first && first.path.length > 0 ? `${first.path.join(".")}: ` : "";
+  throw new DataApiRefusal("BadRequestException", `invalid request: ${where}${first?.message ?? "does not match the operation's shape"}`);
+}
+
+function extensionsOf(request: FastifyRequest): Set<DataApiExtension> {
+  const header = request.headers[EXTENSIONS_HEADER];
+  if (typeof header !== "string" || header.trim() === "") return new Set();
+  const names = header.split(",").map((name) => name.trim().toLowerCase());
+  for (const name of names) {
+    if (!(DATA_API_EXTENSIONS as readonly string[]).includes(name)) {
+      throw new DataApiRefusal("BadRequestException", `unknown ${EXTENSIONS_HEADER} value "${name}"; known: ${DATA_API_EXTENSIONS.join(", ")}`);
+    }
+  }
+  return new Set(names as DataApiExtension[]);
+}
+
+function send(reply: FastifyReply, request: FastifyRequest, json: string): FastifyReply {
+  return reply.header("x-amzn-RequestId", request.id).type("application/json").send(json);
+}
+
+export function registerDataApiRoutes(app: FastifyInstance, context: HttpContext, service: DataApiService): void {
+  void app.register((scope, _options, done) => {
+    scope.setErrorHandler((err, request, reply) => {
+      const gatewayError = err instanceof DataApiRefusal ? err : toGatewayError(err);
+      const error = toDataApiError(gatewayError);
+      if (gatewayError instanceof GatewayError && gatewayError.code === "INTERNAL_ERROR") {
+        context.logger.error({ err: gatewayError.cause ?? err, requestId: request.id, route: request.url }, "unhandled error");
+      }
+      return reply
+        .code(error.status)
+        .header("x-amzn-RequestId", request.id)
+        .header("x-amzn-ErrorType", error.name)
+        .type("application/json")
+        .send(JSON.stringify({ message: error.message, code: error.name }));
+    });
+    const guard = () => {
+      if (context.isDraining()) throw new GatewayError("GATEWAY_DRAINING", "the gateway is shutting down; retry against another instance");
+    };
+    const options = { bodyLimit: MAX_REQUEST_BYTES };
+
+    scope.post("/Execute", options, async (request, reply) => {
+      guard();
+      return send(reply, request, await service.execute(parse(executeStatementSchema, request.body), extensionsOf(request)));
+    });
+    scope.post("/BatchExecute", options, async (request, reply) => {
+      guard();
+      return send(reply, request, await service.batchExecute(parse(batchExecuteStatementSchema, request.body), extensionsOf(request)));
+    });
+    scope.post("/BeginTransaction", options, async (request, reply) => {
+      guard();
+      return send(reply, request, await service.begin(parse(beginTransactionSchema, request.body)));
+    });
+    scope.post("/CommitTransaction", options, async (request, reply) => {
+      return send(reply, request, await service.commit(parse(endTransactionSchema, request.body)));
+    });
+    scope.post("/RollbackTransaction", options, async (request, reply) => {
+      return send(reply, request, await service.rollback(parse(endTransactionSchema, request.body)));
+    });
+    scope.post("/ExecuteSql", options, () => {
+      throw new DataApiRefusal("BadRequestException", "This API is deprecated and not available. Use ExecuteStatement API instead");
+    });
+    done();
+  });
+}
