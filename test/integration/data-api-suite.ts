@@ -68,7 +68,7 @@ export function defineDataApiSuite(target: DataApiTarget): void {
 
     beforeAll(async () => {
       const setup = await target.setup();
-      cleanup = setup.cleanup;
+      cleanup = () => setup.cleanup();
       const config: GatewayConfigInput = {
         clusters: { default: { writerUrl: setup.url } },
         pool: { maxSize: 3 },
