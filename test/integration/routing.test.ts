@@ -66,6 +66,26 @@ describe("read/write routing", () => {
     expect((await gw.post(`/v1/transactions/${tx}/commit`, undefined)).body.consistencyToken).toBeTruthy();
   });
 
+  it("the Data API surface runs everything on the writer, and reads on replicas only when asked", async () => {
+    const dataApi = async (headers: Record<string, string> = {}) => {
+      const response = await fetch(`${gw.baseUrl}/Execute`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: JSON.stringify({ resourceArn: "arn:aws:rds:us-east-1:1:cluster:c", secretArn: "arn:aws:secretsmanager:us-east-1:1:secret:s", sql: "select inet_server_port() as port" }),
+      });
+      const body = (await response.json()) as { records: { longValue: number }[][] };
+      return body.records[0]?.[0]?.longValue;
+    };
+    const plain = new Set<number | undefined>();
+    const optedIn = new Set<number | undefined>();
+    for (let i = 0; i < 10; i++) {
+      plain.add(await dataApi());
+      optedIn.add(await dataApi({ "x-poolgate-extensions": "read-replicas" }));
+    }
+    expect(plain).toEqual(new Set([primary.port]));
+    expect(optedIn).toEqual(new Set([replica1.port, replica2.port]));
+  });
+
   it("a read with a consistency token sees the write even when the replicas lag", async () => {
     await replica1.query("select pg_wal_replay_pause()");
     await replica2.query("select pg_wal_replay_pause()");
