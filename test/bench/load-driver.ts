@@ -4,13 +4,15 @@
  * percentiles. Usage: load-driver.ts '<json DriverSpec>' -> prints one JSON DriverResult line.
  */
 import { Pool } from "undici";
-import { type BenchDialect, type BenchStatement, makeStatement, summarise } from "./workload.js";
+import { type BenchDialect, type BenchStatement, DATA_API_TARGET, makeDataApiStatement, makeStatement, summarise } from "./workload.js";
 
 export interface DriverSpec {
   url: string;
   path: string;
   statement: BenchStatement;
   dialect?: BenchDialect;
+  /** The native API (default, at `path`) or the Data API's ExecuteStatement (POST /Execute). */
+  surface?: "native" | "data-api";
   callers: number;
   durationMs?: number;
   requestsPerCaller?: number;
@@ -23,10 +25,10 @@ async function drive(spec: DriverSpec): Promise<void> {
   let errors = 0;
   let firstError: string | undefined;
   const send = async (record: boolean) => {
-    const body = JSON.stringify(makeStatement(spec.statement, spec.dialect));
+    const body = JSON.stringify(spec.surface === "data-api" ? { ...DATA_API_TARGET, ...makeDataApiStatement(spec.statement) } : makeStatement(spec.statement, spec.dialect));
     const started = performance.now();
     try {
-      const response = await pool.request({ method: "POST", path: spec.path, headers: { "content-type": "application/json" }, body });
+      const response = await pool.request({ method: "POST", path: spec.surface === "data-api" ? "/Execute" : spec.path, headers: { "content-type": "application/json" }, body });
       const text = await response.body.text();
       if (response.statusCode !== 200) {
         errors++;

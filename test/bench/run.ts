@@ -4,7 +4,7 @@
  * pg.Pool and (d) a new pg.Client per request; then the same against the local MariaDB through the
  * MySQL engine (mysql2 for b, c and d). Prints throughput, p50/p99/max and the server's CPU time per
  * request, the ratios, and whether the issue's targets are met. Not a test: no assertions.
- * POOLGATE_BENCH_ONLY=topology or =mysql runs one part.
+ * POOLGATE_BENCH_ONLY=postgres, =mysql or =topology runs one part.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -116,11 +116,12 @@ async function drive(
   target: string,
   spec: Omit<DriverSpec, "url">,
   label: Row["statement"],
+  driver: "load-driver" | "sdk-driver" = "load-driver",
 ): Promise<Row> {
   const pid = server.child.pid as number;
   const before = cpuMicros(pid);
   const result = await runJson<LatencySummary & { errors: number; firstError?: string }>([
-    here("./load-driver.js"),
+    here(`./${driver}.js`),
     JSON.stringify({ ...spec, url: server.url }),
   ]);
   // Warm-up requests are included in the CPU window; count them out by measuring the window's share.
@@ -143,6 +144,7 @@ function stop(child: ChildProcess): Promise<void> {
 }
 
 const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : "-");
+const signed = (n: number, digits = 2) => (n >= 0 ? `+${fmt(n, digits)}` : fmt(n, digits));
 
 function printTable(rows: Row[]): void {
   const header = ["target", "statement", "req/s", "p50 ms", "p99 ms", "max ms", "server CPU µs/req", "errors"];
@@ -224,6 +226,8 @@ async function main(): Promise<void> {
   for (const statement of ["select1", "point"] as const) {
     await measure(statement, [
       () => drive(gateway, "(a) poolgate", { ...base, statement }, statement),
+      () => drive(gateway, "(a2) poolgate Data API (HTTP)", { ...base, statement, surface: "data-api" }, statement),
+      () => drive(gateway, "(a3) poolgate Data API (AWS SDK)", { ...base, statement }, statement, "sdk-driver"),
       () => inProcess(statement, CALLERS, statement),
       () => drive(naive, "(c) naive http + pg.Pool", { ...base, statement }, statement),
       () => drive(perRequest, "(d) new pg.Client per request", { ...base, statement }, statement),
@@ -235,6 +239,8 @@ async function main(): Promise<void> {
   ] as const) {
     await measure(label, [
       () => drive(gateway, "(a) poolgate", { ...base, statement, callers: 1 }, label),
+      () => drive(gateway, "(a2) poolgate Data API (HTTP)", { ...base, statement, callers: 1, surface: "data-api" }, label),
+      () => drive(gateway, "(a3) poolgate Data API (AWS SDK)", { ...base, statement, callers: 1 }, label, "sdk-driver"),
       () => inProcess(statement, 1, label),
       () => drive(naive, "(c) naive http + pg.Pool", { ...base, statement, callers: 1 }, label),
     ]);
@@ -253,6 +259,7 @@ async function main(): Promise<void> {
   rows.sort((x, y) => x.target.localeCompare(y.target));
   printTable(rows);
   printVerdicts(rows);
+  if (process.env.POOLGATE_BENCH_ONLY === "postgres") return;
   await benchMysql(rows);
   await runTopologyBench(CALLERS, DURATION_MS, POOL_SIZE);
 }
@@ -350,6 +357,15 @@ function printVerdicts(rows: Row[]): void {
   console.log(
     `  [${verdict(burst.errors === 0 && burst.max <= 3 * burst.p99)}] 750 callers on a pool of ${POOL_SIZE}: ${burst.errors} errors, max ${fmt(burst.max)} ms <= 3 x p99 ${fmt(burst.p99)} ms`,
   );
+  console.log("\nData API compatibility layer (same gateway, same statements; (a2) raw HTTP like (a), (a3) through @aws-sdk/client-rds-data)");
+  for (const statement of ["point", "point x1"] as const) {
+    const native = find("(a)", statement);
+    const dataApi = find("(a2)", statement);
+    const sdk = find("(a3)", statement);
+    console.log(
+      `  ${statement.padEnd(9)} native ${fmt(native.throughput, 0)} req/s p50 ${fmt(native.p50, 3)} ms | Data API ${fmt(dataApi.throughput, 0)} req/s p50 ${fmt(dataApi.p50, 3)} ms (${signed((dataApi.throughput / native.throughput - 1) * 100, 1)}% throughput, ${signed(dataApi.p50 - native.p50, 3)} ms p50, server CPU ${fmt(dataApi.cpuUsPerRequest, 0)} vs ${fmt(native.cpuUsPerRequest, 0)} µs) | via AWS SDK ${fmt(sdk.throughput, 0)} req/s p50 ${fmt(sdk.p50, 3)} ms`,
+    );
+  }
   const failed = rows.filter((r) => r.errors > 0);
   for (const r of failed) console.log(`  errors in ${r.target} ${r.statement}: ${r.errors}, first: ${r.firstError}`);
 }

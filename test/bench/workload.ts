@@ -32,3 +32,14 @@ export function summarise(latencies: number[], elapsedMs: number): LatencySummar
     max: sorted.length === 0 ? Number.NaN : (sorted[sorted.length - 1] as number),
   };
 }
+
+export const DATA_API_TARGET = {
+  resourceArn: "arn:aws:rds:us-east-1:123456789012:cluster:poolgate-bench",
+  secretArn: "arn:aws:secretsmanager:us-east-1:123456789012:secret:bench",
+};
+
+/** The same statements as Data API ExecuteStatement input (named parameter :1, a longValue). */
+export function makeDataApiStatement(kind: BenchStatement): { sql: string; parameters?: { name: string; value: { longValue: number } }[] } {
+  if (kind === "select1") return { sql: "SELECT 1" };
+  return { sql: "SELECT id, name, balance FROM accounts WHERE id = :1", parameters: [{ name: "1", value: { longValue: 1 + Math.floor(Math.random() * SEED_ROWS) } }] };
+}
