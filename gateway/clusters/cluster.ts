@@ -105,7 +105,7 @@ export class Cluster {
       };
     }
     this.router = new Router(this.topology, this.engine, { ...config.routing, failoverWaitMs: config.topology.failoverWaitMs }, clock);
-    const classifier = new StatementClassifier({ writingFunctions: config.routing.writingFunctions, backslashEscapes: this.engine.kind === "mysql" });
+    const classifier = new StatementClassifier({ writingFunctions: config.routing.writingFunctions, dialect: this.engine.kind });
     this.executor = new Executor(this.router, this.topology, classifier, config, clock);
     this.transactions = new TransactionRegistry(this.router, this.executor, config, clock, logger);
   }

@@ -11,7 +11,7 @@ import type { EngineConnection, ExecuteOptions, StatementResult } from "../engin
 import { GatewayError } from "../errors.js";
 import type { Clock } from "../pool/clock.js";
 import type { RouteRequest, Router } from "../routing/router.js";
-import { containsTransactionControl, type StatementClassifier } from "../routing/statement-classifier.js";
+import type { StatementClassifier } from "../routing/statement-classifier.js";
 import type { Endpoint } from "../topology/endpoint.js";
 import type { Topology } from "../topology/topology.js";
 import { type Attempted, runWithRetry } from "./retry.js";
@@ -46,14 +46,6 @@ function withPolicy(options: ExecuteOptions, policy: ExecutionPolicy): ExecuteOp
   return policy.maxResultBytes === undefined ? options : { ...options, maxResultBytes: Math.min(options.maxResultBytes, policy.maxResultBytes) };
 }
 
-/** Gateway-managed transactions and batches own BEGIN/COMMIT; SQL that does it itself is refused. */
-export function refuseTransactionControl(sqls: readonly string[], where: string): void {
-  const at = sqls.findIndex((sql) => containsTransactionControl(sql));
-  if (at < 0) return;
-  throw new GatewayError("INVALID_REQUEST", `transaction control (BEGIN, COMMIT, ROLLBACK, SAVEPOINT...) is not allowed in ${where}; the gateway begins and ends it`, {
-    issues: [{ path: where === "a batch" ? `statements.${at}.sql` : "sql", message: "contains transaction control" }],
-  });
-}
 
 function isReadOnlyRefusal(err: unknown): boolean {
   return err instanceof GatewayError && err.code === "DATABASE_ERROR" && err.refusedAsReadOnly;
@@ -74,7 +66,7 @@ export class Executor {
     const intent = request.intent ?? this.classifier.infer(request.sql);
     const route = this.route(intent, request, options.timeoutMs);
     // SQL with its own COMMIT may have committed part of its work before failing: run it once only.
-    const controlsTransactions = containsTransactionControl(request.sql);
+    const controlsTransactions = this.classifier.endsTransaction(request.sql);
     const retry = controlsTransactions ? { ...this.config.retry, maxAttempts: 1 } : this.config.retry;
     return runWithRetry(retry, async () => {
       const endpoint = await this.endpointFor(route, policy);
@@ -88,7 +80,7 @@ export class Executor {
   }
 
   batch(request: BatchRequest, policy: ExecutionPolicy = {}): Promise<Attempted<Written<StatementResult[]>>> {
-    refuseTransactionControl(request.statements.map((statement) => statement.sql), "a batch");
+    this.refuseTransactionControl(request.statements.map((statement) => statement.sql), "a batch");
     const options = withPolicy(executeOptions(this.config, request), policy);
     const intent: Intent = request.readOnly ? "read" : "write";
     const route = this.route(intent, request, options.timeoutMs);
@@ -118,6 +110,20 @@ export class Executor {
         }
       });
     });
+  }
+
+  /**
+   * Gateway-managed transactions and batches own BEGIN/COMMIT: SQL that begins or ends a transaction
+   * itself — or, on MySQL, commits implicitly (DDL, LOCK TABLES...) — is refused there.
+   */
+  refuseTransactionControl(sqls: readonly string[], where: string): void {
+    const at = sqls.findIndex((sql) => this.classifier.endsTransaction(sql));
+    if (at < 0) return;
+    throw new GatewayError(
+      "INVALID_REQUEST",
+      `transaction control (BEGIN, COMMIT, ROLLBACK, XA, SET autocommit...) or a statement that commits implicitly (MySQL DDL, LOCK TABLES...) is not allowed in ${where}; the gateway begins and ends it, so run such SQL on its own`,
+      { issues: [{ path: where === "a batch" ? `statements.${at}.sql` : "sql", message: "begins or ends the transaction" }] },
+    );
   }
 
   /** Where a request may run, given its intent and freshness options; invalid tokens are refused. */

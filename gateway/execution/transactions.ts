@@ -13,7 +13,7 @@ import type { Clock } from "../pool/clock.js";
 import type { Router } from "../routing/router.js";
 import type { PoolEntry } from "../pool/pool-entry.js";
 import type { Endpoint } from "../topology/endpoint.js";
-import { type Executor, refuseTransactionControl } from "./executor.js";
+import type { Executor } from "./executor.js";
 
 interface OpenTransaction {
   readonly id: string;
@@ -117,7 +117,7 @@ export class TransactionRegistry {
 
   /** Runs a caller's SQL on the transaction's connection, one statement at a time. */
   async run<T>(id: string, sql: string, work: (connection: EngineConnection) => Promise<T>, turn: TurnOptions = {}): Promise<T> {
-    refuseTransactionControl([sql], "an interactive transaction (use its commit and rollback endpoints)");
+    this.executor.refuseTransactionControl([sql], "an interactive transaction (use its commit and rollback endpoints)");
     const tx = await this.claim(id, turn);
     try {
       return await work(tx.entry.connection);

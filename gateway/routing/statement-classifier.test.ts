@@ -66,9 +66,14 @@ describe("transaction control detection", () => {
     ["insert into t values (1); COMMIT; update t set a = 2", true],
     ["begin; select 1", true],
     ["start transaction read only", true],
-    ["rollback to savepoint s", true],
-    ["savepoint s", true],
-    ["release savepoint s", true],
+    ["rollback to savepoint s", false],
+    ["savepoint s", false],
+    ["release savepoint s", false],
+    ["rollback", true],
+    ["rollback and chain", true],
+    ["xa start 'x'", true],
+    ["set autocommit = 0", true],
+    ["SET @@session.autocommit = 1", true],
     ["end", true],
     ["select 'commit'", false],
     ["select 1 -- commit", false],
@@ -80,7 +85,7 @@ describe("transaction control detection", () => {
 });
 
 describe("MySQL statements", () => {
-  const mysql = new StatementClassifier({ backslashEscapes: true });
+  const mysql = new StatementClassifier({ dialect: "mysql" });
 
   it.each([
     ["select @@port", "read"],
@@ -98,6 +103,21 @@ describe("MySQL statements", () => {
 
   it("blanks backslash-escaped literals and backtick identifiers", () => {
     expect(blankLiteralsAndComments("select 'it\\'s', `we``ird` from t", true)).toBe("select '', `x` from t");
+  });
+
+  it.each([
+    ["create table t (x int)", true],
+    ["CREATE TEMPORARY TABLE t (x int)", false],
+    ["drop temporary table t", false],
+    ["alter table t add y int", true],
+    ["truncate t", true],
+    ["lock tables t write", true],
+    ["insert into t values (1); drop table t", true],
+    ["select 'create table'", false],
+    ["insert into t values (1)", false],
+  ] as [string, boolean][])("on MySQL, %s ends a transaction: %s", (sql, expected) => {
+    expect(mysql.endsTransaction(sql)).toBe(expected);
+    expect(new StatementClassifier().endsTransaction(sql)).toBe(false);
   });
 
   it("finds transaction control hidden from one reading of the literals", () => {

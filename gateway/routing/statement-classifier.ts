@@ -99,22 +99,37 @@ export function blankLiteralsAndComments(sql: string, backslashEscapes = false):
   return out;
 }
 
-const TRANSACTION_CONTROL = /^(?:begin|start\s+transaction|commit|end|rollback|abort|savepoint|release|prepare\s+transaction)\b/;
+/**
+ * Statements that begin or end a transaction. Savepoints (SAVEPOINT, RELEASE, ROLLBACK TO) only mark
+ * points inside one, so they are not among them: ORMs nest transactions with them.
+ */
+const TRANSACTION_CONTROL =
+  /^(?:begin|start\s+transaction|commit|end|abort|rollback(?!\s+to\b)|prepare\s+transaction|xa\s|set\s+(?:@@(?:session\.)?|session\s+|local\s+)?autocommit\b)/;
 
 /**
- * Whether any statement in the string starts, ends or splits a transaction (BEGIN, COMMIT, ROLLBACK,
- * SAVEPOINT...). Such SQL commits part of its work on its own, so it is never run again as a unit,
- * and inside a gateway-managed transaction or batch it is refused.
+ * MySQL statements that commit the open transaction before they run (DDL other than on temporary
+ * tables, LOCK/UNLOCK TABLES, account management...): inside a transaction they end it silently.
+ */
+const MYSQL_IMPLICIT_COMMIT =
+  /^(?:(?:create|drop)\s+(?!temporary\b)|alter\s|rename\s|truncate\s|lock\s+tables?\b|unlock\s+tables?\b|grant\s|revoke\s|install\s|uninstall\s|analyze\s|optimize\s|repair\s|flush\s|reset\s|cache\s+index\b|load\s+index\b)/;
+
+function statementsOf(sql: string, backslashEscapes: boolean): string[] {
+  return blankLiteralsAndComments(sql, backslashEscapes)
+    .toLowerCase()
+    .split(";")
+    .map((statement) => statement.trim().replace(/^\(+\s*/, ""));
+}
+
+/**
+ * Whether any statement in the string starts or ends a transaction (BEGIN, COMMIT, ROLLBACK, XA,
+ * SET autocommit...). Such SQL commits part of its work on its own, so it is never run again as a
+ * unit, and inside a gateway-managed transaction or batch it is refused.
  */
 export function containsTransactionControl(sql: string): boolean {
   let verdict = transactionControlCache.get(sql);
   if (verdict === undefined) {
     // Blanked both ways: a statement counts if either reading of the literals exposes it.
-    verdict = [blankLiteralsAndComments(sql), blankLiteralsAndComments(sql, true)]
-      .join(";")
-      .toLowerCase()
-      .split(";")
-      .some((statement) => TRANSACTION_CONTROL.test(statement.trim().replace(/^\(+\s*/, "")));
+    verdict = [...statementsOf(sql, false), ...statementsOf(sql, true)].some((statement) => TRANSACTION_CONTROL.test(statement));
     if (transactionControlCache.size >= 4096) transactionControlCache.clear();
     transactionControlCache.set(sql, verdict);
   }
@@ -126,19 +141,37 @@ const transactionControlCache = new Map<string, boolean>();
 export interface ClassifierOptions {
   /** More function names (lower case) that must run on the primary, e.g. user functions that write. */
   writingFunctions?: readonly string[];
-  /** MySQL literals: backslash escapes and backtick-quoted identifiers. */
-  backslashEscapes?: boolean;
+  /** MySQL: backslash escapes and backtick-quoted identifiers in literals, and implicit commits. */
+  dialect?: "postgres" | "mysql";
 }
 
 export class StatementClassifier {
   private readonly writingCall: RegExp;
   private readonly cache = new Map<string, Intent>();
   private readonly backslashEscapes: boolean;
+  private readonly implicitCommitCache = new Map<string, boolean>();
 
   constructor(options: ClassifierOptions = {}) {
-    this.backslashEscapes = options.backslashEscapes ?? false;
+    this.backslashEscapes = options.dialect === "mysql";
     const names = [...WRITING_FUNCTIONS, ...(options.writingFunctions ?? [])].map((name) => name.toLowerCase().replace(/[^a-z0-9_]/g, ""));
     this.writingCall = new RegExp(`\\b(?:${names.join("|")})\\s*\\(`);
+  }
+
+  /**
+   * Whether the SQL ends a transaction it runs in: explicit transaction control, or (MySQL) a statement
+   * that commits implicitly. Such SQL is never re-run as a unit and is refused inside gateway-managed
+   * transactions and batches.
+   */
+  endsTransaction(sql: string): boolean {
+    if (containsTransactionControl(sql)) return true;
+    if (!this.backslashEscapes) return false;
+    let verdict = this.implicitCommitCache.get(sql);
+    if (verdict === undefined) {
+      verdict = statementsOf(sql, true).some((statement) => MYSQL_IMPLICIT_COMMIT.test(statement));
+      if (this.implicitCommitCache.size >= 4096) this.implicitCommitCache.clear();
+      this.implicitCommitCache.set(sql, verdict);
+    }
+    return verdict;
   }
 
   infer(sql: string): Intent {

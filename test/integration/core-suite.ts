@@ -392,6 +392,26 @@ export function defineCoreSuite(target: CoreTarget): void {
       });
     }
 
+    it("allows savepoints inside a transaction, and refuses SQL that would end it", async () => {
+      const id = (await gw.post("/v1/transactions", {})).body.transactionId;
+      await query("insert into items (name) values ('sp-kept')", [], { transactionId: id });
+      expect((await query("savepoint sp1", [], { transactionId: id })).status).toBe(200);
+      await query("insert into items (name) values ('sp-undone')", [], { transactionId: id });
+      expect((await query("rollback to savepoint sp1", [], { transactionId: id })).status).toBe(200);
+      expect((await query("release savepoint sp1", [], { transactionId: id })).status).toBe(200);
+      const ending = await query("commit", [], { transactionId: id });
+      expect(ending.body.error).toMatchObject({ code: "INVALID_REQUEST" });
+      if (!pg) {
+        // MySQL commits implicitly before DDL: inside a gateway transaction or batch that is refused.
+        expect((await query("create table sneaky (x int)", [], { transactionId: id })).body.error.code).toBe("INVALID_REQUEST");
+        const batch = await gw.post("/v1/batch", { statements: [{ sql: "insert into items (name) values ('ddl-batch')" }, { sql: "create table sneaky (x int)" }] });
+        expect(batch.body.error).toMatchObject({ code: "INVALID_REQUEST", issues: [{ path: "statements.1.sql" }] });
+      }
+      expect((await gw.post(`/v1/transactions/${id}/commit`, undefined)).body.outcome).toBe("committed");
+      expect(await countOf("name = 'sp-kept'")).toBe(1);
+      expect(await countOf("name = 'sp-undone'")).toBe(0);
+    });
+
     it("rolls back a transaction left idle and says it expired", async () => {
       const id = (await gw.post("/v1/transactions", {})).body.transactionId;
       await query("insert into items (name) values ('tx-idle')", [], { transactionId: id });

@@ -68,6 +68,13 @@ describe("drizzle-orm aws-data-api/pg through the gateway", () => {
       await orm.transaction(async (tx) => {
         await tx.insert(users).values({ name: "Grace" });
         await tx.update(users).set({ verified: true }).where(eq(users.name, "Ada"));
+        // A nested transaction is a savepoint; this one rolls back alone.
+        await expect(
+          tx.transaction(async (nested) => {
+            await nested.insert(users).values({ name: "Nested" });
+            throw new Error("nested abort");
+          }),
+        ).rejects.toThrow("nested abort");
       });
       await expect(
         orm.transaction(async (tx) => {
