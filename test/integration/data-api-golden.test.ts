@@ -130,6 +130,21 @@ describe("golden Data API answers on PostgreSQL", () => {
     expect(later).toMatchObject({ status: 404, errorType: "TransactionNotFoundException" });
   });
 
+  it("answers bad input in the Data API's own error form, and keeps serving", async () => {
+    for (const body of ['{"sql": ', "", "[1,2]"]) {
+      const response = await fetch(`${gw.baseUrl}/Execute`, { method: "POST", headers: { "content-type": "application/json" }, body });
+      expect(response.status).toBe(400);
+      expect(response.headers.get("x-amzn-errortype")).toBe("BadRequestException");
+      expect(response.headers.get("x-amzn-requestid")).toBeTruthy();
+      expect((await response.json()) as { code: string }).toMatchObject({ code: "BadRequestException" });
+    }
+    const wrongTypes = await call(gw, "Execute", { sql: 5, parameters: "nope" });
+    expect(wrongTypes).toMatchObject({ status: 400, errorType: "BadRequestException" });
+    const twoMembers = await call(gw, "Execute", { sql: "select :a", parameters: [{ name: "a", value: { isNull: true, stringValue: "x" } }] });
+    expect(twoMembers).toMatchObject({ status: 400, errorType: "BadRequestException" });
+    expect((await call(gw, "Execute", { sql: "select 1 as one", unknownMember: true })).text).toBe('{"numberOfRecordsUpdated":0,"records":[[{"longValue":1}]]}');
+  });
+
   it("§14 two statements, and the deprecated ExecuteSql", async () => {
     const several = await call(gw, "Execute", { sql: "select 1; select 2" });
     expect(several).toMatchObject({ status: 400, errorType: "ValidationException" });

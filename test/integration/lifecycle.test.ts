@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestGateway } from "../support/gateway.js";
+import { createTestMysqlDatabase, mysqlGatewaySessions } from "../support/mysql.js";
 import { createTestDatabase, gatewaySessions, type TestDatabase, waitFor } from "../support/postgres.js";
 
 let db: TestDatabase;
@@ -82,6 +83,28 @@ describe("lifecycle", () => {
     expect(await run.exited).toBe(0);
     expect(run.output()).toContain("drained");
     await waitFor(async () => (await gatewaySessions(db)).length === 0, 2000, "every gateway session to end");
+  });
+
+  it("serves a MySQL cluster from POOLGATE_WRITER_URL=mysql://... and drains it on SIGTERM", async () => {
+    const mysqlDb = await createTestMysqlDatabase();
+    try {
+      const run = startProcess({ POOLGATE_WRITER_URL: mysqlDb.url });
+      await waitFor(() => /listening on (http:\/\/[^"\s]+)/.test(run.output()), 30000, "listening log line");
+      const address = /listening on (http:\/\/[^"\s]+)/.exec(run.output())?.[1];
+      const response = await fetch(`${address}/v1/query`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ sql: "select database() as db, ? + 1 as n", params: [41], bigNumbers: "number" }),
+      });
+      expect(await response.json()).toMatchObject({ rows: [{ db: mysqlDb.name, n: 42 }], columns: [{ name: "db" }, { name: "n", type: "bigint" }] });
+      const health = (await (await fetch(`${address}/healthz`)).json()) as { clusters: { default: { engine: string } } };
+      expect(health.clusters.default.engine).toBe("mysql");
+      run.child.kill("SIGTERM");
+      expect(await run.exited).toBe(0);
+      await waitFor(async () => (await mysqlGatewaySessions(mysqlDb)).length === 0, 2000, "every gateway session to end");
+    } finally {
+      await mysqlDb.drop();
+    }
   });
 
   it("refuses to start on an invalid config file and says exactly what is wrong", async () => {
