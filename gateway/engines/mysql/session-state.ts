@@ -6,14 +6,13 @@
  * words are clean. A stored function that changes session state from inside a SELECT is not detected.
  */
 
+import { sessionStateClassifier } from "../session-state.js";
+
 const CLEAN_LEADING_KEYWORD = /^(?:\(\s*)*(?:select|insert|update|delete|replace|with|values|table|show|explain|describe|desc)\b/i;
 /** GET_LOCK and friends, temporary tables, user variables (@name, not @@system), INTO @var. */
 const SESSION_CHANGING = /\b(?:get_lock|release_lock|release_all_locks|is_used_lock|temporary|set_config)\b|(?<![@\w])@(?!@)/i;
 const LEADING_COMMENTS_AND_SPACE = /^(?:\s+|--[^\n]*(?:\n|$)|#[^\n]*(?:\n|$)|\/\*(?!!)[\s\S]*?\*\/)*/;
 const TRAILING_SEMICOLON_AND_SPACE = /;?\s*$/;
-
-const CACHE_LIMIT = 2048;
-const cache = new Map<string, boolean>();
 
 function classify(sql: string): boolean {
   const body = sql.replace(LEADING_COMMENTS_AND_SPACE, "").replace(TRAILING_SEMICOLON_AND_SPACE, "");
@@ -26,12 +25,4 @@ function classify(sql: string): boolean {
 }
 
 /** True when running `sql` may change session state that must not reach the next caller. */
-export function mayChangeSessionState(sql: string): boolean {
-  let verdict = cache.get(sql);
-  if (verdict === undefined) {
-    verdict = classify(sql);
-    if (cache.size >= CACHE_LIMIT) cache.clear();
-    cache.set(sql, verdict);
-  }
-  return verdict;
-}
+export const mayChangeSessionState = sessionStateClassifier(classify);

@@ -6,13 +6,12 @@
  * session. A user function that changes session state from inside a SELECT is not detected.
  */
 
+import { sessionStateClassifier } from "../session-state.js";
+
 const CLEAN_LEADING_KEYWORD = /^(?:\(\s*)*(?:select|insert|update|delete|with|values|table|merge|show|explain)\b/i;
 const SESSION_CHANGING_WORDS =
   /\b(?:set_config|pg_advisory_lock|pg_advisory_lock_shared|pg_try_advisory_lock|pg_try_advisory_lock_shared|temp|temporary|lo_open|dblink_connect|dblink_connect_u)\b/i;
 const LEADING_COMMENTS_AND_SPACE = /^(?:\s+|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*/;
-
-const CACHE_LIMIT = 2048;
-const cache = new Map<string, boolean>();
 
 const TRAILING_SEMICOLON_AND_SPACE = /;?\s*$/;
 
@@ -25,12 +24,4 @@ function classify(sql: string): boolean {
 }
 
 /** True when running `sql` may change session state that must not reach the next caller. */
-export function mayChangeSessionState(sql: string): boolean {
-  let verdict = cache.get(sql);
-  if (verdict === undefined) {
-    verdict = classify(sql);
-    if (cache.size >= CACHE_LIMIT) cache.clear();
-    cache.set(sql, verdict);
-  }
-  return verdict;
-}
+export const mayChangeSessionState = sessionStateClassifier(classify);
