@@ -9,7 +9,7 @@ import { z } from "zod";
 export interface DataApiField {
   isNull?: boolean;
   booleanValue?: boolean;
-  longValue?: number;
+  longValue?: number | string;
   doubleValue?: number | string;
   stringValue?: string;
   blobValue?: string;
@@ -36,9 +36,10 @@ const arrayValueSchema: z.ZodType<DataApiArrayValue> = z.lazy(() =>
 
 export const fieldSchema = z
   .object({
-    isNull: z.boolean().optional(),
+    isNull: z.literal(true).optional(),
     booleanValue: z.boolean().optional(),
-    longValue: z.number().int().optional(),
+    // Integers beyond 2^53 arrive as digit strings (the Data API route reads them from the raw JSON text).
+    longValue: z.union([z.number().int(), z.string().regex(/^-?\d{1,19}$/)]).optional(),
     doubleValue: z.union([z.number(), z.enum(["NaN", "Infinity", "-Infinity"])]).optional(),
     stringValue: z.string().optional(),
     blobValue: z.base64().optional(),

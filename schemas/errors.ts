@@ -100,7 +100,8 @@ export const ERROR_CODES = {
   TRANSACTION_ABORTED: {
     status: 409,
     retryable: false,
-    summary: "COMMIT of a transaction in which a statement failed: the database rolled it back.",
+    summary:
+      "The database rolled the transaction back (a conflict inside it, or COMMIT after a failed statement); run it again from the start.",
   },
   TOO_MANY_TRANSACTIONS: {
     status: 503,

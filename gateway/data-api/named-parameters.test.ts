@@ -33,7 +33,18 @@ describe("Data API named parameters", () => {
     expect(scanNamedParameters("select :d, :d::text, :e", "postgres", cast).text).toBe("select $1::date, $1::text, $2");
   });
 
+  it("follows each dialect's literal and comment rules", () => {
+    expect(scanNamedParameters("select E'it\\'s :x', $fn1$ :y $fn1$, :z", "postgres")).toMatchObject({ names: ["z"] });
+    expect(scanNamedParameters("select 5 --1; delete from t", "mysql").multipleStatements).toBe(true);
+    expect(scanNamedParameters("select 5 -- :a\n, :b", "mysql").names).toEqual(["b"]);
+    expect(scanNamedParameters("select /*! :a */ 1", "mysql").names).toEqual(["a"]);
+    expect(scanNamedParameters("select 1 # it's :no\n, :yes", "mysql").names).toEqual(["yes"]);
+  });
+
   it("tells several statements from one with a trailing semicolon", () => {
+    expect(scanNamedParameters("select 1; -- trailing comment", "postgres").multipleStatements).toBe(false);
+    expect(scanNamedParameters("select 1; /* c */ ", "mysql").multipleStatements).toBe(false);
+    expect(scanNamedParameters("select 1; 'x'", "mysql").multipleStatements).toBe(true);
     expect(scanNamedParameters("select 1;", "postgres").multipleStatements).toBe(false);
     expect(scanNamedParameters("select 1;  \n", "postgres").multipleStatements).toBe(false);
     expect(scanNamedParameters("select 1; select 2", "postgres").multipleStatements).toBe(true);

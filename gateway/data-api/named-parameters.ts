@@ -1,18 +1,19 @@
 /**
  * The Data API's named placeholders (`:name`, names may start with a digit: drizzle sends `:1`,
  * kysely-data-api `:0`) rewritten into the engine's positional ones: `$n` on PostgreSQL (one number
- * per distinct name, so a repeated name reuses its value) and `?` on MySQL (the value repeated). Quoted
- * strings and identifiers, comments and PostgreSQL dollar-quoted bodies are skipped; `::` is a cast,
- * not a placeholder, and `:=` (MySQL assignment) is not one either. Also tells whether the text holds
- * more than one statement.
+ * per distinct name, so a repeated name reuses its value) and `?` on MySQL (the value repeated). Only
+ * code is looked at — literals, quoted identifiers, comments and dollar-quoted bodies are copied as
+ * they are (routing/sql-lexer.ts) — and `::` is a cast, `:=` an assignment, not placeholders. Also tells
+ * whether the text holds more than one statement.
  */
+import { lexSql } from "../routing/sql-lexer.js";
 
 export interface ScannedSql {
   /** The SQL with engine placeholders. */
   text: string;
   /** Parameter names in binding order (PostgreSQL: distinct names; MySQL: one per occurrence). */
   names: string[];
-  /** A `;` followed by more SQL. */
+  /** A `;` followed by more SQL (comments and whitespace after the last `;` do not count). */
   multipleStatements: boolean;
 }
 
@@ -23,94 +24,49 @@ const NAME_CHAR = /[A-Za-z0-9_]/;
  * is appended to each placeholder that has no cast of its own already.
  */
 export function scanNamedParameters(sql: string, engine: "postgres" | "mysql", castFor: (name: string) => string | undefined = () => undefined): ScannedSql {
-  const reuseNames = engine === "postgres";
-  const backslashEscapes = engine === "mysql";
   const names: string[] = [];
   const indexOf = new Map<string, number>();
   let text = "";
-  let i = 0;
   let sawStatementEnd = false;
   let multipleStatements = false;
-  const emitPlaceholder = (name: string, castFollows: boolean): void => {
-    let index = reuseNames ? indexOf.get(name) : undefined;
+  const placeholder = (name: string, castFollows: boolean): string => {
+    let index = engine === "postgres" ? indexOf.get(name) : undefined;
     if (index === undefined) {
       index = names.length;
       names.push(name);
       indexOf.set(name, index);
     }
-    if (engine === "mysql") {
-      text += "?";
-      return;
-    }
+    if (engine === "mysql") return "?";
     const cast = castFollows ? undefined : castFor(name);
-    text += cast === undefined ? `$${index + 1}` : `$${index + 1}::${cast}`;
+    return cast === undefined ? `$${index + 1}` : `$${index + 1}::${cast}`;
   };
-  while (i < sql.length) {
-    const ch = sql[i] as string;
-    const next = sql[i + 1];
-    if (!/\s/.test(ch) && ch !== ";" && sawStatementEnd) multipleStatements = true;
-    if (ch === "-" && next === "-") {
-      const end = sql.indexOf("\n", i);
-      const stop = end < 0 ? sql.length : end;
-      text += sql.slice(i, stop);
-      i = stop;
+  for (const segment of lexSql(sql, engine)) {
+    if (segment.kind !== "code") {
+      if (segment.kind !== "comment" && sawStatementEnd) multipleStatements = true;
+      text += segment.text;
       continue;
     }
-    if (ch === "/" && next === "*") {
-      const end = sql.indexOf("*/", i + 2);
-      const stop = end < 0 ? sql.length : end + 2;
-      text += sql.slice(i, stop);
-      i = stop;
-      continue;
-    }
-    if (ch === "#" && engine === "mysql") {
-      const end = sql.indexOf("\n", i);
-      const stop = end < 0 ? sql.length : end;
-      text += sql.slice(i, stop);
-      i = stop;
-      continue;
-    }
-    if (ch === "'" || ch === '"' || ch === "`") {
-      let j = i + 1;
-      while (j < sql.length) {
-        if (backslashEscapes && ch !== "`" && sql[j] === "\\") j += 2;
-        else if (sql[j] === ch) {
-          if (sql[j + 1] === ch) j += 2;
-          else break;
-        } else j++;
-      }
-      text += sql.slice(i, j + 1);
-      i = j + 1;
-      continue;
-    }
-    if (ch === "$" && engine === "postgres") {
-      const tag = /^\$[A-Za-z_]*\$/.exec(sql.slice(i, i + 64));
-      if (tag) {
-        const end = sql.indexOf(tag[0], i + tag[0].length);
-        const stop = end < 0 ? sql.length : end + tag[0].length;
-        text += sql.slice(i, stop);
-        i = stop;
-        continue;
-      }
-    }
-    if (ch === ":") {
-      if (next === ":") {
-        // A cast (::type), possibly right after a placeholder: copy both colons.
+    const code = segment.text;
+    let i = 0;
+    while (i < code.length) {
+      const ch = code[i] as string;
+      if (sawStatementEnd && ch !== ";" && !/\s/.test(ch)) multipleStatements = true;
+      if (ch === ";") sawStatementEnd = true;
+      if (ch === ":" && code[i + 1] === ":") {
         text += "::";
         i += 2;
         continue;
       }
-      if (next !== undefined && NAME_CHAR.test(next) && sql[i - 1] !== ":") {
+      if (ch === ":" && NAME_CHAR.test(code[i + 1] ?? "")) {
         let j = i + 1;
-        while (j < sql.length && NAME_CHAR.test(sql[j] as string)) j++;
-        emitPlaceholder(sql.slice(i + 1, j), sql.startsWith("::", j));
+        while (j < code.length && NAME_CHAR.test(code[j] as string)) j++;
+        text += placeholder(code.slice(i + 1, j), code.startsWith("::", j));
         i = j;
         continue;
       }
+      text += ch;
+      i++;
     }
-    if (ch === ";") sawStatementEnd = true;
-    text += ch;
-    i++;
   }
   return { text, names, multipleStatements };
 }

@@ -13,7 +13,7 @@ import type {
   SqlParameter,
 } from "../../schemas/data-api.js";
 import type { DataApiExtension, GatewayConfig } from "../config/schema.js";
-import type { StatementResult } from "../engines/engine.js";
+import type { ExecuteOptions, StatementResult } from "../engines/engine.js";
 import type { ExecutionPolicy } from "../execution/executor.js";
 import { executeOptions } from "../execution/run-options.js";
 import { type BoundStatement, bindStatement } from "./bind.js";
@@ -51,8 +51,18 @@ export class DataApiService {
     const statements = sets.map((set: SqlParameter[]) => bindStatement(request.sql, set, engine, extensions.has("array-parameters")));
     let results: StatementResult[];
     if (request.transactionId !== undefined) {
-      results = [];
-      for (const statement of statements) results.push(await this.run(target, statement, request.transactionId, extensions));
+      // One turn on the transaction for every set: nothing else of it (a COMMIT...) runs in between.
+      const options = this.transactionOptions(extensions);
+      results = await target.cluster.transactions.run(
+        request.transactionId,
+        request.sql,
+        async (connection) => {
+          const done: StatementResult[] = [];
+          for (const statement of statements) done.push(await connection.execute(statement.sql, statement.params, options));
+          return done;
+        },
+        QUEUE,
+      );
     } else {
       // One implicit transaction: all parameter sets or none.
       const { value } = await target.cluster.executor.batch(
@@ -111,9 +121,13 @@ export class DataApiService {
       );
       return value.value;
     }
+    const options = this.transactionOptions(extensions);
+    return target.cluster.transactions.run(transactionId, bound.sql, (connection) => connection.execute(bound.sql, bound.params, options), QUEUE);
+  }
+
+  private transactionOptions(extensions: ReadonlySet<DataApiExtension>): ExecuteOptions {
     const options = executeOptions(this.config, { timeoutMs: this.timeoutMs(), bigNumbers: "string" });
-    const limited = extensions.has("large-results") ? options : { ...options, maxResultBytes: Math.min(options.maxResultBytes, this.config.dataApi.maxResponseBytes) };
-    return target.cluster.transactions.run(transactionId, bound.sql, (connection) => connection.execute(bound.sql, bound.params, limited), QUEUE);
+    return extensions.has("large-results") ? options : { ...options, maxResultBytes: Math.min(options.maxResultBytes, this.config.dataApi.maxResponseBytes) };
   }
 
   private executeResponse(engine: "postgres" | "mysql", result: StatementResult, request: ExecuteStatementRequest): string {
@@ -124,7 +138,8 @@ export class DataApiService {
     if (request.formatRecordsAs === "JSON") {
       const names = result.columns.map((column) => column.name);
       if (new Set(names).size !== names.length) {
-        throw new DataApiRefusal("BadRequestException", "The result contains more than one column with the same name; formatRecordsAs JSON needs unique names");
+        // The statement has run (it may have written): an exception the clients do not retry.
+        throw new DataApiRefusal("UnsupportedResultException", "The result contains more than one column with the same name; formatRecordsAs JSON needs unique names");
       }
       return `{"formattedRecords":${JSON.stringify(formattedRecordsText(engine, result, options))},"numberOfRecordsUpdated":0}`;
     }

@@ -47,6 +47,23 @@ function withPolicy(options: ExecuteOptions, policy: ExecutionPolicy): ExecuteOp
 }
 
 
+/**
+ * Asks the session's instance for its role: a replica, or a session lost on the way, confirms a
+ * demoted primary. A session in a failed transaction cannot answer; with `mayRollBack` (the gateway's
+ * own statement or batch, which has failed anyway) it is rolled back and asked again, otherwise (the
+ * caller's open transaction) the refusal is taken as the caller's own and the monitor stays the judge.
+ */
+export async function instanceIsReadOnly(connection: EngineConnection, timeoutMs: number, mayRollBack: boolean): Promise<boolean> {
+  const ask = () => connection.inspect(timeoutMs).then((state) => state.role === "replica", (err: unknown) => err);
+  let answer = await ask();
+  if (answer instanceof GatewayError && answer.code === "DATABASE_ERROR" && mayRollBack) {
+    await connection.rollback(timeoutMs).catch(() => undefined);
+    answer = await ask();
+  }
+  if (typeof answer === "boolean") return answer;
+  return !(answer instanceof GatewayError && answer.code === "DATABASE_ERROR");
+}
+
 function isReadOnlyRefusal(err: unknown): boolean {
   return err instanceof GatewayError && err.code === "DATABASE_ERROR" && err.refusedAsReadOnly;
 }
@@ -66,7 +83,7 @@ export class Executor {
     const intent = request.intent ?? this.classifier.infer(request.sql);
     const route = this.route(intent, request, options.timeoutMs);
     // SQL with its own COMMIT may have committed part of its work before failing: run it once only.
-    const controlsTransactions = this.classifier.endsTransaction(request.sql);
+    const controlsTransactions = this.classifier.commitsInParts(request.sql);
     const retry = controlsTransactions ? { ...this.config.retry, maxAttempts: 1 } : this.config.retry;
     return runWithRetry(retry, async () => {
       const endpoint = await this.endpointFor(route, policy);
@@ -152,8 +169,13 @@ export class Executor {
     try {
       return await work(entry.connection);
     } catch (err) {
-      // A session that refused a write as read-only reached a demoted instance: never reuse it.
-      if (isReadOnlyRefusal(err)) entry.retireOnRelease = "refused a write as read-only";
+      if (isReadOnlyRefusal(err)) {
+        // The session's own READ ONLY (SET TRANSACTION READ ONLY, default_transaction_read_only) is the
+        // caller's business; only an instance that is really read-only now is a failover sign.
+        if (!(await instanceIsReadOnly(entry.connection, this.config.topology.checkTimeoutMs, true))) throw err;
+        // A session that refused a write on a demoted instance: never reuse it.
+        entry.retireOnRelease = "refused a write as read-only";
+      }
       throw this.failoverAware(err, endpoint, intent, onReplica);
     } finally {
       endpoint.outstanding--;

@@ -13,7 +13,7 @@ import type { Clock } from "../pool/clock.js";
 import type { Router } from "../routing/router.js";
 import type { PoolEntry } from "../pool/pool-entry.js";
 import type { Endpoint } from "../topology/endpoint.js";
-import type { Executor } from "./executor.js";
+import { type Executor, instanceIsReadOnly } from "./executor.js";
 
 interface OpenTransaction {
   readonly id: string;
@@ -122,8 +122,17 @@ export class TransactionRegistry {
     try {
       return await work(tx.entry.connection);
     } catch (err) {
-      if (err instanceof GatewayError && !tx.readOnly && (err.refusedAsReadOnly || err.code === "OUTCOME_UNKNOWN")) {
+      if (err instanceof GatewayError && !tx.readOnly && err.code === "OUTCOME_UNKNOWN") this.router.signalFailover(`transaction ${id}: ${err.message}`);
+      if (err instanceof GatewayError && !tx.readOnly && err.refusedAsReadOnly && (await instanceIsReadOnly(tx.entry.connection, this.config.topology.checkTimeoutMs, false))) {
         this.router.signalFailover(`transaction ${id}: ${err.message}`);
+      }
+      if (err instanceof GatewayError && err.code === "SERIALIZATION_FAILURE") {
+        // The conflict rolled the whole transaction back: retrying the statement cannot help, the
+        // caller must roll back and run the transaction again.
+        throw new GatewayError("TRANSACTION_ABORTED", `${err.message}; the transaction was rolled back: roll it back and run it again from the start`, {
+          cause: err,
+          database: err.database,
+        });
       }
       if (err instanceof GatewayError && (err.code === "OUTCOME_UNKNOWN" || err.code === "CONNECTION_LOST")) {
         this.end(tx);

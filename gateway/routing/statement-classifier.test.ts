@@ -120,6 +120,20 @@ describe("MySQL statements", () => {
     expect(new StatementClassifier().endsTransaction(sql)).toBe(false);
   });
 
+  it("follows MySQL's comment rules: #, '-- ' with a space, and /*! */ as code", () => {
+    expect(mysql.endsTransaction("SELECT 1 # don't\n; COMMIT")).toBe(true);
+    expect(mysql.infer("select * from t # it's\n for update")).toBe("write");
+    expect(mysql.endsTransaction("select 5 --1; commit")).toBe(true);
+    expect(mysql.endsTransaction("/*!40101 commit */")).toBe(true);
+    expect(mysql.commitsInParts("insert into t values (1); update t set a = 2")).toBe(true);
+    expect(new StatementClassifier().commitsInParts("insert into t values (1); update t set a = 2")).toBe(false);
+  });
+
+  it("reads PostgreSQL escape strings and numbered dollar tags as literals", () => {
+    expect(new StatementClassifier().infer("select E'it\\'s; delete from t'")).toBe("read");
+    expect(new StatementClassifier().infer("select $fn1$ ; delete from t $fn1$")).toBe("read");
+  });
+
   it("finds transaction control hidden from one reading of the literals", () => {
     expect(containsTransactionControl("select 'a\\'; commit; select '")).toBe(true);
   });

@@ -7,6 +7,7 @@
  */
 
 import type { Intent } from "../../schemas/query.js";
+import { lexSql, type SegmentKind } from "./sql-lexer.js";
 
 export type { Intent };
 
@@ -51,52 +52,16 @@ const SELECT_INTO = /\binto\b/;
 const MODIFYING_KEYWORD = /\b(?:insert|update|delete|merge)\b/;
 const EXPLAIN = /^explain\b(\s*\([^)]*\))?/;
 
+const BLANKS: Record<Exclude<SegmentKind, "code">, string> = { string: "''", dollar: "''", comment: " ", identifier: '"x"' };
+
 /**
- * Blanks out string literals, quoted identifiers, dollar-quoted bodies and comments. With
- * `backslashEscapes` (MySQL), a backslash in a literal escapes the next character, and backticks quote
- * identifiers.
+ * Blanks out string literals, quoted identifiers, dollar-quoted bodies and comments (see sql-lexer.ts
+ * for each dialect's rules). With `backslashEscapes`, MySQL's rules apply.
  */
 export function blankLiteralsAndComments(sql: string, backslashEscapes = false): string {
-  let out = "";
-  let i = 0;
-  while (i < sql.length) {
-    const ch = sql[i] as string;
-    const next = sql[i + 1];
-    if (ch === "-" && next === "-") {
-      const end = sql.indexOf("\n", i);
-      i = end < 0 ? sql.length : end;
-      out += " ";
-    } else if (ch === "/" && next === "*") {
-      const end = sql.indexOf("*/", i + 2);
-      i = end < 0 ? sql.length : end + 2;
-      out += " ";
-    } else if (ch === "'" || ch === '"' || (backslashEscapes && ch === "`")) {
-      let j = i + 1;
-      while (j < sql.length) {
-        if (backslashEscapes && ch !== "`" && sql[j] === "\\") j += 2;
-        else if (sql[j] === ch) {
-          if (sql[j + 1] === ch) j += 2;
-          else break;
-        } else j++;
-      }
-      i = j + 1;
-      out += ch === "'" ? "''" : ch === "`" ? "`x`" : '"x"';
-    } else if (ch === "$" && !backslashEscapes) {
-      const tag = /^\$[A-Za-z_]*\$/.exec(sql.slice(i, i + 64));
-      if (tag) {
-        const end = sql.indexOf(tag[0], i + tag[0].length);
-        i = end < 0 ? sql.length : end + tag[0].length;
-        out += "''";
-      } else {
-        out += ch;
-        i++;
-      }
-    } else {
-      out += ch;
-      i++;
-    }
-  }
-  return out;
+  return lexSql(sql, backslashEscapes ? "mysql" : "postgres")
+    .map((segment) => (segment.kind === "code" ? segment.text : segment.kind === "identifier" && segment.text.startsWith("`") ? "`x`" : BLANKS[segment.kind]))
+    .join("");
 }
 
 /**
@@ -172,6 +137,15 @@ export class StatementClassifier {
       this.implicitCommitCache.set(sql, verdict);
     }
     return verdict;
+  }
+
+  /**
+   * Whether the SQL may commit part of its work and fail after: it ends a transaction, or (MySQL, in
+   * autocommit) holds several statements, each committed on its own. Such SQL is run once, never again.
+   */
+  commitsInParts(sql: string): boolean {
+    if (this.endsTransaction(sql)) return true;
+    return this.backslashEscapes && statementsOf(sql, true).filter((statement) => statement.length > 0).length > 1;
   }
 
   infer(sql: string): Intent {

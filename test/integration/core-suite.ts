@@ -199,6 +199,11 @@ export function defineCoreSuite(target: CoreTarget): void {
         const response = await query("select * from times");
         expect(response.body.columns.map((column: { type: string }) => column.type)).toEqual(["datetime", "timestamp", "date", "time", "year"]);
         expect(response.body.rows).toEqual([{ dt: "2024-02-03T04:05:06.789", ts: "2024-02-03T04:05:06.789Z", d: "2024-02-03", t: "04:05:06", y: 2024 }]);
+        await query("create table clocks (t time(3))");
+        await query("insert into clocks values ('-12:34:56.5')");
+        // TIME keeps its declared fraction digits through both protocols.
+        expect((await query("select t from clocks")).body.rows).toEqual([{ t: "-12:34:56.500" }]);
+        expect((await query("select t from clocks where t < ?", ["00:00:00"])).body.rows).toEqual([{ t: "-12:34:56.500" }]);
         // The same values through the text protocol (no parameters).
         expect((await query("select dt, ts from times where y = 2024")).body.rows).toEqual([{ dt: "2024-02-03T04:05:06.789", ts: "2024-02-03T04:05:06.789Z" }]);
       });

@@ -68,6 +68,18 @@ describe("golden Data API answers on PostgreSQL", () => {
     expect((await call(gw, "Execute", { sql: "create table golden_ddl (x int)" })).text).toBe('{"generatedFields":[],"numberOfRecordsUpdated":0}');
   });
 
+  it("reads 64-bit longValue parameters with every digit, and refuses duplicate names for JSON records without a client-retried error", async () => {
+    const response = await fetch(`${gw.baseUrl}/Execute`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: `{"resourceArn":"${target.resourceArn}","secretArn":"${target.secretArn}","sql":"select :a::int8 + 0 as n","parameters":[{"name":"a","value":{"longValue": 9223372036854775806}}]}`,
+    });
+    expect(await response.text()).toBe('{"numberOfRecordsUpdated":0,"records":[[{"longValue":9223372036854775806}]]}');
+    const duplicate = await call(gw, "Execute", { sql: "select 1 as a, 2 as a", formatRecordsAs: "JSON" });
+    expect(duplicate).toMatchObject({ status: 400, errorType: "UnsupportedResultException" });
+    expect((await call(gw, "Execute", { sql: "select :a", parameters: [{ name: "a", value: { isNull: false } }] })).errorType).toBe("BadRequestException");
+  });
+
   it("§6.8 result set options", async () => {
     expect((await call(gw, "Execute", { sql: "SELECT 9223372036854775807::int8 AS big", resultSetOptions: { longReturnType: "STRING" } })).text).toBe(
       '{"numberOfRecordsUpdated":0,"records":[[{"stringValue":"9223372036854775807"}]]}',

@@ -93,7 +93,7 @@ describe("MySQL timeouts and retries", () => {
     }
   });
 
-  it("reports a transaction the server rolled back for a deadlock as aborted at COMMIT", async () => {
+  it("ends a transaction that deadlocked: the statement, later statements and COMMIT answer TRANSACTION_ABORTED, nothing of it stays", async () => {
     await db.query("insert into counter values (3, 0), (4, 0)");
     const first = (await gw.post("/v1/transactions", {})).body.transactionId;
     const second = (await gw.post("/v1/transactions", {})).body.transactionId;
@@ -105,9 +105,14 @@ describe("MySQL timeouts and retries", () => {
       query("update counter set n = n + 10 where id = 3", { transactionId: second }),
     ]);
     const outcomes = [a, b].map((response) => (response.status === 200 ? "ok" : response.body.error.code));
-    expect(outcomes.sort()).toEqual(["SERIALIZATION_FAILURE", "ok"]);
+    expect(outcomes.sort()).toEqual(["TRANSACTION_ABORTED", "ok"]);
+    const victimResponse = a.status === 200 ? b : a;
+    expect(victimResponse.body.error).toMatchObject({ retryable: false, database: { engineCode: 1213 } });
     const victim = a.status === 200 ? second : first;
     const survivor = a.status === 200 ? first : second;
+    // MySQL would run this in autocommit mode: it is refused without being sent.
+    const later = await query("insert into log values ('after-deadlock')", { transactionId: victim });
+    expect(later.body.error.code).toBe("TRANSACTION_ABORTED");
     const aborted = await gw.post(`/v1/transactions/${victim}/commit`, undefined);
     expect(aborted.status).toBe(409);
     expect(aborted.body.error.code).toBe("TRANSACTION_ABORTED");
@@ -115,6 +120,30 @@ describe("MySQL timeouts and retries", () => {
     const rows = await db.query<{ id: number; n: number }>("select id, n from counter where id in (3, 4) order by id");
     // Only the survivor's updates are there (+1 on its own row, +10 on the other), none of the victim's.
     expect(rows.map((row) => Number(row.n)).sort((x, y) => x - y)).toEqual([1, 10]);
+    expect(await countLog("after-deadlock")).toBe(0);
+  });
+
+  it("runs a string of several statements once: each commits on its own, so a conflict in a later one is an unknown outcome", async () => {
+    const holder = await (await import("mysql2/promise")).createConnection({ uri: db.url });
+    try {
+      await holder.query("start transaction");
+      await holder.query("select * from counter where id = 2 for update");
+      const response = await query("insert into log values ('multi'); set session innodb_lock_wait_timeout = 1; update counter set n = n + 1 where id = 2");
+      expect(response.body.error).toMatchObject({ code: "OUTCOME_UNKNOWN", attempts: 1 });
+      expect(await countLog("multi")).toBe(1);
+    } finally {
+      await holder.query("rollback");
+      await holder.end();
+    }
+  });
+
+  it("treats a write refused by the caller's own READ ONLY transaction as an error, not a failover", async () => {
+    const failoversBefore = ((await gw.get("/v1/admin/topology")).body.clusters.default.failovers as unknown[]).length;
+    const response = await query("set session transaction read only; insert into log values ('read-only')");
+    expect(response.status).toBe(400);
+    expect(response.body.error).toMatchObject({ code: "DATABASE_ERROR", attempts: 1, database: { engineCode: 1792 } });
+    expect((await gw.get("/v1/admin/topology")).body.clusters.default.failovers).toHaveLength(failoversBefore);
+    expect((await query("insert into log values ('writable-again')")).status).toBe(200);
   });
 
   it("never re-runs a statement whose connection died after it was sent: the outcome is unknown", async () => {

@@ -111,6 +111,17 @@ describe("timeouts and retries", () => {
   });
 });
 
+describe("read-only refusals", () => {
+  it("treats a write refused by the session's own READ ONLY setting as an error, not a failover", async () => {
+    const failoversBefore = ((await gw.get("/v1/admin/topology")).body.clusters.default.failovers as unknown[]).length;
+    const response = await query("begin read only; insert into log values ('read-only')");
+    expect(response.status).toBe(400);
+    expect(response.body.error).toMatchObject({ code: "DATABASE_ERROR", attempts: 1, database: { sqlstate: "25006" } });
+    expect((await gw.get("/v1/admin/topology")).body.clusters.default.failovers).toHaveLength(failoversBefore);
+    expect((await query("insert into log values ('writable-again')")).status).toBe(200);
+  });
+});
+
 describe("SQL that controls its own transactions", () => {
   it("is refused inside an interactive transaction or a batch, which stay usable", async () => {
     const id = (await gw.post("/v1/transactions", {})).body.transactionId;

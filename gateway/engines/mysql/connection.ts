@@ -49,6 +49,8 @@ interface Mysql2Internals {
 const SERVER_STATUS_IN_TRANS = 1;
 /** Deadlock: the server rolled the whole transaction back. */
 const DEADLOCK = 1213;
+/** Lock-wait timeout: the server undid the statement only; the gateway rolls the transaction back too. */
+const LOCK_WAIT_TIMEOUT = 1205;
 
 const ISOLATION_SQL = { "read committed": "READ COMMITTED", "repeatable read": "REPEATABLE READ", serializable: "SERIALIZABLE" } as const;
 
@@ -123,7 +125,7 @@ export class MysqlConnection implements EngineConnection {
   }
 
   get needsReset(): boolean {
-    return this.sessionDirty || this.cancelMayLand || this.inTransaction;
+    return this.sessionDirty || this.cancelMayLand || this.inTransaction || this.rolledBackByServer;
   }
 
   onDeath(listener: (cause: Error) => void): void {
@@ -131,12 +133,17 @@ export class MysqlConnection implements EngineConnection {
   }
 
   async execute(sql: string, params: readonly Param[], options: ExecuteOptions): Promise<StatementResult> {
+    if (this.rolledBackByServer) {
+      // MySQL would run this in autocommit mode, outside the transaction the caller believes is open.
+      throw new GatewayError("TRANSACTION_ABORTED", "the database rolled this transaction back after a conflict; roll it back and run it again from the start");
+    }
     if (mayChangeSessionState(sql)) this.sessionDirty = true;
+    const wasInTransaction = this.inTransaction;
     let collected: Collected;
     try {
       collected = await this.run(sql, params, options);
     } catch (err) {
-      if (err instanceof GatewayError && err.database?.engineCode === DEADLOCK && this.inTransaction) this.rolledBackByServer = true;
+      await this.afterConflict(err, wasInTransaction, options.timeoutMs);
       throw err;
     }
     if (collected.overLimit) {
@@ -158,6 +165,17 @@ export class MysqlConnection implements EngineConnection {
     const header = collected.header;
     const insertId = header && Number(header.insertId) !== 0 ? String(header.insertId) : undefined;
     return { command, columns: [], rows: [], rowCount: header?.affectedRows ?? null, ...(insertId ? { lastInsertId: insertId } : {}) };
+  }
+
+  /**
+   * A conflict inside a transaction ends it on both engines alike: a deadlock already rolled it back
+   * on the server; after a lock-wait timeout (which undid only the statement) it is rolled back here.
+   */
+  private async afterConflict(err: unknown, wasInTransaction: boolean, timeoutMs: number): Promise<void> {
+    const code = err instanceof GatewayError ? err.database?.engineCode : undefined;
+    if (!wasInTransaction || (code !== DEADLOCK && code !== LOCK_WAIT_TIMEOUT) || this.dead) return;
+    if (code === LOCK_WAIT_TIMEOUT) await this.simple("ROLLBACK", timeoutMs).catch(() => undefined);
+    this.rolledBackByServer = true;
   }
 
   async begin(options: TransactionOptions, timeoutMs: number): Promise<void> {
@@ -406,6 +424,7 @@ export class MysqlConnection implements EngineConnection {
             resolve();
           });
       });
+      if (kill) await this.absorbLateKill(kill);
       return collected;
     } catch (err) {
       // Whether our KILL QUERY was carried out decides whether it can still reach the next statement.
@@ -416,6 +435,20 @@ export class MysqlConnection implements EngineConnection {
       clearTimeout(timer);
       if (hardTimer) clearTimeout(hardTimer);
     }
+  }
+
+  /**
+   * The statement finished just as its timeout fired: the KILL QUERY sent for it may land on the idle
+   * session and interrupt whatever runs next. Wait for it, then let a no-op absorb it.
+   */
+  private async absorbLateKill(kill: Promise<boolean>): Promise<void> {
+    if (!(await kill) || this.dead) return;
+    this.failInFlight = undefined;
+    const absorbed = await this.run("DO 0", [], { ...NO_LIMITS, timeoutMs: this.settings.cancelGraceMs }).then(
+      () => true,
+      (err: unknown) => err instanceof GatewayError && err.database?.engineCode !== undefined && INTERRUPTED.has(err.database.engineCode),
+    );
+    if (absorbed) this.cancelMayLand = false;
   }
 
   private mapRunError(err: unknown, timedOut: boolean, killLanded: boolean, timeoutMs: number): GatewayError {

@@ -22,11 +22,12 @@ export const INTERRUPTED = new Set([1317, 3024, 1969]);
 
 /**
  * Writes refused because the instance is read-only: --read-only/--super-read-only (1290, only when the
- * message says so: 1290 also covers --secure-file-priv and others), a write in a READ ONLY transaction
- * (1792), InnoDB read-only mode (1836, Aurora readers).
+ * message says so: 1290 also covers --secure-file-priv and others) and InnoDB read-only mode (1836,
+ * Aurora readers). A write in the caller's own READ ONLY transaction (1792) is not among them. The
+ * executor still confirms the instance's role before treating one as a failover sign.
  */
 function isReadOnlyRefusal(errno: number, message: string): boolean {
-  if (errno === 1792 || errno === 1836) return true;
+  if (errno === 1836) return true;
   return errno === 1290 && /read[-_ ]only/i.test(message);
 }
 

@@ -33,6 +33,13 @@ describe("MySQL GTID sets", () => {
     expect(positionIncludes(`${UUID_A}:1-100,\n${UUID_B}:1-3`, `${UUID_B.toUpperCase()}:2`)).toBe(true);
   });
 
+  it("keeps MySQL 8.3 tagged GTIDs apart from untagged ones of the same source", () => {
+    expect(isGtidPosition(`${UUID_A}:1-5:batch:1-3`)).toBe(true);
+    expect(positionIncludes(`${UUID_A}:1-5:batch:1-3`, `${UUID_A}:batch:2`)).toBe(true);
+    expect(positionIncludes(`${UUID_A}:1-5:batch:1-3`, `${UUID_A}:batch:4`)).toBe(false);
+    expect(positionIncludes(`${UUID_A}:1-5`, `${UUID_A}:batch:1`)).toBe(false);
+  });
+
   it("never mixes flavours and treats an empty token as seen everywhere", () => {
     expect(positionIncludes(`${UUID_A}:1-100`, "0-1-5")).toBe(false);
     expect(positionIncludes("0-1-5", `${UUID_A}:1`)).toBe(false);

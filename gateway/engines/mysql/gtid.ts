@@ -2,13 +2,15 @@
  * Replication positions of MySQL-family servers, as consistency tokens:
  * - MariaDB GTID lists, "domain-server-seq[,domain-server-seq...]" (@@gtid_current_pos, @@last_gtid):
  *   within a domain, sequence numbers only grow (gtid_strict_mode), whichever server wrote them;
- * - MySQL GTID sets, "uuid:1-5:7,uuid2:1-3" (@@gtid_executed): sets of transaction numbers per source.
+ * - MySQL GTID sets, "uuid:1-5:7,uuid2:1-3" (@@gtid_executed): sets of transaction numbers per source,
+ *   and per tag since MySQL 8.3 ("uuid:1-5:tag:1-3": the numbers after a tag belong to uuid:tag).
  * Positions are compared by inclusion: `comparePositions(a, b) >= 0` means a server at `a` has applied
  * everything in `b`.
  */
 
 const MARIADB_GTID = /^\d+-\d+-\d+$/;
-const MYSQL_GTID_SET_PART = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?::\d+(?:-\d+)?)+$/;
+const MYSQL_GTID_SET_PART = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?::(?:[a-zA-Z_][a-zA-Z0-9_]{0,31}|\d+(?:-\d+)?))+$/;
+const TAG = /^[a-zA-Z_][a-zA-Z0-9_]{0,31}$/;
 
 function parts(text: string): string[] {
   return text
@@ -41,17 +43,22 @@ function mariaDbDomains(text: string): Map<string, bigint> {
 
 type Interval = [bigint, bigint];
 
-/** Transaction-number intervals per source UUID, merged and sorted. */
+/** Transaction-number intervals per source (UUID, or UUID:tag), merged and sorted. */
 function mysqlSources(text: string): Map<string, Interval[]> {
   const sources = new Map<string, Interval[]>();
   for (const item of parts(text)) {
     const [uuid, ...ranges] = item.split(":") as [string, ...string[]];
-    const intervals = sources.get(uuid.toLowerCase()) ?? [];
+    let source = uuid.toLowerCase();
     for (const range of ranges) {
+      if (TAG.test(range)) {
+        source = `${uuid.toLowerCase()}:${range.toLowerCase()}`;
+        continue;
+      }
       const [start, end] = range.split("-") as [string, string | undefined];
+      const intervals = sources.get(source) ?? [];
       intervals.push([BigInt(start), BigInt(end ?? start)]);
+      sources.set(source, intervals);
     }
-    sources.set(uuid.toLowerCase(), intervals);
   }
   for (const [uuid, intervals] of sources) {
     intervals.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));

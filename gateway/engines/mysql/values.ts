@@ -169,6 +169,19 @@ const shortestFloat: Converter = (value) => {
   }
   return value;
 };
+/**
+ * TIME with its declared fraction digits, as the text protocol prints it ("-12:34:56.500"); the binary
+ * protocol trims trailing zeros ("-12:34:56.5").
+ */
+const timeWithDecimals =
+  (decimals: number): Converter =>
+  (value) => {
+    if (typeof value !== "string" || decimals <= 0 || decimals > 6) return value;
+    const dot = value.indexOf(".");
+    const fraction = dot < 0 ? "" : value.slice(dot + 1);
+    return `${dot < 0 ? value : value.slice(0, dot)}.${fraction.padEnd(decimals, "0").slice(0, decimals)}`;
+  };
+
 const bitString =
   (length: number): Converter =>
   (value) => {
@@ -195,6 +208,8 @@ export function convertersFor(fields: readonly MysqlField[], bigNumbers: "string
         return isoUtc;
       case T.BIT:
         return bitString(field.columnLength);
+      case T.TIME:
+        return timeWithDecimals(field.decimals ?? 0);
       default:
         return isBinary(field) ? toBase64 : keep;
     }

@@ -20,6 +20,9 @@ import { GatewayError } from "../../errors.js";
 import type { HttpContext } from "../context.js";
 import { toGatewayError } from "../error-handler.js";
 
+/** A longValue with more digits than a double keeps exactly. */
+const BIG_LONG_VALUE = /"longValue"\s*:\s*(-?\d{16,})/g;
+
 /** The service's request limit. */
 const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 /** Opt-in, per request, to behaviour beyond the Data API's: a comma-separated list of extensions. */
@@ -51,6 +54,17 @@ function send(reply: FastifyReply, request: FastifyRequest, json: string): Fasti
 
 export function registerDataApiRoutes(app: FastifyInstance, context: HttpContext, service: DataApiService): void {
   void app.register((scope, _options, done) => {
+    // 64-bit longValues beyond 2^53 (boto3, Java and Go clients send every digit) are read as digit
+    // strings before JSON.parse can round them; the schema accepts both forms.
+    scope.removeContentTypeParser("application/json");
+    scope.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, parsed) => {
+      if (body === "") return parsed(new GatewayError("INVALID_REQUEST", "the JSON body is empty"), undefined);
+      try {
+        parsed(null, JSON.parse((body as string).replace(BIG_LONG_VALUE, '"longValue":"$1"')));
+      } catch (err) {
+        parsed(new GatewayError("MALFORMED_JSON", `request body is not valid JSON: ${(err as Error).message}`), undefined);
+      }
+    });
     scope.setErrorHandler((err, request, reply) => {
       const gatewayError = err instanceof DataApiRefusal ? err : toGatewayError(err);
       const error = toDataApiError(gatewayError);

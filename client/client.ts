@@ -1,0 +1,248 @@
+/**
+ * The Poolgate client: typed queries, atomic batches and transactions over HTTP keep-alive, with the
+ * consistency token of a write carried to later reads automatically, deadlines honoured end to end
+ * (the gateway's statement timeout never outlives the caller), and retries only where the gateway says
+ * they are safe.
+ */
+import type { Column, Intent, Isolation, Param, QueryResponse, BatchResponse, BeginResponse, EndTransactionResponse } from "../schemas/query.js";
+import { DeadlineExceededError } from "./errors.js";
+import { type RetryPolicy, withRetries } from "./retry.js";
+import { type RequestSigner, Transport } from "./transport.js";
+
+/** Options of {@link createClient}. */
+export interface ClientOptions {
+  /** The gateway's base URL, e.g. `http://poolgate.internal:8080`. */
+  url: string;
+  /** Cluster for every call (default: the gateway's default cluster). */
+  cluster?: string;
+  /** Statement timeout for each call, in ms, unless a call says otherwise (default: the gateway's). */
+  timeoutMs?: number;
+  /**
+   * The overall deadline: a function returning the ms left (pass `context.getRemainingTimeInMillis`
+   * in Lambda) or an absolute epoch-ms time. Every call, retries included, ends before it.
+   */
+  deadline?: (() => number) | number;
+  /** Kept back from the deadline for the caller's own work after the last call, in ms (default 50). */
+  deadlineMarginMs?: number;
+  /** Retries of failures the gateway marks retryable (default: 3 attempts, 50 ms base, 1 s cap, full jitter). */
+  retry?: Partial<RetryPolicy>;
+  /** Adds headers to each request (caller authentication, e.g. an IAM identity proof). */
+  sign?: RequestSigner;
+  /** Extra headers on every request. */
+  headers?: Record<string, string>;
+  /** After this long without a request (a frozen Lambda), new connections are opened (default 10 s). */
+  freshConnectionAfterMs?: number;
+  /** Most concurrent connections to the gateway (default 16). */
+  connections?: number;
+}
+
+/** Per-call options. */
+export interface CallOptions {
+  /** Statement timeout for this call, in ms. */
+  timeoutMs?: number;
+  /** Where to run: a replica (read) or the primary (write); default: inferred by the gateway. */
+  intent?: Intent;
+  /** Run only where this earlier write is visible (default: the client's latest token). */
+  consistencyToken?: string | null;
+  /** Largest replica lag acceptable for this read, in ms. */
+  maxStalenessMs?: number;
+  /** int8/numeric/BIGINT/DECIMAL as exact strings (default) or numbers. */
+  bigNumbers?: "string" | "number";
+}
+
+/** A statement's result with rows typed as `Row`. */
+export interface QueryResult<Row> {
+  rows: Row[];
+  columns: Column[];
+  /** Rows returned or affected. */
+  rowCount: number | null;
+  /** SELECT, INSERT... */
+  command: string;
+  /** MySQL: the generated AUTO_INCREMENT value, as an exact string. */
+  lastInsertId?: string;
+  /** How many times the gateway ran it. */
+  attempts: number;
+}
+
+/** One statement of a {@link PoolgateClient.batch}. */
+export interface BatchStatement {
+  sql: string;
+  params?: Param[];
+}
+
+/** Options of {@link PoolgateClient.transaction} and {@link PoolgateClient.batch}. */
+export interface TransactionOptions extends Omit<CallOptions, "intent"> {
+  isolation?: Isolation;
+  /** READ ONLY, on a replica when one is fresh enough. */
+  readOnly?: boolean;
+}
+
+/** The handle a transaction callback gets: statements run one at a time on the transaction's connection. */
+export interface Transaction {
+  readonly id: string;
+  /** Runs one statement inside the transaction. */
+  query<Row = Record<string, unknown>>(sql: string, params?: Param[], options?: Pick<CallOptions, "timeoutMs" | "bigNumbers">): Promise<QueryResult<Row>>;
+}
+
+/** The client. Create one per process (per Lambda execution environment) and reuse it. */
+export interface PoolgateClient {
+  /** Runs one statement (`$1`… on PostgreSQL, `?` on MySQL). */
+  query<Row = Record<string, unknown>>(sql: string, params?: Param[], options?: CallOptions): Promise<QueryResult<Row>>;
+  /** Runs the statements atomically (one transaction, all or none); retried as a whole when safe. */
+  batch(statements: BatchStatement[], options?: TransactionOptions): Promise<QueryResult<Record<string, unknown>>[]>;
+  /** Runs `work` in a transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(work: (tx: Transaction) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /**
+   * The consistency token of the latest write through this client, sent with later reads so they see
+   * it. Pass it between invocations (set it back) to keep read-your-writes across them.
+   */
+  consistencyToken: string | undefined;
+  /** Closes the keep-alive connections. */
+  close(): Promise<void>;
+}
+
+/** The client's rows as typed objects (the gateway answers rows as objects by default). */
+function asResult<Row>(response: Omit<QueryResponse, "attempts" | "consistencyToken"> & { attempts?: number }): QueryResult<Row> {
+  return {
+    rows: response.rows as Row[],
+    columns: response.columns,
+    rowCount: response.rowCount,
+    command: response.command,
+    ...(response.lastInsertId === undefined ? {} : { lastInsertId: response.lastInsertId }),
+    attempts: response.attempts ?? 1,
+  };
+}
+
+/** Creates a client; see {@link ClientOptions}. */
+export function createClient(options: ClientOptions): PoolgateClient {
+  const transport = new Transport({
+    url: options.url,
+    headers: options.headers ?? {},
+    sign: options.sign,
+    freshConnectionAfterMs: options.freshConnectionAfterMs ?? 10_000,
+    connections: options.connections ?? 16,
+  });
+  const margin = options.deadlineMarginMs ?? 50;
+  const cluster = options.cluster === undefined ? {} : { cluster: options.cluster };
+
+  /** The absolute time by which a call must be answered, or undefined without a deadline. */
+  const deadlineAt = (): number | undefined => {
+    if (options.deadline === undefined) return undefined;
+    const end = typeof options.deadline === "function" ? Date.now() + options.deadline() : options.deadline;
+    return end - margin;
+  };
+
+  /** The statement timeout sent to the gateway: never past the deadline, so it cancels on the server first. */
+  const timeoutFor = (callTimeoutMs: number | undefined, until: number | undefined): number | undefined => {
+    const requested = callTimeoutMs ?? options.timeoutMs;
+    if (until === undefined) return requested;
+    const left = until - Date.now();
+    if (left <= 1) throw new DeadlineExceededError("the deadline passed before the request was sent", false);
+    // The gateway cancels first and its answer still has time to travel back before the client gives up.
+    const serverSide = Math.max(1, Math.floor(left > 200 ? left - 100 : left / 2));
+    return requested === undefined ? serverSide : Math.min(requested, serverSide);
+  };
+
+  const client: PoolgateClient = {
+    consistencyToken: undefined,
+
+    async query<Row>(sql: string, params: Param[] = [], call: CallOptions = {}): Promise<QueryResult<Row>> {
+      const until = deadlineAt();
+      const token = call.consistencyToken === null ? undefined : (call.consistencyToken ?? client.consistencyToken);
+      const safeToResend = call.intent === "read";
+      const response = await withRetries(options.retry, until, safeToResend, () => {
+        const timeoutMs = timeoutFor(call.timeoutMs, until);
+        return transport.post<QueryResponse>(
+          "/v1/query",
+          {
+            sql,
+            params,
+            ...cluster,
+            ...(timeoutMs === undefined ? {} : { timeoutMs }),
+            ...(call.intent ? { intent: call.intent } : {}),
+            ...(token ? { consistencyToken: token } : {}),
+            ...(call.maxStalenessMs === undefined ? {} : { maxStalenessMs: call.maxStalenessMs }),
+            ...(call.bigNumbers ? { bigNumbers: call.bigNumbers } : {}),
+          },
+          until,
+        );
+      });
+      if (response.consistencyToken) client.consistencyToken = response.consistencyToken;
+      return asResult<Row>(response);
+    },
+
+    async batch(statements: BatchStatement[], call: TransactionOptions = {}) {
+      const until = deadlineAt();
+      const token = call.consistencyToken === null ? undefined : (call.consistencyToken ?? client.consistencyToken);
+      const response = await withRetries(options.retry, until, call.readOnly === true, () => {
+        const timeoutMs = timeoutFor(call.timeoutMs, until);
+        return transport.post<BatchResponse>(
+          "/v1/batch",
+          {
+            statements,
+            ...cluster,
+            ...(timeoutMs === undefined ? {} : { timeoutMs }),
+            ...(call.isolation ? { isolation: call.isolation } : {}),
+            ...(call.readOnly ? { readOnly: true } : {}),
+            ...(call.readOnly && token ? { consistencyToken: token } : {}),
+            ...(call.bigNumbers ? { bigNumbers: call.bigNumbers } : {}),
+          },
+          until,
+        );
+      });
+      if (response.consistencyToken) client.consistencyToken = response.consistencyToken;
+      return response.results.map((result) => asResult<Record<string, unknown>>(result));
+    },
+
+    async transaction<T>(work: (tx: Transaction) => Promise<T>, call: TransactionOptions = {}): Promise<T> {
+      const until = deadlineAt();
+      const token = call.consistencyToken === null ? undefined : (call.consistencyToken ?? client.consistencyToken);
+      // BEGIN applies nothing, so it may be sent again.
+      const begun = await withRetries(options.retry, until, true, () =>
+        transport.post<BeginResponse>(
+          "/v1/transactions",
+          {
+            ...cluster,
+            ...(call.isolation ? { isolation: call.isolation } : {}),
+            ...(call.readOnly ? { readOnly: true } : {}),
+            ...(call.readOnly && token ? { consistencyToken: token } : {}),
+          },
+          until,
+        ),
+      );
+      const id = begun.transactionId;
+      const tx: Transaction = {
+        id,
+        async query<Row>(sql: string, params: Param[] = [], statement: Pick<CallOptions, "timeoutMs" | "bigNumbers"> = {}) {
+          const timeoutMs = timeoutFor(statement.timeoutMs ?? call.timeoutMs, until);
+          const response = await transport.post<QueryResponse>(
+            "/v1/query",
+            {
+              sql,
+              params,
+              transactionId: id,
+              ...(timeoutMs === undefined ? {} : { timeoutMs }),
+              ...((statement.bigNumbers ?? call.bigNumbers) ? { bigNumbers: statement.bigNumbers ?? call.bigNumbers } : {}),
+            },
+            until,
+          );
+          return asResult<Row>(response);
+        },
+      };
+      let value: T;
+      try {
+        value = await work(tx);
+      } catch (err) {
+        // Best effort: the gateway also rolls back an abandoned transaction after its idle timeout.
+        await transport.post(`/v1/transactions/${encodeURIComponent(id)}/rollback`, {}, undefined).catch(() => undefined);
+        throw err;
+      }
+      const ended = await transport.post<EndTransactionResponse>(`/v1/transactions/${encodeURIComponent(id)}/commit`, {}, until);
+      if (ended.consistencyToken) client.consistencyToken = ended.consistencyToken;
+      return value;
+    },
+
+    close: () => transport.close(),
+  };
+  return client;
+}

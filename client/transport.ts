@@ -1,0 +1,105 @@
+/**
+ * One keep-alive HTTP connection pool per client (undici, which Node's fetch is built on), JSON in and
+ * out, deadlines as abort signals, and the signing hook. A Lambda execution environment that was frozen
+ * between invocations may hold sockets the gateway has long closed: after a pause longer than
+ * `freshConnectionAfterMs` the pool is replaced before the next request, so no request is written to a
+ * dead socket.
+ */
+import { Agent, request as undiciRequest } from "undici";
+import type { ErrorBody } from "../schemas/errors.js";
+import { DeadlineExceededError, errorFromBody, TransportError } from "./errors.js";
+
+/** What the signing hook sees of a request, to add headers (for example an IAM identity proof). */
+export interface OutgoingRequest {
+  method: "POST";
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Adds headers to a request before it is sent; may be async (fetching credentials). */
+export type RequestSigner = (request: OutgoingRequest) => Record<string, string> | Promise<Record<string, string>>;
+
+export interface TransportOptions {
+  url: string;
+  headers: Record<string, string>;
+  sign: RequestSigner | undefined;
+  freshConnectionAfterMs: number;
+  connections: number;
+}
+
+/** Errors that mean the request never left: safe to send again whatever it was. */
+const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT", "EHOSTUNREACH", "ENETUNREACH"]);
+
+function codeOf(err: unknown): string | undefined {
+  let current: unknown = err;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    const code = (current as NodeJS.ErrnoException).code;
+    if (typeof code === "string") return code;
+    current = current.cause;
+  }
+  return undefined;
+}
+
+export class Transport {
+  private agent: Agent;
+  private lastUsedAt = 0;
+  private readonly base: URL;
+
+  constructor(private readonly options: TransportOptions) {
+    this.base = new URL(options.url);
+    this.agent = this.newAgent();
+  }
+
+  private newAgent(): Agent {
+    return new Agent({ connections: this.options.connections, keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000 });
+  }
+
+  /**
+   * POSTs JSON; resolves the parsed answer, or rejects with the gateway's error as a PoolgateError, a
+   * TransportError, or a DeadlineExceededError when `deadlineAt` (epoch ms) passes.
+   */
+  async post<T>(path: string, payload: unknown, deadlineAt: number | undefined): Promise<T> {
+    const now = Date.now();
+    if (this.lastUsedAt > 0 && now - this.lastUsedAt > this.options.freshConnectionAfterMs) {
+      const stale = this.agent;
+      this.agent = this.newAgent();
+      void stale.destroy().catch(() => undefined);
+    }
+    this.lastUsedAt = now;
+    const remaining = deadlineAt === undefined ? undefined : deadlineAt - now;
+    if (remaining !== undefined && remaining <= 0) throw new DeadlineExceededError("the deadline passed before the request was sent", false);
+
+    const url = new URL(path, this.base).toString();
+    const body = JSON.stringify(payload);
+    let headers: Record<string, string> = { "content-type": "application/json", ...this.options.headers };
+    if (this.options.sign) headers = { ...headers, ...(await this.options.sign({ method: "POST", url, headers, body })) };
+
+    const signal = remaining === undefined ? undefined : AbortSignal.timeout(remaining);
+    let status: number;
+    let text: string;
+    try {
+      const response = await undiciRequest(url, { method: "POST", headers, body, dispatcher: this.agent, signal });
+      status = response.statusCode;
+      text = await response.body.text();
+    } catch (err) {
+      if (signal?.aborted) throw new DeadlineExceededError(`no answer within the deadline (${remaining}ms)`, true);
+      const code = codeOf(err);
+      throw new TransportError(`request to ${this.base.origin} failed: ${err instanceof Error ? err.message : String(err)}`, code, code !== undefined && NOT_SENT.has(code), err);
+    }
+    let parsed: unknown;
+    try {
+      parsed = text.length > 0 ? JSON.parse(text) : undefined;
+    } catch (err) {
+      throw new TransportError(`the gateway answered ${status} with a body that is not JSON`, undefined, false, err);
+    }
+    if (status >= 200 && status < 300) return parsed as T;
+    if (typeof parsed === "object" && parsed !== null && "error" in parsed) throw errorFromBody(status, parsed as ErrorBody);
+    throw new TransportError(`the gateway answered ${status} without an error body`, undefined, false, undefined);
+  }
+
+  /** Closes the keep-alive connections. */
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * An example API Lambda behind an HTTP API (API Gateway v2 payload): CRUD over a small `notes` table
+ * through Poolgate. The client, Powertools logger, metrics and tracer live at module scope, so a warm
+ * execution environment reuses the gateway connection; each call's deadline is the invocation's
+ * remaining time.
+ */
+import { Logger } from "@aws-lambda-powertools/logger";
+import { MetricUnit, Metrics } from "@aws-lambda-powertools/metrics";
+import { Tracer } from "@aws-lambda-powertools/tracer";
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
+import { z } from "zod";
+import { createClient, DatabaseError, PoolgateError } from "../../client/index.js";
+
+const env = z
+  .object({
+    POOLGATE_URL: z.url(),
+    POOLGATE_CLUSTER: z.string().min(1).optional(),
+    NOTES_TABLE: z.string().regex(/^[a-z_][a-z0-9_]*$/).default("notes"),
+  })
+  .parse(process.env);
+
+const logger = new Logger({ serviceName: "notes-api" });
+const metrics = new Metrics({ namespace: "Poolgate", serviceName: "notes-api" });
+const tracer = new Tracer({ serviceName: "notes-api" });
+let remaining: () => number = () => 30_000;
+const db = createClient({ url: env.POOLGATE_URL, ...(env.POOLGATE_CLUSTER ? { cluster: env.POOLGATE_CLUSTER } : {}), deadline: () => remaining() });
+const table = env.NOTES_TABLE;
+
+const noteInput = z.strictObject({ title: z.string().min(1).max(200), body: z.string().max(10_000).default("") });
+
+interface Note {
+  id: number;
+  title: string;
+  body: string;
+  updated_at: string;
+}
+
+function json(statusCode: number, body: unknown): APIGatewayProxyStructuredResultV2 {
+  return { statusCode, headers: { "content-type": "application/json" }, body: JSON.stringify(body) };
+}
+
+function parseBody(event: APIGatewayProxyEventV2): unknown {
+  if (!event.body) return {};
+  const text = event.isBase64Encoded ? Buffer.from(event.body, "base64").toString("utf8") : event.body;
+  return JSON.parse(text);
+}
+
+async function route(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
+  const method = event.requestContext.http.method;
+  const id = event.pathParameters?.id === undefined ? undefined : Number(event.pathParameters.id);
+  if (id !== undefined && !Number.isSafeInteger(id)) return json(400, { message: "id must be an integer" });
+  if (method === "GET" && id === undefined) {
+    const { rows } = await db.query<Note>(`select id, title, body, updated_at from ${table} order by id limit 100`, [], { intent: "read" });
+    return json(200, { notes: rows });
+  }
+  if (method === "GET") {
+    const { rows } = await db.query<Note>(`select id, title, body, updated_at from ${table} where id = $1`, [id ?? 0], { intent: "read" });
+    return rows[0] ? json(200, rows[0]) : json(404, { message: "no such note" });
+  }
+  if (method === "POST" && id === undefined) {
+    const input = noteInput.safeParse(parseBody(event));
+    if (!input.success) return json(400, { message: "invalid note", issues: input.error.issues.map((issue) => issue.message) });
+    const { rows } = await db.query<Note>(`insert into ${table} (title, body) values ($1, $2) returning id, title, body, updated_at`, [input.data.title, input.data.body]);
+    metrics.addMetric("NoteCreated", MetricUnit.Count, 1);
+    return json(201, rows[0]);
+  }
+  if (method === "PUT" && id !== undefined) {
+    const input = noteInput.safeParse(parseBody(event));
+    if (!input.success) return json(400, { message: "invalid note", issues: input.error.issues.map((issue) => issue.message) });
+    const { rows } = await db.query<Note>(`update ${table} set title = $1, body = $2, updated_at = now() where id = $3 returning id, title, body, updated_at`, [
+      input.data.title,
+      input.data.body,
+      id,
+    ]);
+    return rows[0] ? json(200, rows[0]) : json(404, { message: "no such note" });
+  }
+  if (method === "DELETE" && id !== undefined) {
+    const { rowCount } = await db.query(`delete from ${table} where id = $1`, [id]);
+    return rowCount ? { statusCode: 204 } : json(404, { message: "no such note" });
+  }
+  return json(405, { message: `${method} is not supported here` });
+}
+
+/** The Lambda entry point. */
+export async function handler(event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> {
+  remaining = () => context.getRemainingTimeInMillis();
+  logger.addContext(context);
+  logger.appendKeys({ route: event.routeKey });
+  tracer.putAnnotation("route", event.routeKey);
+  try {
+    return await route(event);
+  } catch (err) {
+    if (err instanceof SyntaxError) return json(400, { message: "the body is not valid JSON" });
+    if (err instanceof DatabaseError && err.sqlstate === "23505") return json(409, { message: "a note like this exists already" });
+    logger.error("request failed", { error: err as Error, code: err instanceof PoolgateError ? err.code : undefined });
+    metrics.addMetric("RequestFailed", MetricUnit.Count, 1);
+    return json(err instanceof PoolgateError && err.retryable ? 503 : 500, { message: "the request failed; try again later" });
+  } finally {
+    metrics.publishStoredMetrics();
+    logger.removeKeys(["route"]);
+  }
+}

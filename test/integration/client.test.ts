@@ -1,0 +1,198 @@
+/**
+ * The client SDK against a real gateway over real HTTP and the real local PostgreSQL: typed results,
+ * transactions, retries only where the gateway allows them (attempts counted through the signing
+ * hook), deadlines that cancel on the server, the consistency token carried from write to read, and
+ * fresh connections after a pause (a Lambda thawed after a freeze).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createClient, DatabaseError, DeadlineExceededError, type OutgoingRequest, PoolgateError, StatementTimeoutError, TransportError } from "../../client/index.js";
+import { startTestGateway, type TestGateway } from "../support/gateway.js";
+import { unusedPort } from "../support/ports.js";
+import { createTestDatabase, gatewaySessions, type TestDatabase, waitFor } from "../support/postgres.js";
+import { startForwarder } from "../support/tcp-forwarder.js";
+
+let db: TestDatabase;
+let gw: TestGateway;
+
+/** A signing hook that records every request the client sends (one call per attempt). */
+function recorder(): { sent: OutgoingRequest[]; sign: (request: OutgoingRequest) => Record<string, string> } {
+  const sent: OutgoingRequest[] = [];
+  return { sent, sign: (request) => (sent.push(request), { "x-signed": "yes" }) };
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  gw = await startTestGateway({ clusters: { default: { writerUrl: db.url } }, pool: { maxSize: 2, acquireTimeoutMs: 200 } });
+  await db.admin.query("create table notes (id serial primary key, body text not null unique, big int8, price numeric(10,2), at timestamptz, doc jsonb)");
+});
+
+afterAll(async () => {
+  await gw?.stop();
+  await db?.drop();
+});
+
+describe("the client", () => {
+  it("round-trips typed rows", async () => {
+    const client = createClient({ url: gw.baseUrl });
+    try {
+      interface Note {
+        id: number;
+        body: string;
+        big: string;
+        price: string;
+        at: string;
+        doc: { tags: string[] };
+      }
+      const inserted = await client.query<Note>(
+        "insert into notes (body, big, price, at, doc) values ($1, $2, $3, $4, $5) returning *",
+        ["first", "9007199254740993", "12.50", "2024-02-03T04:05:06.789Z", { tags: ["a"] }],
+      );
+      expect(inserted.command).toBe("INSERT");
+      const row = inserted.rows[0] as Note;
+      expect(row).toEqual({ id: 1, body: "first", big: "9007199254740993", price: "12.50", at: "2024-02-03T04:05:06.789Z", doc: { tags: ["a"] } });
+      const asNumbers = await client.query<{ big: number }>("select big from notes where id = $1", [1], { bigNumbers: "number" });
+      expect(asNumbers.rows).toEqual([{ big: 9007199254740992 }]);
+      expect(asNumbers.columns).toEqual([{ name: "big", type: "int8" }]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("commits a transaction when the work resolves and rolls it back when it throws", async () => {
+    const client = createClient({ url: gw.baseUrl });
+    try {
+      const id = await client.transaction(async (tx) => {
+        const result = await tx.query<{ id: number }>("insert into notes (body) values ($1) returning id", ["tx-kept"]);
+        return result.rows[0]?.id;
+      });
+      expect(id).toBeGreaterThan(0);
+      await expect(
+        client.transaction(async (tx) => {
+          await tx.query("insert into notes (body) values ($1)", ["tx-dropped"]);
+          throw new Error("changed my mind");
+        }),
+      ).rejects.toThrow("changed my mind");
+      const { rows } = await db.admin.query("select body from notes where body like 'tx-%' order by body");
+      expect(rows).toEqual([{ body: "tx-kept" }]);
+      expect((await gw.get("/healthz")).body.clusters.default.openTransactions).toBe(0);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("throws typed errors that keep the SQLSTATE, detail and constraint", async () => {
+    const client = createClient({ url: gw.baseUrl });
+    try {
+      await client.query("insert into notes (body) values ('dup')");
+      const err = await client.query("insert into notes (body) values ('dup')").catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(DatabaseError);
+      const database = err as DatabaseError;
+      expect(database).toMatchObject({ code: "DATABASE_ERROR", status: 400, retryable: false, sqlstate: "23505", constraint: "notes_body_key" });
+      expect(database.detail).toContain("dup");
+      expect(database.requestId).toBeTruthy();
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("retries only what the gateway marks retryable, with backoff, and counts as one call", async () => {
+    const { sent, sign } = recorder();
+    const client = createClient({ url: gw.baseUrl, sign, retry: { maxAttempts: 4, baseDelayMs: 10, maxDelayMs: 20 } });
+    const holder = createClient({ url: gw.baseUrl });
+    try {
+      // Both pooled connections busy: POOL_TIMEOUT (retryable) on every attempt.
+      const busy = [holder.query("select pg_sleep(1.5)"), holder.query("select pg_sleep(1.5)")];
+      await waitFor(async () => (await gatewaySessions(db)).filter((s) => s.query.includes("pg_sleep")).length === 2, 5000, "both connections busy");
+      const err = await client.query("select 1").catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(PoolgateError);
+      expect((err as PoolgateError).code).toBe("POOL_TIMEOUT");
+      expect(sent).toHaveLength(4);
+      expect(sent[0]?.headers["content-type"]).toBe("application/json");
+      await Promise.all(busy);
+
+      sent.length = 0;
+      const syntax = await client.query("selec 1").catch((e: unknown) => e);
+      expect(syntax).toBeInstanceOf(DatabaseError);
+      expect(sent).toHaveLength(1);
+    } finally {
+      await client.close();
+      await holder.close();
+    }
+  });
+
+  it("sends again once a request that never left (connection refused), and a write never after a lost answer", async () => {
+    const port = await unusedPort();
+    const { sent, sign } = recorder();
+    const nowhere = createClient({ url: `http://127.0.0.1:${port}`, sign, retry: { maxAttempts: 5, baseDelayMs: 1 } });
+    try {
+      const err = await nowhere.query("insert into notes (body) values ('x')").catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TransportError);
+      expect((err as TransportError).notSent).toBe(true);
+      expect(sent).toHaveLength(2);
+    } finally {
+      await nowhere.close();
+    }
+  });
+
+  it("ends every call within the deadline, and the gateway cancels the statement on the server", async () => {
+    let remaining = 600;
+    const started = Date.now();
+    const client = createClient({ url: gw.baseUrl, deadline: () => remaining - (Date.now() - started) });
+    try {
+      const err = await client.query("select pg_sleep(5) /* deadline-cut */").catch((e: unknown) => e);
+      const elapsed = Date.now() - started;
+      expect(err).toBeInstanceOf(StatementTimeoutError);
+      expect(elapsed).toBeLessThan(1500);
+      await waitFor(async () => !(await gatewaySessions(db)).some((s) => s.state === "active" && s.query.includes("deadline-cut")), 2000, "the statement to be gone");
+      remaining = 0;
+      const late = await client.query("select 1").catch((e: unknown) => e);
+      expect(late).toBeInstanceOf(DeadlineExceededError);
+      expect((late as DeadlineExceededError).sent).toBe(false);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("carries the consistency token from a write to later reads, and lets it travel between invocations", async () => {
+    const { sent, sign } = recorder();
+    const client = createClient({ url: gw.baseUrl, sign });
+    try {
+      expect(client.consistencyToken).toBeUndefined();
+      await client.query("insert into notes (body) values ('token')");
+      const token = client.consistencyToken;
+      expect(token).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+      await client.query("select count(*) from notes where body = 'token'");
+      expect(JSON.parse(sent.at(-1)?.body ?? "{}").consistencyToken).toBe(token);
+
+      // The next invocation (a new client) picks the token up.
+      const next = createClient({ url: gw.baseUrl, sign });
+      next.consistencyToken = token;
+      await next.query("select 1");
+      expect(JSON.parse(sent.at(-1)?.body ?? "{}").consistencyToken).toBe(token);
+      await next.query("select 1", [], { consistencyToken: null });
+      expect(JSON.parse(sent.at(-1)?.body ?? "{}").consistencyToken).toBeUndefined();
+      await next.close();
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("keeps its connections warm, and opens a fresh one after a pause (a thawed Lambda)", async () => {
+    const forwarder = await startForwarder(Number(new URL(gw.baseUrl).port));
+    const client = createClient({ url: `http://127.0.0.1:${forwarder.port}`, freshConnectionAfterMs: 300 });
+    try {
+      for (let i = 0; i < 5; i++) await client.query("select 1");
+      const warm = forwarder.accepted;
+      expect(warm).toBeLessThanOrEqual(2);
+      // Warm: later calls reuse the open connections.
+      for (let i = 0; i < 20; i++) await client.query("select 1");
+      expect(forwarder.accepted).toBe(warm);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      await client.query("select 1");
+      expect(forwarder.accepted).toBe(warm + 1);
+    } finally {
+      await client.close();
+      await forwarder.close();
+    }
+  });
+});
