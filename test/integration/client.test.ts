@@ -80,6 +80,25 @@ describe("the client", () => {
     }
   });
 
+  it("runs a batch atomically and carries its consistency token", async () => {
+    const client = createClient({ url: gw.baseUrl });
+    try {
+      const results = await client.batch([
+        { sql: "insert into notes (body) values ($1)", params: ["batch-1"] },
+        { sql: "select count(*)::int as n from notes where body like 'batch-%'" },
+      ]);
+      expect(results.map((result) => result.rowCount)).toEqual([1, 1]);
+      expect(results[1]?.rows).toEqual([{ n: 1 }]);
+      expect(client.consistencyToken).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+      const failed = await client.batch([{ sql: "insert into notes (body) values ('batch-2')" }, { sql: "insert into notes (body) values ('batch-1')" }]).catch((e: unknown) => e);
+      expect(failed).toBeInstanceOf(DatabaseError);
+      const { rows } = await db.admin.query("select count(*)::int as n from notes where body = 'batch-2'");
+      expect(rows[0].n).toBe(0);
+    } finally {
+      await client.close();
+    }
+  });
+
   it("throws typed errors that keep the SQLSTATE, detail and constraint", async () => {
     const client = createClient({ url: gw.baseUrl });
     try {
