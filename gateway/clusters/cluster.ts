@@ -123,6 +123,16 @@ export class Cluster {
     this.started = true;
   }
 
+  /**
+   * Looks at the topology again at once — the instance list (Aurora) and every endpoint's role — as
+   * an outside hint asks (an RDS failover event). Hints only speed things up: the monitor stays the
+   * judge, so a refresh never declares a failover by itself.
+   */
+  async refresh(): Promise<void> {
+    await this.discover();
+    await this.topology.checkAll();
+  }
+
   /** Reads the instance list (Aurora) and adds or removes instance endpoints to match it. */
   discover(): Promise<void> {
     if (!this.discovery) return Promise.resolve();

@@ -46,6 +46,18 @@ describe("configuration", () => {
     );
   });
 
+  it("fills database credentials from POOLGATE_DB_USER and POOLGATE_DB_PASSWORD (ECS secrets) into every URL", () => {
+    const config = loadConfig({
+      POOLGATE_WRITER_URL: "postgres://writer.example:5432/app",
+      POOLGATE_READER_URLS: "postgres://reader.example:5432/app",
+      POOLGATE_DB_USER: "poolgate_app",
+      POOLGATE_DB_PASSWORD: "p@ss/word",
+    });
+    const cluster = config.clusters.default;
+    expect(cluster?.writerUrl).toBe("postgres://poolgate_app:p%40ss%2Fword@writer.example:5432/app");
+    expect(cluster?.readerUrls).toEqual(["postgres://poolgate_app:p%40ss%2Fword@reader.example:5432/app"]);
+  });
+
   it("never shows a password when it prints a URL", () => {
     expect(redactUrl("postgres://app:hunter2@db:5432/x")).toBe("postgres://app:***@db:5432/x");
   });

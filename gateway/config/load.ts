@@ -17,6 +17,9 @@ const envSchema = z.object({
   POOLGATE_CONFIG: z.string().min(1).optional(),
   POOLGATE_WRITER_URL: z.string().min(1).optional(),
   POOLGATE_READER_URLS: z.string().optional(),
+  /** Database credentials apart from the URLs (ECS secrets): fill every URL of the default cluster. */
+  POOLGATE_DB_USER: z.string().min(1).optional(),
+  POOLGATE_DB_PASSWORD: z.string().optional(),
   POOLGATE_DATA_DIR: z.string().min(1).optional(),
   PORT: z.string().regex(/^\d+$/, "PORT must be a number").optional(),
   HOST: z.string().min(1).optional(),
@@ -65,7 +68,26 @@ function applyEnv(raw: Json, env: z.infer<typeof envSchema>): Json {
       .map((url) => url.trim())
       .filter((url) => url.length > 0);
   }
+  if (env.POOLGATE_DB_USER !== undefined || env.POOLGATE_DB_PASSWORD !== undefined) {
+    const cluster = defaultCluster();
+    const withCredentials = (url: unknown) => (typeof url === "string" ? credentialsInto(url, env.POOLGATE_DB_USER, env.POOLGATE_DB_PASSWORD) : url);
+    cluster.writerUrl = withCredentials(cluster.writerUrl);
+    if (Array.isArray(cluster.readerUrls)) cluster.readerUrls = cluster.readerUrls.map(withCredentials);
+  }
   return raw;
+}
+
+/** A database URL with the user and password replaced (the URL stays unparseable if it was). */
+function credentialsInto(url: string, user: string | undefined, password: string | undefined): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url;
+  }
+  if (user !== undefined) parsed.username = encodeURIComponent(user);
+  if (password !== undefined) parsed.password = encodeURIComponent(password);
+  return parsed.toString();
 }
 
 function formatIssues(error: z.ZodError, source: string): string {

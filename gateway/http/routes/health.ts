@@ -1,11 +1,17 @@
 /**
- * GET /healthz (state of the gateway and its databases; always 200 while the process serves) and
- * GET /readyz ("started and not draining"). Readiness never depends on the database: a failover must
- * not make every task unhealthy at once and throw the warm pools away.
+ * GET /healthz (state of the gateway and its databases; always 200 while the process serves),
+ * GET /readyz ("started and not draining"), GET /v1/admin/topology, and POST
+ * /v1/admin/topology/refresh (look again now: the hook for RDS failover events). Readiness never
+ * depends on the database: a failover must not make every task unhealthy at once and throw the warm
+ * pools away.
  */
 import type { FastifyInstance } from "fastify";
+import { z } from "zod";
 import type { HealthResponse, TopologyResponse } from "../../../schemas/health.js";
-import type { HttpContext } from "../context.js";
+import { type HttpContext, selectCluster } from "../context.js";
+import { parseBody } from "../validate.js";
+
+const refreshRequestSchema = z.strictObject({ cluster: z.string().min(1).optional() });
 
 export function registerHealthRoutes(app: FastifyInstance, context: HttpContext): void {
   app.get("/healthz", async (_request, reply) => {
@@ -19,13 +25,22 @@ export function registerHealthRoutes(app: FastifyInstance, context: HttpContext)
     return reply.header("cache-control", "no-store").send(response);
   });
 
-  app.get("/v1/admin/topology", async (_request, reply) => {
+  const topology = (): TopologyResponse => {
     const clusters: TopologyResponse["clusters"] = {};
     for (const [name, cluster] of context.clusters) {
       const { primary, endpoints, failovers } = cluster.health();
       clusters[name] = { primary, endpoints, failovers };
     }
-    return reply.header("cache-control", "no-store").send({ clusters });
+    return { clusters };
+  };
+
+  app.get("/v1/admin/topology", async (_request, reply) => reply.header("cache-control", "no-store").send(topology()));
+
+  app.post("/v1/admin/topology/refresh", async (request, reply) => {
+    const { cluster } = parseBody(refreshRequestSchema, request.body ?? {});
+    const targets = cluster === undefined ? [...context.clusters.values()] : [selectCluster(context, cluster)];
+    await Promise.all(targets.map((target) => target.refresh()));
+    return reply.header("cache-control", "no-store").send(topology());
   });
 
   app.get("/readyz", async (_request, reply) => {

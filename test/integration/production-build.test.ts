@@ -1,0 +1,63 @@
+/**
+ * Builds and starts the gateway the way the Dockerfile does — there is no Docker engine here:
+ *   1. compile with the gateway's build config (`npm run build:gateway`'s tsconfig) into a temporary dir;
+ *   2. install production dependencies only (`npm ci --omit=dev --ignore-scripts`) next to it;
+ *   3. start `node dist/gateway/main.js` as a separate process, as the image's CMD does, and check
+ *      that it serves /healthz and a query against the real local PostgreSQL, then drains on SIGTERM.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase, waitFor } from "../support/postgres.js";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+let db: TestDatabase;
+let dir: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  dir = mkdtempSync(join(tmpdir(), "poolgate-image-"));
+  execFileSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, "tsconfig.gateway.json"), "--outDir", join(dir, "dist")], {
+    stdio: "pipe",
+  });
+  cpSync(join(root, "gateway/engines/embedded/pglite-server.mjs"), join(dir, "dist/gateway/engines/embedded/pglite-server.mjs"));
+  cpSync(join(root, "package.json"), join(dir, "package.json"));
+  cpSync(join(root, "package-lock.json"), join(dir, "package-lock.json"));
+  execFileSync("npm", ["ci", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline"], { cwd: dir, stdio: "pipe" });
+}, 240000);
+
+afterAll(async () => {
+  await db?.drop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("the production build", () => {
+  it("starts from compiled JavaScript with production dependencies only, serves, and drains on SIGTERM", async () => {
+    // Nothing but production dependencies: the test toolchain is not there.
+    expect(() => execFileSync(process.execPath, ["-e", "require.resolve('vitest')"], { cwd: dir, stdio: "pipe" })).toThrow();
+    const child: ChildProcess = spawn(process.execPath, ["dist/gateway/main.js"], {
+      cwd: dir,
+      env: { PATH: process.env.PATH, NODE_ENV: "production", PORT: "0", HOST: "127.0.0.1", POOLGATE_WRITER_URL: db.url },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    try {
+      await waitFor(() => /listening on (http:\/\/[^"\s]+)/.test(output), 30000, "listening log line");
+      const address = /listening on (http:\/\/[^"\s]+)/.exec(output)?.[1];
+      const health = (await (await fetch(`${address}/healthz`)).json()) as { status: string; clusters: { default: { engine: string; database: { status: string } } } };
+      expect(health).toMatchObject({ status: "ok", clusters: { default: { engine: "postgres", database: { status: "up" } } } });
+      expect((await fetch(`${address}/readyz`)).status).toBe(200);
+      const query = await fetch(`${address}/v1/query`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ sql: "select 1 as one" }) });
+      expect(await query.json()).toMatchObject({ rows: [{ one: 1 }] });
+    } finally {
+      child.kill("SIGTERM");
+    }
+    expect(await exited).toBe(0);
+  }, 60000);
+});
