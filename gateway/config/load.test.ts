@@ -58,6 +58,13 @@ describe("configuration", () => {
     expect(cluster?.readerUrls).toEqual(["postgres://poolgate_app:p%40ss%2Fword@reader.example:5432/app"]);
   });
 
+  it("takes the whole file's contents inline from POOLGATE_CONFIG_JSON", () => {
+    const config = loadConfig({ POOLGATE_CONFIG_JSON: JSON.stringify({ pool: { maxSize: 7 }, clusters: { default: { writerUrl: "postgres://db/app" } } }) });
+    expect(config.pool.maxSize).toBe(7);
+    expect(() => loadConfig({ POOLGATE_CONFIG_JSON: "{" })).toThrow(/POOLGATE_CONFIG_JSON is not valid JSON/);
+    expect(() => loadConfig({ POOLGATE_CONFIG_JSON: "{}", POOLGATE_CONFIG: "/x.json" })).toThrow(/not both/);
+  });
+
   it("never shows a password when it prints a URL", () => {
     expect(redactUrl("postgres://app:hunter2@db:5432/x")).toBe("postgres://app:***@db:5432/x");
   });

@@ -15,6 +15,8 @@ export class ConfigError extends Error {
 
 const envSchema = z.object({
   POOLGATE_CONFIG: z.string().min(1).optional(),
+  /** The config file's contents inline (containers set it from the deployment), instead of a path. */
+  POOLGATE_CONFIG_JSON: z.string().min(1).optional(),
   POOLGATE_WRITER_URL: z.string().min(1).optional(),
   POOLGATE_READER_URLS: z.string().optional(),
   /** Database credentials apart from the URLs (ECS secrets): fill every URL of the default cluster. */
@@ -35,15 +37,17 @@ function readConfigFile(path: string): Json {
   } catch (err) {
     throw new ConfigError(`cannot read config file ${path}: ${(err as Error).message}`);
   }
+  return parseConfigText(text, `config file ${path}`);
+}
+
+function parseConfigText(text: string, where: string): Json {
   try {
     const parsed: unknown = JSON.parse(text);
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-      throw new ConfigError(`config file ${path} must hold a JSON object`);
-    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new ConfigError(`${where} must hold a JSON object`);
     return parsed as Json;
   } catch (err) {
     if (err instanceof ConfigError) throw err;
-    throw new ConfigError(`config file ${path} is not valid JSON: ${(err as Error).message}`);
+    throw new ConfigError(`${where} is not valid JSON: ${(err as Error).message}`);
   }
 }
 
@@ -137,8 +141,16 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Gatewa
   const envResult = envSchema.safeParse(environment);
   if (!envResult.success) throw new ConfigError(formatIssues(envResult.error, "environment"));
   const env = envResult.data;
-  const raw = env.POOLGATE_CONFIG !== undefined ? readConfigFile(env.POOLGATE_CONFIG) : {};
-  const source = env.POOLGATE_CONFIG !== undefined ? `${env.POOLGATE_CONFIG} + environment` : "environment";
+  if (env.POOLGATE_CONFIG !== undefined && env.POOLGATE_CONFIG_JSON !== undefined) {
+    throw new ConfigError("set POOLGATE_CONFIG (a file) or POOLGATE_CONFIG_JSON (its contents), not both");
+  }
+  const raw =
+    env.POOLGATE_CONFIG !== undefined
+      ? readConfigFile(env.POOLGATE_CONFIG)
+      : env.POOLGATE_CONFIG_JSON !== undefined
+        ? parseConfigText(env.POOLGATE_CONFIG_JSON, "POOLGATE_CONFIG_JSON")
+        : {};
+  const source = env.POOLGATE_CONFIG !== undefined ? `${env.POOLGATE_CONFIG} + environment` : env.POOLGATE_CONFIG_JSON !== undefined ? "POOLGATE_CONFIG_JSON + environment" : "environment";
   return parseConfig(applyEnv(raw, env), source);
 }
 

@@ -1,0 +1,169 @@
+/**
+ * The CDK app, synthesised in memory (offline: no credentials, no Docker, no lookups) and checked for
+ * invariants rather than snapshots: no public database, encrypted storage, health checks tuned for fast
+ * replacement, alarms wired to the topic, callers with only the access they need, the failover rule's
+ * pattern, the connection budget, and cdk-nag's AwsSolutions rules (a finding fails synth).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { App, Stack, Validations, aws_s3 as s3 } from "aws-cdk-lib";
+import { Match, Template } from "aws-cdk-lib/assertions";
+import { AwsSolutionsChecks } from "cdk-nag";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FAILOVER_EVENT_IDS } from "./constructs/failover-health.js";
+import { MAX_CONNECTIONS, poolBudget, PoolBudgetError } from "./constructs/pool-budget.js";
+import { buildPoolgateApp, type PoolgateApp } from "./lib/app.js";
+
+const projectRoot = fileURLToPath(new URL("..", import.meta.url));
+const outdirs: string[] = [];
+
+function build(context: Record<string, string> = {}): PoolgateApp {
+  const outdir = mkdtempSync(join(tmpdir(), "poolgate-cdk-"));
+  outdirs.push(outdir);
+  return buildPoolgateApp({ projectRoot, context, outdir });
+}
+
+let built: PoolgateApp;
+let database: Template;
+let service: Template;
+
+beforeAll(() => {
+  built = build();
+  // Synthesises the whole app: cdk-nag runs as a validation plugin and throws on a finding.
+  built.app.synth();
+  database = Template.fromStack(built.database);
+  service = Template.fromStack(built.service);
+}, 120000);
+
+afterAll(() => {
+  for (const dir of outdirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("the database stack", () => {
+  it("keeps the database private, encrypted, backed up, IAM-authenticated and deletion-protected", () => {
+    database.hasResourceProperties("AWS::RDS::DBCluster", {
+      Engine: "aurora-postgresql",
+      StorageEncrypted: true,
+      EnableIAMDatabaseAuthentication: true,
+      DeletionProtection: true,
+      BackupRetentionPeriod: 7,
+    });
+    const instances = database.findResources("AWS::RDS::DBInstance");
+    expect(Object.keys(instances)).toHaveLength(2);
+    for (const instance of Object.values(instances)) expect(instance.Properties.PubliclyAccessible).toBe(false);
+    // The subnet group holds only isolated subnets: no route to an internet or NAT gateway.
+    const subnetGroup = Object.values(database.findResources("AWS::RDS::DBSubnetGroup"))[0];
+    const isolated = Object.entries(database.findResources("AWS::EC2::Subnet")).filter(([, subnet]) =>
+      (subnet.Properties.Tags as { Key: string; Value: string }[]).some((tag) => tag.Key === "aws-cdk:subnet-type" && tag.Value === "Isolated"),
+    );
+    const ids = (subnetGroup?.Properties.SubnetIds as { Ref: string }[]).map((ref) => ref.Ref);
+    expect(new Set(ids)).toEqual(new Set(isolated.map(([logicalId]) => logicalId)));
+    database.resourceCountIs("AWS::SecretsManager::RotationSchedule", 1);
+    database.hasResourceProperties("AWS::EC2::FlowLog", { TrafficType: "ALL" });
+  });
+
+  it("selects MySQL on request", () => {
+    const mysql = build({ engine: "mysql" });
+    Template.fromStack(mysql.database).hasResourceProperties("AWS::RDS::DBCluster", { Engine: "aurora-mysql", Port: 3306 });
+  });
+});
+
+describe("the service stack", () => {
+  it("health-checks /readyz fast, drains within the stop timeout and scales", () => {
+    service.hasResourceProperties("AWS::ElasticLoadBalancingV2::LoadBalancer", { Scheme: "internal" });
+    service.hasResourceProperties("AWS::ElasticLoadBalancingV2::TargetGroup", {
+      HealthCheckPath: "/readyz",
+      HealthCheckIntervalSeconds: 5,
+      HealthCheckTimeoutSeconds: 2,
+      HealthyThresholdCount: 2,
+      UnhealthyThresholdCount: 2,
+      TargetGroupAttributes: Match.arrayWith([
+        { Key: "deregistration_delay.timeout_seconds", Value: "15" },
+        { Key: "load_balancing.algorithm.type", Value: "least_outstanding_requests" },
+      ]),
+    });
+    service.hasResourceProperties("AWS::ECS::Service", {
+      HealthCheckGracePeriodSeconds: 30,
+      DeploymentConfiguration: Match.objectLike({ MaximumPercent: 200, MinimumHealthyPercent: 100, DeploymentCircuitBreaker: { Enable: true, Rollback: true } }),
+    });
+    const container = (Object.values(service.findResources("AWS::ECS::TaskDefinition"))[0]?.Properties.ContainerDefinitions as Record<string, unknown>[])[0];
+    expect(container?.StopTimeout).toBe(30);
+    // Database credentials as ECS secrets, never as plain environment.
+    expect((container?.Secrets as { Name: string }[]).map((secret) => secret.Name).sort()).toEqual(["POOLGATE_DB_PASSWORD", "POOLGATE_DB_USER"]);
+    const environment = JSON.stringify(container?.Environment);
+    expect(environment).not.toMatch(/password/i);
+    expect(environment).toContain("instanceHostPattern");
+    service.hasResourceProperties("AWS::ApplicationAutoScaling::ScalableTarget", { MinCapacity: 2, MaxCapacity: 6 });
+    service.resourceCountIs("AWS::ApplicationAutoScaling::ScalingPolicy", 2);
+  });
+
+  it("alarms on canary failures, 5xx, latency and unhealthy targets, to the SNS topic", () => {
+    const alarms = service.findResources("AWS::CloudWatch::Alarm");
+    const metrics = Object.values(alarms).map((alarm) => alarm.Properties.MetricName as string);
+    expect(metrics.sort()).toEqual(["CanarySuccess", "HTTPCode_Target_5XX_Count", "TargetResponseTime", "UnHealthyHostCount"]);
+    const topic = Object.keys(service.findResources("AWS::SNS::Topic"))[0];
+    for (const alarm of Object.values(alarms)) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topic }]);
+    service.resourceCountIs("AWS::CloudWatch::Dashboard", 1);
+  });
+
+  it("sends the cluster's failover events to the hook, and runs the canary on a schedule", () => {
+    service.hasResourceProperties("AWS::Events::Rule", {
+      EventPattern: { source: ["aws.rds"], "detail-type": ["RDS DB Cluster Event"], detail: { EventID: FAILOVER_EVENT_IDS, SourceIdentifier: Match.anyValue() } },
+    });
+    service.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "rate(1 minute)" });
+  });
+
+  it("gives the Lambda callers the gateway's URL and network path, and no database or secret access", () => {
+    const functions = Object.values(service.findResources("AWS::Lambda::Function")).filter((fn) => fn.Properties.Environment?.Variables?.POWERTOOLS_SERVICE_NAME);
+    expect(functions).toHaveLength(3);
+    for (const fn of functions) {
+      expect(fn.Properties.Environment.Variables.POOLGATE_URL).toBeDefined();
+      expect(fn.Properties.VpcConfig).toBeDefined();
+    }
+    const statements = Object.values(service.findResources("AWS::IAM::Policy")).flatMap(
+      (policy) => policy.Properties.PolicyDocument.Statement as { Action: string | string[] }[],
+    );
+    const actions = statements.flatMap((statement) => (Array.isArray(statement.Action) ? statement.Action : [statement.Action]));
+    expect(actions.filter((action) => /^(rds-db|rds-data|rds):/.test(action))).toEqual([]);
+    // The only secret reads belong to the gateway task's execution role (ECS secrets).
+    const secretReaders = Object.values(service.findResources("AWS::IAM::Policy")).filter((policy) => JSON.stringify(policy.Properties.PolicyDocument).includes("secretsmanager:GetSecretValue"));
+    expect(secretReaders).toHaveLength(1);
+    expect(JSON.stringify(secretReaders[0]?.Properties.Roles)).toMatch(/TaskExecutionRole/);
+    // Callers reach the load balancer on its listener port only.
+    service.hasResourceProperties("AWS::EC2::SecurityGroupIngress", { IpProtocol: "tcp", FromPort: 80, ToPort: 80, Description: Match.stringLikeRegexp("Poolgate callers") });
+  });
+});
+
+describe("cdk-nag", () => {
+  it("runs on synth and fails it on an unacknowledged finding (negative control)", () => {
+    const app = new App();
+    const stack = new Stack(app, "Careless", { env: { region: "us-east-1" } });
+    new s3.Bucket(stack, "Open");
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+    expect(() => app.synth()).toThrow(/AwsSolutions-S1/);
+  });
+});
+
+describe("the connection budget", () => {
+  it.each(Object.entries(MAX_CONNECTIONS).flatMap(([engine, classes]) => Object.keys(classes).map((instanceClass) => [engine, instanceClass])))(
+    "holds on %s db.%s at the default service size",
+    (engine, instanceClass) => {
+      const budget = poolBudget({ engine: engine as "postgres" | "mysql", instanceClass, maxTasks: 6, maxHealthyPercent: 200, reservedConnections: 20 });
+      expect(budget.poolSize).toBeGreaterThanOrEqual(1);
+      expect(budget.worstCase).toBeLessThanOrEqual(budget.limit);
+      expect(budget.limit).toBeLessThan(budget.maxConnections);
+    },
+  );
+
+  it("rejects a configuration that would exceed it, at synth, with a clear error", () => {
+    expect(() => poolBudget({ engine: "mysql", instanceClass: "t4g.medium", maxTasks: 20, maxHealthyPercent: 200, reservedConnections: 20 })).toThrow(PoolBudgetError);
+    expect(() => build({ engine: "postgres", instanceClass: "r6g.large", maxTasks: "10", poolSize: "100" })).toThrow(/connection budget exceeded on db\.r6g\.large .*largest pool that fits is \d+/);
+    expect(() => build({ instanceClass: "m9.huge" })).toThrow(/unknown instance class db\.m9\.huge/);
+  });
+
+  it("sizes the pool from the budget by default", () => {
+    expect(built.service.gateway.budget).toMatchObject({ poolSize: 50, maxConnections: 1660 });
+  });
+});

@@ -1,0 +1,154 @@
+/**
+ * The failover health checks:
+ * - an EventBridge rule on the cluster's failover events (source aws.rds, "RDS DB Cluster Event",
+ *   RDS-EVENT-0069…0073) that invokes a hook telling the gateway to refresh its topology at once
+ *   (events are best effort: they speed things up; the gateway's monitor stays the source of truth);
+ * - the canary on a schedule (write, read back, CanarySuccess and latency metrics);
+ * - alarms to an SNS topic: canary failures, gateway 5xx, gateway latency, unhealthy targets;
+ * - a CloudWatch dashboard of the gateway, the canary and the cluster.
+ */
+import { Duration, aws_cloudwatch as cloudwatch, aws_cloudwatch_actions as actions, aws_ec2 as ec2, aws_events as events, aws_events_targets as targets, aws_kms as kms, aws_sns as sns } from "aws-cdk-lib";
+import { HttpCodeTarget } from "aws-cdk-lib/aws-elasticloadbalancingv2";
+import { Construct } from "constructs";
+import type { PoolgateDatabase } from "./aurora-cluster.js";
+import { CallerFunction } from "./caller-function.js";
+import type { PoolgateGateway } from "./gateway-service.js";
+
+export const FAILOVER_EVENT_IDS = ["RDS-EVENT-0069", "RDS-EVENT-0070", "RDS-EVENT-0071", "RDS-EVENT-0072", "RDS-EVENT-0073"];
+
+export interface FailoverHealthProps {
+  vpc: ec2.IVpc;
+  gateway: PoolgateGateway;
+  database: PoolgateDatabase;
+  projectRoot: string;
+  canaryInterval?: Duration;
+}
+
+export class FailoverHealth extends Construct {
+  readonly topic: sns.Topic;
+  readonly canary: CallerFunction;
+  readonly hook: CallerFunction;
+  readonly failoverRule: events.Rule;
+  readonly alarms: cloudwatch.Alarm[];
+  readonly dashboard: cloudwatch.Dashboard;
+
+  constructor(scope: Construct, id: string, props: FailoverHealthProps) {
+    super(scope, id);
+    const { gateway, database } = props;
+    this.topic = new sns.Topic(this, "Alarms", { enforceSSL: true, masterKey: kms.Alias.fromAliasName(this, "SnsKey", "alias/aws/sns") });
+
+    this.hook = new CallerFunction(this, "FailoverHook", {
+      vpc: props.vpc,
+      entry: `${props.projectRoot}/functions/failover-hook/handler.ts`,
+      projectRoot: props.projectRoot,
+      serviceName: "poolgate-failover-hook",
+    });
+    gateway.grant(this.hook.function);
+    this.failoverRule = new events.Rule(this, "FailoverEvents", {
+      description: "Aurora failover events: tell the gateway to look at its topology now",
+      eventPattern: {
+        source: ["aws.rds"],
+        detailType: ["RDS DB Cluster Event"],
+        detail: { EventID: FAILOVER_EVENT_IDS, SourceIdentifier: [database.cluster.clusterIdentifier] },
+      },
+      targets: [new targets.LambdaFunction(this.hook.function, { retryAttempts: 2, maxEventAge: Duration.minutes(2) })],
+    });
+
+    this.canary = new CallerFunction(this, "Canary", {
+      vpc: props.vpc,
+      entry: `${props.projectRoot}/functions/canary/handler.ts`,
+      projectRoot: props.projectRoot,
+      serviceName: "poolgate-canary",
+      timeout: Duration.seconds(20),
+    });
+    gateway.grant(this.canary.function);
+    new events.Rule(this, "CanarySchedule", {
+      description: "Poolgate canary: write and read back through the gateway",
+      schedule: events.Schedule.rate(props.canaryInterval ?? Duration.minutes(1)),
+      targets: [new targets.LambdaFunction(this.canary.function, { retryAttempts: 0 })],
+    });
+
+    const canarySuccess = new cloudwatch.Metric({
+      namespace: "Poolgate",
+      metricName: "CanarySuccess",
+      dimensionsMap: { service: "poolgate-canary" },
+      statistic: "Minimum",
+      period: Duration.minutes(1),
+    });
+    const canaryLatency = new cloudwatch.Metric({
+      namespace: "Poolgate",
+      metricName: "CanaryLatency",
+      dimensionsMap: { service: "poolgate-canary" },
+      statistic: "p99",
+      period: Duration.minutes(1),
+    });
+    const lb = gateway.loadBalancer.metrics;
+    const target5xx = lb.httpCodeTarget(HttpCodeTarget.TARGET_5XX_COUNT, { period: Duration.minutes(1), statistic: "Sum" });
+    const latency = lb.targetResponseTime({ period: Duration.minutes(1), statistic: "p99" });
+    const unhealthy = gateway.targetGroup.metrics.unhealthyHostCount({ period: Duration.minutes(1), statistic: "Maximum" });
+    const action = new actions.SnsAction(this.topic);
+    const alarm = (name: string, props: cloudwatch.CreateAlarmOptions & { metric: cloudwatch.Metric }) => {
+      const created = props.metric.createAlarm(this, name, props);
+      created.addAlarmAction(action);
+      created.addOkAction(action);
+      return created;
+    };
+    this.alarms = [
+      alarm("CanaryFailing", {
+        metric: canarySuccess,
+        alarmDescription: "The canary could not write and read back through the gateway (a failover not followed, or the gateway down)",
+        comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+        threshold: 1,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+        treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+      }),
+      alarm("Gateway5xx", {
+        metric: target5xx,
+        alarmDescription: "The gateway answers 5xx (database unavailable, pool timeouts, failover waits)",
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        threshold: 10,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+      alarm("GatewayLatency", {
+        metric: latency,
+        alarmDescription: "p99 response time of the gateway above 1 s: requests wait for pool connections or the database",
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        threshold: 1,
+        evaluationPeriods: 5,
+        datapointsToAlarm: 3,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+      alarm("UnhealthyTargets", {
+        metric: unhealthy,
+        alarmDescription: "A gateway task fails its /readyz health check",
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        threshold: 1,
+        evaluationPeriods: 2,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+    ];
+
+    this.dashboard = new cloudwatch.Dashboard(this, "Dashboard", { defaultInterval: Duration.hours(3) });
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({ title: "Canary success", left: [canarySuccess], width: 8 }),
+      new cloudwatch.GraphWidget({ title: "Canary latency p99 (ms)", left: [canaryLatency], width: 8 }),
+      new cloudwatch.GraphWidget({ title: "Gateway requests and 5xx", left: [lb.requestCount({ period: Duration.minutes(1) })], right: [target5xx], width: 8 }),
+      new cloudwatch.GraphWidget({ title: "Gateway response time p99 (s)", left: [latency], width: 8 }),
+      new cloudwatch.GraphWidget({
+        title: "Gateway tasks",
+        left: [gateway.targetGroup.metrics.healthyHostCount({ period: Duration.minutes(1) }), unhealthy],
+        right: [gateway.service.metricCpuUtilization(), gateway.service.metricMemoryUtilization()],
+        width: 8,
+      }),
+      new cloudwatch.GraphWidget({
+        title: "Aurora connections and replica lag",
+        left: [database.cluster.metricDatabaseConnections()],
+        right: [database.cluster.metric("AuroraReplicaLagMaximum", { statistic: "Maximum" })],
+        width: 8,
+      }),
+    );
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * The gateway on ECS Fargate behind an internal Application Load Balancer, built from the repository's
+ * Dockerfile. Chosen for fast, safe replacement and failovers:
+ * - target-group health checks on /readyz every 5 s (2 failures out, 2 passes in): a dead task leaves
+ *   in about 10 s; /readyz never depends on the database, so a failover does not make every task
+ *   unhealthy at once and throw the warm pools away;
+ * - deregistration delay (15 s) < the gateway's drain (20 s) < the container's stop timeout (30 s);
+ * - CPU and request-count auto scaling between minTasks and maxTasks;
+ * - the per-task pool size computed from the cluster's connection budget at the service's largest size
+ *   during a deployment (synth fails with a clear error when it cannot fit);
+ * - database credentials as ECS secrets; cluster endpoint and topology discovery wired from the
+ *   database construct.
+ * Callers get the URL and the network path through `grant`.
+ */
+import { Duration, RemovalPolicy, Stack, aws_ec2 as ec2, aws_ecs as ecs, aws_elasticloadbalancingv2 as elbv2, aws_logs as logs, aws_s3 as s3 } from "aws-cdk-lib";
+import type * as lambda from "aws-cdk-lib/aws-lambda";
+import { Construct } from "constructs";
+import type { PoolgateDatabase } from "./aurora-cluster.js";
+import { type PoolBudget, poolBudget } from "./pool-budget.js";
+
+export interface PoolgateGatewayProps {
+  vpc: ec2.IVpc;
+  database: PoolgateDatabase;
+  /** Directory holding the Dockerfile (the repository root). */
+  imageDirectory: string;
+  minTasks?: number;
+  maxTasks?: number;
+  cpu?: number;
+  memoryMiB?: number;
+  /** Per-task pool size per endpoint; default: the largest that fits the connection budget (at most 50). */
+  poolSize?: number;
+  /** Connections kept free on each instance for admin, migrations and monitoring (default 20). */
+  reservedConnections?: number;
+  /** ECS maximumPercent during deployments (default 200). */
+  maxHealthyPercent?: number;
+}
+
+/** The gateway's listener port on the load balancer. */
+const LISTENER_PORT = 80;
+const CONTAINER_PORT = 8080;
+
+export class PoolgateGateway extends Construct {
+  readonly service: ecs.FargateService;
+  readonly loadBalancer: elbv2.ApplicationLoadBalancer;
+  readonly targetGroup: elbv2.ApplicationTargetGroup;
+  readonly budget: PoolBudget;
+  /** The gateway's URL inside the VPC. */
+  readonly url: string;
+
+  constructor(scope: Construct, id: string, props: PoolgateGatewayProps) {
+    super(scope, id);
+    const minTasks = props.minTasks ?? 2;
+    const maxTasks = props.maxTasks ?? 6;
+    const maxHealthyPercent = props.maxHealthyPercent ?? 200;
+    const database = props.database;
+    this.budget = poolBudget({
+      engine: database.engine,
+      instanceClass: database.instanceClass,
+      maxTasks,
+      maxHealthyPercent,
+      reservedConnections: props.reservedConnections ?? 20,
+      ...(props.poolSize === undefined ? {} : { poolSize: props.poolSize }),
+    });
+
+    const cluster = new ecs.Cluster(this, "Cluster", { vpc: props.vpc, containerInsightsV2: ecs.ContainerInsights.ENABLED });
+    const taskDefinition = new ecs.FargateTaskDefinition(this, "Task", { cpu: props.cpu ?? 512, memoryLimitMiB: props.memoryMiB ?? 1024 });
+    const logGroup = new logs.LogGroup(this, "Logs", { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    const config = {
+      clusters: {
+        default: {
+          writerUrl: database.writerUrl,
+          discovery: { instanceHostPattern: database.instanceHostPattern, refreshIntervalMs: 30000 },
+        },
+      },
+      pool: { maxSize: this.budget.poolSize, minIdle: Math.min(2, this.budget.poolSize) },
+      server: { host: "0.0.0.0", port: CONTAINER_PORT, drainTimeoutMs: 20000, keepAliveTimeoutMs: 75000 },
+      topology: { checkIntervalMs: 1000, checkTimeoutMs: 1000 },
+    };
+    taskDefinition.addContainer("gateway", {
+      image: ecs.ContainerImage.fromAsset(props.imageDirectory),
+      portMappings: [{ containerPort: CONTAINER_PORT }],
+      logging: ecs.LogDrivers.awsLogs({ streamPrefix: "gateway", logGroup }),
+      environment: { POOLGATE_CONFIG_JSON: Stack.of(this).toJsonString(config), LOG_LEVEL: "info" },
+      secrets: {
+        POOLGATE_DB_USER: ecs.Secret.fromSecretsManager(database.secret, "username"),
+        POOLGATE_DB_PASSWORD: ecs.Secret.fromSecretsManager(database.secret, "password"),
+      },
+      stopTimeout: Duration.seconds(30),
+    });
+
+    this.service = new ecs.FargateService(this, "Service", {
+      cluster,
+      taskDefinition,
+      desiredCount: minTasks,
+      minHealthyPercent: 100,
+      maxHealthyPercent,
+      circuitBreaker: { rollback: true },
+      healthCheckGracePeriod: Duration.seconds(30),
+      vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+      assignPublicIp: false,
+    });
+    // The rule lives in this (stateless) stack: the database stack must not depend on the service's.
+    const [databaseGroup] = database.cluster.connections.securityGroups;
+    const [serviceGroup] = this.service.connections.securityGroups;
+    if (!databaseGroup || !serviceGroup) throw new Error("the cluster and the service need a security group each");
+    new ec2.CfnSecurityGroupIngress(this, "DatabaseIngress", {
+      groupId: databaseGroup.securityGroupId,
+      sourceSecurityGroupId: serviceGroup.securityGroupId,
+      ipProtocol: "tcp",
+      fromPort: database.port,
+      toPort: database.port,
+      description: "Poolgate gateway tasks",
+    });
+
+    const accessLogs = new s3.Bucket(this, "AccessLogs", {
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      removalPolicy: RemovalPolicy.DESTROY,
+      autoDeleteObjects: true,
+      lifecycleRules: [{ expiration: Duration.days(30) }],
+    });
+    this.loadBalancer = new elbv2.ApplicationLoadBalancer(this, "LoadBalancer", {
+      vpc: props.vpc,
+      internetFacing: false,
+      vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+      // Below the gateway's keep-alive (75 s), above the client's (60 s): no 502s from closed sockets.
+      idleTimeout: Duration.seconds(65),
+      dropInvalidHeaderFields: true,
+    });
+    this.loadBalancer.logAccessLogs(accessLogs, "alb");
+    const listener = this.loadBalancer.addListener("Http", { port: LISTENER_PORT, protocol: elbv2.ApplicationProtocol.HTTP, open: false });
+    this.targetGroup = listener.addTargets("Gateway", {
+      port: CONTAINER_PORT,
+      protocol: elbv2.ApplicationProtocol.HTTP,
+      targets: [this.service],
+      loadBalancingAlgorithmType: elbv2.TargetGroupLoadBalancingAlgorithmType.LEAST_OUTSTANDING_REQUESTS,
+      deregistrationDelay: Duration.seconds(15),
+      healthCheck: {
+        path: "/readyz",
+        interval: Duration.seconds(5),
+        timeout: Duration.seconds(2),
+        healthyThresholdCount: 2,
+        unhealthyThresholdCount: 2,
+        healthyHttpCodes: "200",
+      },
+    });
+
+    const scaling = this.service.autoScaleTaskCount({ minCapacity: minTasks, maxCapacity: maxTasks });
+    scaling.scaleOnCpuUtilization("Cpu", { targetUtilizationPercent: 60, scaleOutCooldown: Duration.seconds(60), scaleInCooldown: Duration.seconds(300) });
+    scaling.scaleOnRequestCount("Requests", {
+      targetGroup: this.targetGroup,
+      requestsPerTarget: 3000,
+      scaleOutCooldown: Duration.seconds(60),
+      scaleInCooldown: Duration.seconds(300),
+    });
+
+    this.url = `http://${this.loadBalancer.loadBalancerDnsName}`;
+  }
+
+  /** Lets a caller (a Lambda function in the VPC) reach the gateway, and tells it where it is. */
+  grant(caller: lambda.Function): void {
+    this.loadBalancer.connections.allowFrom(caller, ec2.Port.tcp(LISTENER_PORT), `Poolgate callers: ${caller.node.path}`);
+    caller.addEnvironment("POOLGATE_URL", this.url);
+  }
+}

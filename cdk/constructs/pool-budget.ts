@@ -1,0 +1,92 @@
+/**
+ * The connection budget: how big each gateway task's pools may be so that, at the service's largest
+ * size during a rolling deployment, the gateways never hold more connections on one Aurora instance
+ * than it allows. Checked at synth time, with a clear error.
+ *
+ * Per task, one instance can see two pools (the cluster endpoint's and its own instance endpoint's,
+ * with topology discovery) plus a monitor session for each. So:
+ *   maxTasks × (maxHealthyPercent / 100) × 2 × (poolSize + 1) + reserved ≤ headroom × max_connections
+ */
+
+export type AuroraEngine = "postgres" | "mysql";
+
+/**
+ * Default `max_connections` of Aurora instance classes (AWS's parameter-group formulas evaluated per
+ * class: PostgreSQL LEAST(DBInstanceClassMemory/9531392, 5000); MySQL's log-based formula).
+ */
+export const MAX_CONNECTIONS: Record<AuroraEngine, Record<string, number>> = {
+  postgres: {
+    "t4g.medium": 405,
+    "r6g.large": 1660,
+    "r6g.xlarge": 3300,
+    "r6g.2xlarge": 5000,
+    "r7g.large": 1660,
+    "r7g.xlarge": 3300,
+    "r7g.2xlarge": 5000,
+  },
+  mysql: {
+    "t4g.medium": 90,
+    "r6g.large": 1000,
+    "r6g.xlarge": 2000,
+    "r6g.2xlarge": 3000,
+    "r7g.large": 1000,
+    "r7g.xlarge": 2000,
+    "r7g.2xlarge": 3000,
+  },
+};
+
+export interface PoolBudgetInput {
+  engine: AuroraEngine;
+  /** Instance class without the "db." prefix, e.g. "r6g.large". */
+  instanceClass: string;
+  maxTasks: number;
+  /** ECS deployment maximumPercent (200 = a rolling deploy may double the task count). */
+  maxHealthyPercent: number;
+  /** Connections kept free for admin, migrations, monitoring and the canary. */
+  reservedConnections: number;
+  /** Share of max_connections the gateways may use (default 0.8). */
+  headroom?: number;
+  /** A pool size chosen by hand; checked instead of computed. */
+  poolSize?: number;
+}
+
+export interface PoolBudget {
+  poolSize: number;
+  maxConnections: number;
+  /** Connections the gateways may hold on one instance at most. */
+  worstCase: number;
+  limit: number;
+}
+
+export class PoolBudgetError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "PoolBudgetError";
+  }
+}
+
+/** Computes (or checks) the per-task pool size; throws PoolBudgetError when it cannot fit. */
+export function poolBudget(input: PoolBudgetInput): PoolBudget {
+  const maxConnections = MAX_CONNECTIONS[input.engine][input.instanceClass];
+  if (maxConnections === undefined) {
+    throw new PoolBudgetError(
+      `unknown instance class db.${input.instanceClass} for Aurora ${input.engine}; known: ${Object.keys(MAX_CONNECTIONS[input.engine]).map((name) => `db.${name}`).join(", ")}`,
+    );
+  }
+  const headroom = input.headroom ?? 0.8;
+  const limit = Math.floor(headroom * maxConnections) - input.reservedConnections;
+  const tasksAtPeak = Math.ceil((input.maxTasks * input.maxHealthyPercent) / 100);
+  const perTaskConnections = (poolSize: number) => 2 * (poolSize + 1);
+  const largest = Math.floor(limit / tasksAtPeak / 2) - 1;
+  const poolSize = input.poolSize ?? Math.min(largest, 50);
+  const worstCase = tasksAtPeak * perTaskConnections(poolSize);
+  if (poolSize < 1 || worstCase > limit) {
+    throw new PoolBudgetError(
+      `connection budget exceeded on db.${input.instanceClass} (Aurora ${input.engine}, max_connections ${maxConnections}): ` +
+        `${input.maxTasks} tasks × ${input.maxHealthyPercent}% during deployments × 2 × (pool ${poolSize} + 1 monitor) = ${worstCase} connections per instance, ` +
+        `but only ${limit} are available (${Math.round(headroom * 100)}% of max_connections minus ${input.reservedConnections} reserved). ` +
+        `Lower maxTasks or the pool size, or choose a larger instance class${largest >= 1 ? ` (the largest pool that fits is ${largest})` : ""}.`,
+    );
+  }
+  return { poolSize, maxConnections, worstCase, limit };
+}
