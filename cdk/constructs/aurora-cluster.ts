@@ -66,10 +66,14 @@ export class PoolgateDatabase extends Construct {
     this.secret = this.cluster.secret;
   }
 
-  /** The writer (cluster) endpoint as a gateway URL, without credentials (they come as ECS secrets). */
+  /**
+   * The writer (cluster) endpoint as a gateway URL, without credentials (they come as ECS secrets).
+   * PostgreSQL sessions use TLS with certificate verification against the RDS CA bundle the image
+   * trusts (NODE_EXTRA_CA_CERTS); TLS for the MySQL engine is not wired yet.
+   */
   get writerUrl(): string {
-    const scheme = this.engine === "postgres" ? "postgres" : "mysql";
-    return `${scheme}://${this.cluster.clusterEndpoint.hostname}:${this.port}/${this.databaseName}`;
+    if (this.engine === "postgres") return `postgres://${this.cluster.clusterEndpoint.hostname}:${this.port}/${this.databaseName}?sslmode=verify-full`;
+    return `mysql://${this.cluster.clusterEndpoint.hostname}:${this.port}/${this.databaseName}`;
   }
 
   /**
