@@ -95,14 +95,16 @@ describe("the service stack", () => {
     const environment = JSON.stringify(container?.Environment);
     expect(environment).not.toMatch(/password/i);
     expect(environment).toContain("instanceHostPattern");
+    // The pool-wait alarm's metric comes from the gateway's EMF output.
+    expect(environment).toMatch(/\\"emf\\":\{\\"enabled\\":true/);
     service.hasResourceProperties("AWS::ApplicationAutoScaling::ScalableTarget", { MinCapacity: 2, MaxCapacity: 6 });
     service.resourceCountIs("AWS::ApplicationAutoScaling::ScalingPolicy", 2);
   });
 
-  it("alarms on canary failures, 5xx, latency and unhealthy targets, to the SNS topic", () => {
+  it("alarms on canary failures, 5xx, latency, pool wait time and unhealthy targets, to the SNS topic", () => {
     const alarms = service.findResources("AWS::CloudWatch::Alarm");
     const metrics = Object.values(alarms).map((alarm) => alarm.Properties.MetricName as string);
-    expect(metrics.sort()).toEqual(["CanarySuccess", "HTTPCode_Target_5XX_Count", "TargetResponseTime", "UnHealthyHostCount"]);
+    expect(metrics.sort()).toEqual(["CanarySuccess", "HTTPCode_Target_5XX_Count", "PoolAcquireWaitP99", "TargetResponseTime", "UnHealthyHostCount"]);
     const topic = Object.keys(service.findResources("AWS::SNS::Topic"))[0];
     for (const alarm of Object.values(alarms)) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topic }]);
     service.resourceCountIs("AWS::CloudWatch::Dashboard", 1);

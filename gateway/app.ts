@@ -7,6 +7,7 @@ import type { FastifyInstance } from "fastify";
 import { Cluster } from "./clusters/cluster.js";
 import { DataApiService } from "./data-api/service.js";
 import { credentialVariants, DataApiTargets } from "./data-api/targets.js";
+import { EmfReporter } from "./observability/emf-reporter.js";
 import { redactUrl } from "./config/load.js";
 import type { GatewayConfig } from "./config/schema.js";
 import { type EmbeddedPostgres, startEmbeddedPostgres } from "./engines/embedded/embedded-postgres.js";
@@ -61,6 +62,15 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   const everyCluster = [...clusters.values(), ...variants.values()];
   await Promise.all(everyCluster.map((cluster) => cluster.start()));
 
+  const emf = config.metrics.emf.enabled
+    ? new EmfReporter(config.metrics.emf, function* () {
+        for (const cluster of everyCluster) {
+          for (const endpoint of cluster.endpoints) yield { cluster: cluster.name, endpoint: endpoint.name, stats: endpoint.pool.stats() };
+        }
+      })
+    : undefined;
+  emf?.start();
+
   let draining = false;
   const dataApi = new DataApiService(new DataApiTargets(config, clusters, variants), config);
   const context: HttpContext = { config, clusters, logger, startedAt: Date.now(), isDraining: () => draining, dataApi };
@@ -82,6 +92,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     ]);
     clearTimeout(timer);
     clearInterval(closeIdle);
+    emf?.stop();
     for (const cluster of everyCluster) await cluster.close(Math.max(0, deadline - Date.now()));
     await embedded?.stop();
     logger.info("drained");

@@ -4,7 +4,8 @@
  *   RDS-EVENT-0069…0073) that invokes a hook telling the gateway to refresh its topology at once
  *   (events are best effort: they speed things up; the gateway's monitor stays the source of truth);
  * - the canary on a schedule (write, read back, CanarySuccess and latency metrics);
- * - alarms to an SNS topic: canary failures, gateway 5xx, gateway latency, unhealthy targets;
+ * - alarms to an SNS topic: canary failures, gateway 5xx, gateway latency, pool wait time (the
+ *   gateway's EMF pool metrics), unhealthy targets;
  * - a CloudWatch dashboard of the gateway, the canary and the cluster.
  */
 import { Duration, aws_cloudwatch as cloudwatch, aws_cloudwatch_actions as actions, aws_ec2 as ec2, aws_events as events, aws_events_targets as targets, aws_kms as kms, aws_sns as sns } from "aws-cdk-lib";
@@ -82,6 +83,20 @@ export class FailoverHealth extends Construct {
       statistic: "p99",
       period: Duration.minutes(1),
     });
+    const poolWait = new cloudwatch.Metric({
+      namespace: "Poolgate",
+      metricName: "PoolAcquireWaitP99",
+      dimensionsMap: { cluster: gateway.clusterName, endpoint: `${gateway.clusterName}/writer` },
+      statistic: "Maximum",
+      period: Duration.minutes(1),
+    });
+    const poolWaiting = new cloudwatch.Metric({
+      namespace: "Poolgate",
+      metricName: "PoolWaiting",
+      dimensionsMap: { cluster: gateway.clusterName, endpoint: `${gateway.clusterName}/writer` },
+      statistic: "Maximum",
+      period: Duration.minutes(1),
+    });
     const lb = gateway.loadBalancer.metrics;
     const target5xx = lb.httpCodeTarget(HttpCodeTarget.TARGET_5XX_COUNT, { period: Duration.minutes(1), statistic: "Sum" });
     const latency = lb.targetResponseTime({ period: Duration.minutes(1), statistic: "p99" });
@@ -121,6 +136,15 @@ export class FailoverHealth extends Construct {
         datapointsToAlarm: 3,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       }),
+      alarm("PoolWaitTime", {
+        metric: poolWait,
+        alarmDescription: "Requests wait more than 500 ms (p99) for a writer connection in some gateway task: the pool or the database is saturated",
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        threshold: 500,
+        evaluationPeriods: 5,
+        datapointsToAlarm: 3,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
       alarm("UnhealthyTargets", {
         metric: unhealthy,
         alarmDescription: "A gateway task fails its /readyz health check",
@@ -137,6 +161,7 @@ export class FailoverHealth extends Construct {
       new cloudwatch.GraphWidget({ title: "Canary latency p99 (ms)", left: [canaryLatency], width: 8 }),
       new cloudwatch.GraphWidget({ title: "Gateway requests and 5xx", left: [lb.requestCount({ period: Duration.minutes(1) })], right: [target5xx], width: 8 }),
       new cloudwatch.GraphWidget({ title: "Gateway response time p99 (s)", left: [latency], width: 8 }),
+      new cloudwatch.GraphWidget({ title: "Writer pool: acquire wait p99 (ms) and waiting callers", left: [poolWait], right: [poolWaiting], width: 8 }),
       new cloudwatch.GraphWidget({
         title: "Gateway tasks",
         left: [gateway.targetGroup.metrics.healthyHostCount({ period: Duration.minutes(1) }), unhealthy],

@@ -46,6 +46,8 @@ export class PoolgateGateway extends Construct {
   readonly budget: PoolBudget;
   /** The gateway's URL inside the VPC. */
   readonly url: string;
+  /** The cluster name in the gateway's configuration (a dimension of its pool metrics). */
+  readonly clusterName = "default";
 
   constructor(scope: Construct, id: string, props: PoolgateGatewayProps) {
     super(scope, id);
@@ -75,6 +77,8 @@ export class PoolgateGateway extends Construct {
       pool: { maxSize: this.budget.poolSize, minIdle: Math.min(2, this.budget.poolSize) },
       server: { host: "0.0.0.0", port: CONTAINER_PORT, drainTimeoutMs: 20000, keepAliveTimeoutMs: 75000 },
       topology: { checkIntervalMs: 1000, checkTimeoutMs: 1000 },
+      // Pool metrics into CloudWatch through the task's log stream (EMF): the pool-wait alarm reads them.
+      metrics: { emf: { enabled: true, intervalMs: 60000, namespace: "Poolgate" } },
     };
     taskDefinition.addContainer("gateway", {
       image: ecs.ContainerImage.fromAsset(props.imageDirectory),

@@ -184,6 +184,17 @@ export const configSchema = z.strictObject({
       level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
     })
     .prefault({}),
+  metrics: z
+    .strictObject({
+      emf: z
+        .strictObject({
+          enabled: z.boolean().default(false).describe("Write pool metrics as CloudWatch EMF lines on stdout"),
+          intervalMs: ms("How often (one document per endpoint)").min(1000).default(60000),
+          namespace: z.string().min(1).default("Poolgate").describe("CloudWatch namespace"),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
 });
 
 export type GatewayConfig = z.infer<typeof configSchema>;
