@@ -83,20 +83,16 @@ export class FailoverHealth extends Construct {
       statistic: "p99",
       period: Duration.minutes(1),
     });
-    const poolWait = new cloudwatch.Metric({
-      namespace: "Poolgate",
-      metricName: "PoolAcquireWaitP99",
-      dimensionsMap: { cluster: gateway.clusterName, endpoint: `${gateway.clusterName}/writer` },
-      statistic: "Maximum",
-      period: Duration.minutes(1),
-    });
-    const poolWaiting = new cloudwatch.Metric({
-      namespace: "Poolgate",
-      metricName: "PoolWaiting",
-      dimensionsMap: { cluster: gateway.clusterName, endpoint: `${gateway.clusterName}/writer` },
-      statistic: "Maximum",
-      period: Duration.minutes(1),
-    });
+    const writerPool = (metricName: string) =>
+      new cloudwatch.Metric({
+        namespace: "Poolgate",
+        metricName,
+        dimensionsMap: { cluster: gateway.clusterName, endpoint: `${gateway.clusterName}/writer` },
+        statistic: "Maximum",
+        period: Duration.minutes(1),
+      });
+    const poolWait = writerPool("PoolAcquireWaitP99");
+    const poolWaiting = writerPool("PoolWaiting");
     const lb = gateway.loadBalancer.metrics;
     const target5xx = lb.httpCodeTarget(HttpCodeTarget.TARGET_5XX_COUNT, { period: Duration.minutes(1), statistic: "Sum" });
     const latency = lb.targetResponseTime({ period: Duration.minutes(1), statistic: "p99" });

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { describe, expect, it } from "vitest";
 import { createTestMysqlDatabase } from "../support/mysql.js";
 import { defineDataApiSuite } from "./data-api-suite.js";
 
@@ -19,4 +20,16 @@ defineDataApiSuite({
       },
     };
   },
+});
+
+describe("the Data API's MySQL target", () => {
+  it("is the real local MariaDB or MySQL server", async () => {
+    const db = await createTestMysqlDatabase();
+    try {
+      const [row] = await db.query<{ v: string }>("select version() as v");
+      expect(row?.v).toMatch(/^\d+\.\d+\.\d+/);
+    } finally {
+      await db.drop();
+    }
+  });
 });

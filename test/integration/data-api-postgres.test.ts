@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { describe, expect, it } from "vitest";
 import { createTestDatabase } from "../support/postgres.js";
 import { defineDataApiSuite } from "./data-api-suite.js";
 
@@ -22,4 +23,16 @@ defineDataApiSuite({
       },
     };
   },
+});
+
+describe("the Data API's PostgreSQL target", () => {
+  it("is the real local PostgreSQL server", async () => {
+    const db = await createTestDatabase();
+    try {
+      const { rows } = await db.admin.query<{ version: string }>("select version()");
+      expect(rows[0]?.version).toMatch(/^PostgreSQL \d+/);
+    } finally {
+      await db.drop();
+    }
+  });
 });
