@@ -60,13 +60,19 @@ describe("the database stack", () => {
     );
     const ids = (subnetGroup?.Properties.SubnetIds as { Ref: string }[]).map((ref) => ref.Ref);
     expect(new Set(ids)).toEqual(new Set(isolated.map(([logicalId]) => logicalId)));
-    database.resourceCountIs("AWS::SecretsManager::RotationSchedule", 1);
+    // Not rotated automatically until the gateway re-reads the secret (acknowledged SMG4, see the README).
+    database.resourceCountIs("AWS::SecretsManager::RotationSchedule", 0);
+    database.resourceCountIs("AWS::SecretsManager::Secret", 1);
     database.hasResourceProperties("AWS::EC2::FlowLog", { TrafficType: "ALL" });
   });
 
-  it("selects MySQL on request", () => {
+  it("selects MySQL on request, with the canary writing MySQL's SQL and without the PostgreSQL example API", () => {
     const mysql = build({ engine: "mysql" });
+    mysql.app.synth();
     Template.fromStack(mysql.database).hasResourceProperties("AWS::RDS::DBCluster", { Engine: "aurora-mysql", Port: 3306 });
+    const functions = Object.values(Template.fromStack(mysql.service).findResources("AWS::Lambda::Function")).map((fn) => fn.Properties.Environment?.Variables ?? {});
+    expect(functions.find((variables) => variables.POWERTOOLS_SERVICE_NAME === "poolgate-canary")?.POOLGATE_ENGINE).toBe("mysql");
+    expect(functions.some((variables) => variables.POWERTOOLS_SERVICE_NAME === "notes-api")).toBe(false);
   });
 });
 
@@ -81,6 +87,8 @@ describe("the service stack", () => {
       UnhealthyThresholdCount: 2,
       TargetGroupAttributes: Match.arrayWith([
         { Key: "deregistration_delay.timeout_seconds", Value: "15" },
+        { Key: "stickiness.enabled", Value: "true" },
+        { Key: "stickiness.type", Value: "lb_cookie" },
         { Key: "load_balancing.algorithm.type", Value: "least_outstanding_requests" },
       ]),
     });
@@ -103,8 +111,15 @@ describe("the service stack", () => {
 
   it("alarms on canary failures, 5xx, latency, pool wait time and unhealthy targets, to the SNS topic", () => {
     const alarms = service.findResources("AWS::CloudWatch::Alarm");
-    const metrics = Object.values(alarms).map((alarm) => alarm.Properties.MetricName as string);
-    expect(metrics.sort()).toEqual(["CanarySuccess", "HTTPCode_Target_5XX_Count", "PoolAcquireWaitP99", "TargetResponseTime", "UnHealthyHostCount"]);
+    const metrics = Object.values(alarms).flatMap((alarm) =>
+      alarm.Properties.MetricName ? [alarm.Properties.MetricName as string] : (alarm.Properties.Metrics as { MetricStat?: { Metric: { MetricName: string } } }[]).flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric.MetricName] : [])),
+    );
+    expect(metrics.sort()).toEqual(["CanarySuccess", "HTTPCode_ELB_5XX_Count", "HTTPCode_Target_5XX_Count", "PoolAcquireWaitP99", "TargetResponseTime", "UnHealthyHostCount"]);
+    // The topic's key lets CloudWatch publish.
+    service.hasResourceProperties("AWS::KMS::Key", {
+      EnableKeyRotation: true,
+      KeyPolicy: { Statement: Match.arrayWith([Match.objectLike({ Principal: { Service: "cloudwatch.amazonaws.com" }, Action: ["kms:Decrypt", "kms:GenerateDataKey*"] })]) },
+    });
     const topic = Object.keys(service.findResources("AWS::SNS::Topic"))[0];
     for (const alarm of Object.values(alarms)) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topic }]);
     service.resourceCountIs("AWS::CloudWatch::Dashboard", 1);
@@ -163,6 +178,8 @@ describe("the connection budget", () => {
     expect(() => poolBudget({ engine: "mysql", instanceClass: "t4g.medium", maxTasks: 20, maxHealthyPercent: 200, reservedConnections: 20 })).toThrow(PoolBudgetError);
     expect(() => build({ engine: "postgres", instanceClass: "r6g.large", maxTasks: "10", poolSize: "100" })).toThrow(/connection budget exceeded on db\.r6g\.large .*largest pool that fits is \d+/);
     expect(() => build({ instanceClass: "m9.huge" })).toThrow(/unknown instance class db\.m9\.huge/);
+    expect(() => build({ maxTasks: "lots" })).toThrow(/context maxTasks must be a whole number/);
+    expect(() => build({ poolSize: "10.5" })).toThrow(/context poolSize must be a whole number/);
   });
 
   it("sizes the pool from the budget by default", () => {

@@ -34,6 +34,11 @@ export interface ClientOptions {
   freshConnectionAfterMs?: number;
   /** Most concurrent connections to the gateway (default 16). */
   connections?: number;
+  /**
+   * The largest statement timeout the gateway accepts (its `statements.maxTimeoutMs`, default 300000):
+   * a long deadline is never turned into a timeout the gateway would refuse.
+   */
+  maxStatementTimeoutMs?: number;
 }
 
 /** Per-call options. */
@@ -139,7 +144,7 @@ export function createClient(options: ClientOptions): PoolgateClient {
     const left = until - Date.now();
     if (left <= 1) throw new DeadlineExceededError("the deadline passed before the request was sent", false);
     // The gateway cancels first and its answer still has time to travel back before the client gives up.
-    const serverSide = Math.max(1, Math.floor(left > 200 ? left - 100 : left / 2));
+    const serverSide = Math.min(Math.max(1, Math.floor(left > 200 ? left - 100 : left / 2)), options.maxStatementTimeoutMs ?? 300_000);
     return requested === undefined ? serverSide : Math.min(requested, serverSide);
   };
 
@@ -233,8 +238,10 @@ export function createClient(options: ClientOptions): PoolgateClient {
       try {
         value = await work(tx);
       } catch (err) {
-        // Best effort: the gateway also rolls back an abandoned transaction after its idle timeout.
-        await transport.post(`/v1/transactions/${encodeURIComponent(id)}/rollback`, {}, undefined).catch(() => undefined);
+        // Best effort and brief: the gateway also rolls back an abandoned transaction after its idle
+        // timeout, and the caller is waiting for the original error.
+        const rollbackBy = Math.min(until ?? Number.POSITIVE_INFINITY, Date.now() + 2000);
+        await transport.post(`/v1/transactions/${encodeURIComponent(id)}/rollback`, {}, rollbackBy).catch(() => undefined);
         throw err;
       }
       const ended = await transport.post<EndTransactionResponse>(`/v1/transactions/${encodeURIComponent(id)}/commit`, {}, until);

@@ -44,6 +44,7 @@ function codeOf(err: unknown): string | undefined {
 export class Transport {
   private agent: Agent;
   private lastUsedAt = 0;
+  private stickiness: string | undefined;
   private readonly base: URL;
 
   constructor(private readonly options: TransportOptions) {
@@ -64,7 +65,8 @@ export class Transport {
     if (this.lastUsedAt > 0 && now - this.lastUsedAt > this.options.freshConnectionAfterMs) {
       const stale = this.agent;
       this.agent = this.newAgent();
-      void stale.destroy().catch(() => undefined);
+      // close(), not destroy(): requests still running on the old pool finish first.
+      void stale.close().catch(() => undefined);
     }
     this.lastUsedAt = now;
     const remaining = deadlineAt === undefined ? undefined : deadlineAt - now;
@@ -78,10 +80,13 @@ export class Transport {
     const signal = remaining === undefined ? undefined : AbortSignal.timeout(remaining);
     let status: number;
     let text: string;
+    if (this.stickiness) headers.cookie = this.stickiness;
     try {
       const response = await undiciRequest(url, { method: "POST", headers, body, dispatcher: this.agent, signal });
       status = response.statusCode;
+      this.rememberStickiness(response.headers["set-cookie"]);
       text = await response.body.text();
+      this.lastUsedAt = Date.now();
     } catch (err) {
       if (signal?.aborted) throw new DeadlineExceededError(`no answer within the deadline (${remaining}ms)`, true);
       const code = codeOf(err);
@@ -96,6 +101,18 @@ export class Transport {
     if (status >= 200 && status < 300) return parsed as T;
     if (typeof parsed === "object" && parsed !== null && "error" in parsed) throw errorFromBody(status, parsed as ErrorBody);
     throw new TransportError(`the gateway answered ${status} without an error body`, undefined, false, undefined);
+  }
+
+  /**
+   * The load balancer's stickiness cookies (AWSALB...): sent back, so that one client's requests —
+   * an interactive transaction's above all — reach the same gateway task.
+   */
+  private rememberStickiness(setCookie: string | string[] | undefined): void {
+    if (setCookie === undefined) return;
+    const cookies = (Array.isArray(setCookie) ? setCookie : [setCookie])
+      .map((cookie) => cookie.split(";")[0]?.trim() ?? "")
+      .filter((pair) => pair.startsWith("AWSALB"));
+    if (cookies.length > 0) this.stickiness = cookies.join("; ");
   }
 
   /** Closes the keep-alive connections. */

@@ -1,7 +1,7 @@
 /**
  * The Aurora cluster (stateful): PostgreSQL by default or MySQL, a writer and readers of one instance
  * class in isolated subnets, never publicly accessible, storage encrypted, IAM database
- * authentication on, credentials generated into Secrets Manager and rotated, backups kept, deletion
+ * authentication on, credentials generated into Secrets Manager, backups kept, deletion
  * protection configurable. It also tells the gateway how to reach it: the writer URL and the pattern
  * of its instance endpoints for topology discovery.
  */
@@ -60,8 +60,8 @@ export class PoolgateDatabase extends Construct {
       removalPolicy: deletionProtection ? RemovalPolicy.RETAIN : RemovalPolicy.SNAPSHOT,
       cloudwatchLogsExports: this.engine === "postgres" ? ["postgresql"] : ["error", "slowquery"],
     });
-    // The rotation function runs where it can reach Secrets Manager (the app subnets have egress).
-    this.cluster.addRotationSingleUser({ automaticallyAfter: Duration.days(30), vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS } });
+    // No automatic rotation yet: the gateway reads the password once at task start (ECS secrets), so a
+    // rotation would lock running tasks out until they restart. Rotate with a forced new deployment.
     if (!this.cluster.secret) throw new Error("the cluster has no generated secret");
     this.secret = this.cluster.secret;
   }

@@ -8,8 +8,8 @@
  *   gateway's EMF pool metrics), unhealthy targets;
  * - a CloudWatch dashboard of the gateway, the canary and the cluster.
  */
-import { Duration, aws_cloudwatch as cloudwatch, aws_cloudwatch_actions as actions, aws_ec2 as ec2, aws_events as events, aws_events_targets as targets, aws_kms as kms, aws_sns as sns } from "aws-cdk-lib";
-import { HttpCodeTarget } from "aws-cdk-lib/aws-elasticloadbalancingv2";
+import { Duration, aws_cloudwatch as cloudwatch, aws_cloudwatch_actions as actions, aws_ec2 as ec2, aws_events as events, aws_events_targets as targets, aws_iam as iam, aws_kms as kms, aws_sns as sns } from "aws-cdk-lib";
+import { HttpCodeElb, HttpCodeTarget } from "aws-cdk-lib/aws-elasticloadbalancingv2";
 import { Construct } from "constructs";
 import type { PoolgateDatabase } from "./aurora-cluster.js";
 import { CallerFunction } from "./caller-function.js";
@@ -36,7 +36,16 @@ export class FailoverHealth extends Construct {
   constructor(scope: Construct, id: string, props: FailoverHealthProps) {
     super(scope, id);
     const { gateway, database } = props;
-    this.topic = new sns.Topic(this, "Alarms", { enforceSSL: true, masterKey: kms.Alias.fromAliasName(this, "SnsKey", "alias/aws/sns") });
+    // A key of our own: CloudWatch alarms cannot publish to a topic under the AWS-managed SNS key.
+    const key = new kms.Key(this, "AlarmsKey", { enableKeyRotation: true, description: "Poolgate alarm topic" });
+    key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [new iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+        actions: ["kms:Decrypt", "kms:GenerateDataKey*"],
+        resources: ["*"],
+      }),
+    );
+    this.topic = new sns.Topic(this, "Alarms", { enforceSSL: true, masterKey: key });
 
     this.hook = new CallerFunction(this, "FailoverHook", {
       vpc: props.vpc,
@@ -63,6 +72,9 @@ export class FailoverHealth extends Construct {
       timeout: Duration.seconds(20),
     });
     gateway.grant(this.canary.function);
+    this.canary.function.addEnvironment("POOLGATE_ENGINE", database.engine);
+    // One check per schedule tick: no asynchronous retries overlapping the next run.
+    this.canary.function.configureAsyncInvoke({ retryAttempts: 0 });
     new events.Rule(this, "CanarySchedule", {
       description: "Poolgate canary: write and read back through the gateway",
       schedule: events.Schedule.rate(props.canaryInterval ?? Duration.minutes(1)),
@@ -95,10 +107,17 @@ export class FailoverHealth extends Construct {
     const poolWaiting = writerPool("PoolWaiting");
     const lb = gateway.loadBalancer.metrics;
     const target5xx = lb.httpCodeTarget(HttpCodeTarget.TARGET_5XX_COUNT, { period: Duration.minutes(1), statistic: "Sum" });
+    // The load balancer's own 502/503s (no healthy task) count too.
+    const all5xx = new cloudwatch.MathExpression({
+      expression: "FILL(target, 0) + FILL(elb, 0)",
+      usingMetrics: { target: target5xx, elb: lb.httpCodeElb(HttpCodeElb.ELB_5XX_COUNT, { period: Duration.minutes(1), statistic: "Sum" }) },
+      label: "5xx (gateway and load balancer)",
+      period: Duration.minutes(1),
+    });
     const latency = lb.targetResponseTime({ period: Duration.minutes(1), statistic: "p99" });
     const unhealthy = gateway.targetGroup.metrics.unhealthyHostCount({ period: Duration.minutes(1), statistic: "Maximum" });
     const action = new actions.SnsAction(this.topic);
-    const alarm = (name: string, props: cloudwatch.CreateAlarmOptions & { metric: cloudwatch.Metric }) => {
+    const alarm = (name: string, props: cloudwatch.CreateAlarmOptions & { metric: cloudwatch.Metric | cloudwatch.MathExpression }) => {
       const created = props.metric.createAlarm(this, name, props);
       created.addAlarmAction(action);
       created.addOkAction(action);
@@ -115,7 +134,7 @@ export class FailoverHealth extends Construct {
         treatMissingData: cloudwatch.TreatMissingData.BREACHING,
       }),
       alarm("Gateway5xx", {
-        metric: target5xx,
+        metric: all5xx,
         alarmDescription: "The gateway answers 5xx (database unavailable, pool timeouts, failover waits)",
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         threshold: 10,

@@ -14,6 +14,7 @@
  */
 import { Duration, RemovalPolicy, Stack, aws_ec2 as ec2, aws_ecs as ecs, aws_elasticloadbalancingv2 as elbv2, aws_logs as logs, aws_s3 as s3 } from "aws-cdk-lib";
 import type * as lambda from "aws-cdk-lib/aws-lambda";
+import { Platform } from "aws-cdk-lib/aws-ecr-assets";
 import { Construct } from "constructs";
 import type { PoolgateDatabase } from "./aurora-cluster.js";
 import { type PoolBudget, poolBudget } from "./pool-budget.js";
@@ -65,7 +66,12 @@ export class PoolgateGateway extends Construct {
     });
 
     const cluster = new ecs.Cluster(this, "Cluster", { vpc: props.vpc, containerInsightsV2: ecs.ContainerInsights.ENABLED });
-    const taskDefinition = new ecs.FargateTaskDefinition(this, "Task", { cpu: props.cpu ?? 512, memoryLimitMiB: props.memoryMiB ?? 1024 });
+    // The image is built for x86_64 whatever machine deploys it, and the task runs on x86_64.
+    const taskDefinition = new ecs.FargateTaskDefinition(this, "Task", {
+      cpu: props.cpu ?? 512,
+      memoryLimitMiB: props.memoryMiB ?? 1024,
+      runtimePlatform: { cpuArchitecture: ecs.CpuArchitecture.X86_64, operatingSystemFamily: ecs.OperatingSystemFamily.LINUX },
+    });
     const logGroup = new logs.LogGroup(this, "Logs", { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
     const config = {
       clusters: {
@@ -81,7 +87,7 @@ export class PoolgateGateway extends Construct {
       metrics: { emf: { enabled: true, intervalMs: 60000, namespace: "Poolgate" } },
     };
     taskDefinition.addContainer("gateway", {
-      image: ecs.ContainerImage.fromAsset(props.imageDirectory),
+      image: ecs.ContainerImage.fromAsset(props.imageDirectory, { platform: Platform.LINUX_AMD64 }),
       portMappings: [{ containerPort: CONTAINER_PORT }],
       logging: ecs.LogDrivers.awsLogs({ streamPrefix: "gateway", logGroup }),
       environment: { POOLGATE_CONFIG_JSON: Stack.of(this).toJsonString(config), LOG_LEVEL: "info" },
@@ -140,6 +146,9 @@ export class PoolgateGateway extends Construct {
       targets: [this.service],
       loadBalancingAlgorithmType: elbv2.TargetGroupLoadBalancingAlgorithmType.LEAST_OUTSTANDING_REQUESTS,
       deregistrationDelay: Duration.seconds(15),
+      // Interactive transactions live in one task: the client sends the load balancer's cookie back,
+      // so its requests keep reaching the task that holds them.
+      stickinessCookieDuration: Duration.hours(1),
       healthCheck: {
         path: "/readyz",
         interval: Duration.seconds(5),

@@ -29,7 +29,13 @@ const FEATURE_FLAGS = {
   "@aws-cdk/aws-ec2:restrictDefaultSecurityGroup": true,
 };
 
-const number = (value: string | undefined): number | undefined => (value === undefined ? undefined : Number(value));
+/** A whole-number context setting, or undefined; anything else stops synth with its name. */
+function integerSetting(name: string, value: string | undefined, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < min) throw new Error(`context ${name} must be a whole number of at least ${min}, not "${value}"`);
+  return parsed;
+}
 
 export function buildPoolgateApp(options: PoolgateAppOptions): PoolgateApp {
   const app = new App({ context: { ...FEATURE_FLAGS, ...options.context }, ...(options.outdir ? { outdir: options.outdir } : {}) });
@@ -44,23 +50,23 @@ export function buildPoolgateApp(options: PoolgateAppOptions): PoolgateApp {
   if (engine !== "postgres" && engine !== "mysql") throw new Error(`context engine must be "postgres" or "mysql", not "${String(engine)}"`);
   const database = new PoolgateDatabaseStack(app, "PoolgateDatabase", {
     env,
-    network: { maxAzs: number(context("maxAzs")) ?? 2 },
+    network: { maxAzs: integerSetting("maxAzs", context("maxAzs"), 2) ?? 2 },
     database: {
       engine,
       instanceClass: context("instanceClass") ?? "r6g.large",
-      readers: number(context("readers")) ?? 1,
+      readers: integerSetting("readers", context("readers"), 0) ?? 1,
       deletionProtection: context("deletionProtection") !== "false",
     },
   });
-  const poolSize = number(context("poolSize"));
+  const poolSize = integerSetting("poolSize", context("poolSize"), 1);
   const service = new PoolgateServiceStack(app, "PoolgateService", {
     env,
     vpc: database.network.vpc,
     database: database.database,
     projectRoot: options.projectRoot,
     gateway: {
-      minTasks: number(context("minTasks")) ?? 2,
-      maxTasks: number(context("maxTasks")) ?? 6,
+      minTasks: integerSetting("minTasks", context("minTasks"), 1) ?? 2,
+      maxTasks: integerSetting("maxTasks", context("maxTasks"), 1) ?? 6,
       ...(poolSize === undefined ? {} : { poolSize }),
     },
   });

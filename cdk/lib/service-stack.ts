@@ -19,19 +19,22 @@ export interface ServiceStackProps extends StackProps {
 
 export class PoolgateServiceStack extends Stack {
   readonly gateway: PoolgateGateway;
-  readonly notesApi: CallerFunction;
+  readonly notesApi: CallerFunction | undefined;
   readonly health: FailoverHealth;
 
   constructor(scope: Construct, id: string, props: ServiceStackProps) {
     super(scope, id, props);
     this.gateway = new PoolgateGateway(this, "Gateway", { vpc: props.vpc, database: props.database, imageDirectory: props.projectRoot, ...props.gateway });
-    this.notesApi = new CallerFunction(this, "NotesApi", {
-      vpc: props.vpc,
-      entry: `${props.projectRoot}/functions/notes-api/handler.ts`,
-      projectRoot: props.projectRoot,
-      serviceName: "notes-api",
-    });
-    this.gateway.grant(this.notesApi.function);
+    // The example API is written in PostgreSQL's SQL (RETURNING, $n): deployed with that engine only.
+    if (props.database.engine === "postgres") {
+      this.notesApi = new CallerFunction(this, "NotesApi", {
+        vpc: props.vpc,
+        entry: `${props.projectRoot}/functions/notes-api/handler.ts`,
+        projectRoot: props.projectRoot,
+        serviceName: "notes-api",
+      });
+      this.gateway.grant(this.notesApi.function);
+    }
     this.health = new FailoverHealth(this, "FailoverHealth", { vpc: props.vpc, gateway: this.gateway, database: props.database, projectRoot: props.projectRoot });
   }
 }

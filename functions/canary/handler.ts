@@ -16,8 +16,16 @@ const env = z
     POOLGATE_URL: z.url(),
     POOLGATE_CLUSTER: z.string().min(1).optional(),
     CANARY_TABLE: z.string().regex(/^[a-z_][a-z0-9_]*$/).default("poolgate_canary"),
+    /** The cluster's engine: the upsert is written in its dialect. */
+    POOLGATE_ENGINE: z.enum(["postgres", "mysql"]).default("postgres"),
   })
   .parse(process.env);
+
+/** One row per canary function: the check needs no growing table. */
+const UPSERT =
+  env.POOLGATE_ENGINE === "mysql"
+    ? `insert into ${env.CANARY_TABLE} (id, marker, written_at) values (1, ?, now()) on duplicate key update marker = values(marker), written_at = values(written_at)`
+    : `insert into ${env.CANARY_TABLE} (id, marker, written_at) values (1, $1, now()) on conflict (id) do update set marker = excluded.marker, written_at = excluded.written_at`;
 
 const logger = new Logger({ serviceName: "poolgate-canary" });
 const metrics = new Metrics({ namespace: "Poolgate", serviceName: "poolgate-canary" });
@@ -49,12 +57,7 @@ export async function handler(event: ScheduledEvent, context: Context): Promise<
   let readMs = 0;
   try {
     const write = performance.now();
-    // One row per canary function: the check needs no growing table.
-    await db.query(
-      `insert into ${env.CANARY_TABLE} (id, marker, written_at) values (1, $1, now()) on conflict (id) do update set marker = excluded.marker, written_at = excluded.written_at`,
-      [marker],
-      { intent: "write" },
-    );
+    await db.query(UPSERT, [marker], { intent: "write" });
     writeMs = performance.now() - write;
     const read = performance.now();
     const { rows } = await db.query<{ marker: string }>(`select marker from ${env.CANARY_TABLE} where id = 1`, [], { intent: "read" });

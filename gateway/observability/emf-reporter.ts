@@ -66,11 +66,15 @@ export class EmfReporter {
   /** Emits one EMF document per endpoint, with the acquire waits since the previous report. */
   report(): void {
     const timestamp = this.now();
+    const seen = new Set<string>();
     for (const sample of this.samples()) {
       const key = `${sample.cluster}\n${sample.endpoint}`;
+      seen.add(key);
       const wait = sample.stats.acquireWaitMs;
       const cumulative = wait.buckets.map((bucket) => bucket.count);
-      const before = this.previous.get(key) ?? { count: 0, sumMs: 0, cumulative: cumulative.map(() => 0) };
+      const stored = this.previous.get(key);
+      // A pool that restarted (an endpoint dropped and found again) counts from zero again.
+      const before = stored && stored.count <= wait.count ? stored : { count: 0, sumMs: 0, cumulative: cumulative.map(() => 0) };
       this.previous.set(key, { count: wait.count, sumMs: wait.sumMs, cumulative });
       const nowCounts = perBucket(cumulative);
       const wasCounts = perBucket(before.cumulative);
@@ -114,5 +118,6 @@ export class EmfReporter {
       };
       this.write(JSON.stringify(document));
     }
+    for (const key of this.previous.keys()) if (!seen.has(key)) this.previous.delete(key);
   }
 }

@@ -4,6 +4,7 @@
  * hook), deadlines that cancel on the server, the consistency token carried from write to read, and
  * fresh connections after a pause (a Lambda thawed after a freeze).
  */
+import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, DatabaseError, DeadlineExceededError, type OutgoingRequest, PoolgateError, StatementTimeoutError, TransportError } from "../../client/index.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
@@ -169,6 +170,40 @@ describe("the client", () => {
       expect((late as DeadlineExceededError).sent).toBe(false);
     } finally {
       await client.close();
+    }
+  });
+
+  it("never asks the gateway for a statement timeout above its maximum, however long the deadline", async () => {
+    const { sent, sign } = recorder();
+    const client = createClient({ url: gw.baseUrl, sign, deadline: () => 900_000 });
+    try {
+      expect((await client.query("select 1 as one")).rows).toEqual([{ one: 1 }]);
+      expect(JSON.parse(sent[0]?.body ?? "{}").timeoutMs).toBe(300_000);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("sends the load balancer's stickiness cookie back, so a transaction stays on its gateway task", async () => {
+    // A stand-in for the ALB: answers like the gateway and sets AWSALB on the first answer.
+    const seen: (string | undefined)[] = [];
+    const server = http.createServer((request, response) => {
+      seen.push(request.headers.cookie);
+      request.resume();
+      request.on("end", () => {
+        response.writeHead(200, { "content-type": "application/json", "set-cookie": ["AWSALB=task-a; Expires=Thu, 01 Jan 2099 00:00:00 GMT; Path=/", "other=1"] });
+        response.end(JSON.stringify({ command: "SELECT", columns: [], rows: [], rowCount: 0, attempts: 1 }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const client = createClient({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}` });
+    try {
+      await client.query("select 1");
+      await client.query("select 1");
+      expect(seen).toEqual([undefined, "AWSALB=task-a"]);
+    } finally {
+      await client.close();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 
