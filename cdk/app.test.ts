@@ -99,7 +99,7 @@ describe("the service stack", () => {
     const container = (Object.values(service.findResources("AWS::ECS::TaskDefinition"))[0]?.Properties.ContainerDefinitions as Record<string, unknown>[])[0];
     expect(container?.StopTimeout).toBe(30);
     // Database credentials as ECS secrets, never as plain environment.
-    expect((container?.Secrets as { Name: string }[]).map((secret) => secret.Name).sort()).toEqual(["POOLGATE_DB_PASSWORD", "POOLGATE_DB_USER"]);
+    expect((container?.Secrets as { Name: string }[]).map((secret) => secret.Name).sort()).toEqual(["POOLGATE_DB_PASSWORD", "POOLGATE_DB_USER", "POOLGATE_PEER_KEY"]);
     const environment = JSON.stringify(container?.Environment);
     expect(environment).not.toMatch(/password/i);
     expect(environment).toContain("instanceHostPattern");

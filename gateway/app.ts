@@ -8,6 +8,8 @@ import { Cluster } from "./clusters/cluster.js";
 import { DataApiService } from "./data-api/service.js";
 import { credentialVariants, DataApiTargets } from "./data-api/targets.js";
 import { EmfReporter } from "./observability/emf-reporter.js";
+import { selfUrl } from "./peers/self-url.js";
+import { TransactionOwnership } from "./peers/transaction-ownership.js";
 import { redactUrl } from "./config/load.js";
 import type { GatewayConfig } from "./config/schema.js";
 import { type EmbeddedPostgres, startEmbeddedPostgres } from "./engines/embedded/embedded-postgres.js";
@@ -35,6 +37,8 @@ export interface GatewayOptions {
 
 export async function createGateway(config: GatewayConfig, logger: Logger, options: GatewayOptions = {}): Promise<Gateway> {
   const clock = options.clock ?? monotonicClock;
+  const ownership = config.peers.key === undefined ? undefined : new TransactionOwnership(Buffer.from(config.peers.key));
+  const mint = ownership ? () => ownership.mint() : undefined;
   const clusters = new Map<string, Cluster>();
   let embedded: EmbeddedPostgres | undefined;
 
@@ -47,17 +51,17 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
         "To use a real server set POOLGATE_WRITER_URL=postgres://user:password@host:5432/db (or clusters in a POOLGATE_CONFIG file)",
       embedded.dataDir,
     );
-    clusters.set(config.defaultCluster, new Cluster(config.defaultCluster, { writerUrl: embedded.url, readerUrls: [] }, true, config, logger, clock));
+    clusters.set(config.defaultCluster, new Cluster(config.defaultCluster, { writerUrl: embedded.url, readerUrls: [] }, true, config, logger, clock, mint));
   } else {
     for (const [name, cluster] of configured) {
       logger.info({ cluster: name, writer: redactUrl(cluster.writerUrl), readers: cluster.readerUrls.map(redactUrl) }, "cluster configured");
-      clusters.set(name, new Cluster(name, cluster, false, config, logger, clock));
+      clusters.set(name, new Cluster(name, cluster, false, config, logger, clock, mint));
     }
   }
   // Data API secrets with database credentials of their own reach their cluster through pools of their own.
   const variants = new Map<string, Cluster>();
   for (const [i, variant] of credentialVariants(config).entries()) {
-    variants.set(variant.key, new Cluster(`${variant.baseCluster}~secret${i + 1}`, variant.endpoints, false, config, logger, clock));
+    variants.set(variant.key, new Cluster(`${variant.baseCluster}~secret${i + 1}`, variant.endpoints, false, config, logger, clock, mint));
   }
   const everyCluster = [...clusters.values(), ...variants.values()];
   await Promise.all(everyCluster.map((cluster) => cluster.start()));
@@ -73,7 +77,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
 
   let draining = false;
   const dataApi = new DataApiService(new DataApiTargets(config, clusters, variants), config);
-  const context: HttpContext = { config, clusters, logger, startedAt: Date.now(), isDraining: () => draining, dataApi };
+  const context: HttpContext = { config, clusters, logger, startedAt: Date.now(), isDraining: () => draining, dataApi, ownership };
   const http = createHttpServer(context, VERSION);
 
   async function drain(): Promise<void> {
@@ -102,7 +106,11 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     http,
     clusters,
     embedded,
-    listen: async () => http.listen({ host: config.server.host, port: config.server.port }),
+    listen: async () => {
+      const address = await http.listen({ host: config.server.host, port: config.server.port });
+      ownership?.setSelf(config.peers.selfUrl ?? selfUrl(config.server.host, Number(new URL(address).port)));
+      return address;
+    },
     drain,
     get draining() {
       return draining;

@@ -12,7 +12,17 @@
  *   database construct.
  * Callers get the URL and the network path through `grant`.
  */
-import { Duration, RemovalPolicy, Stack, aws_ec2 as ec2, aws_ecs as ecs, aws_elasticloadbalancingv2 as elbv2, aws_logs as logs, aws_s3 as s3 } from "aws-cdk-lib";
+import {
+  Duration,
+  RemovalPolicy,
+  Stack,
+  aws_ec2 as ec2,
+  aws_ecs as ecs,
+  aws_elasticloadbalancingv2 as elbv2,
+  aws_logs as logs,
+  aws_s3 as s3,
+  aws_secretsmanager as secretsmanager,
+} from "aws-cdk-lib";
 import type * as lambda from "aws-cdk-lib/aws-lambda";
 import { Platform } from "aws-cdk-lib/aws-ecr-assets";
 import { Construct } from "constructs";
@@ -73,6 +83,10 @@ export class PoolgateGateway extends Construct {
       runtimePlatform: { cpuArchitecture: ecs.CpuArchitecture.X86_64, operatingSystemFamily: ecs.OperatingSystemFamily.LINUX },
     });
     const logGroup = new logs.LogGroup(this, "Logs", { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    const peerKey = new secretsmanager.Secret(this, "PeerKey", {
+      description: "Poolgate: the key the gateway's tasks share to forward transaction calls to each other",
+      generateSecretString: { passwordLength: 48, excludePunctuation: true },
+    });
     const config = {
       clusters: {
         default: {
@@ -94,6 +108,8 @@ export class PoolgateGateway extends Construct {
       secrets: {
         POOLGATE_DB_USER: ecs.Secret.fromSecretsManager(database.secret, "username"),
         POOLGATE_DB_PASSWORD: ecs.Secret.fromSecretsManager(database.secret, "password"),
+        // Shared by the tasks: a transaction id names its task, and any task forwards calls to it.
+        POOLGATE_PEER_KEY: ecs.Secret.fromSecretsManager(peerKey),
       },
       stopTimeout: Duration.seconds(30),
     });
@@ -146,8 +162,8 @@ export class PoolgateGateway extends Construct {
       targets: [this.service],
       loadBalancingAlgorithmType: elbv2.TargetGroupLoadBalancingAlgorithmType.LEAST_OUTSTANDING_REQUESTS,
       deregistrationDelay: Duration.seconds(15),
-      // Interactive transactions live in one task: the client sends the load balancer's cookie back,
-      // so its requests keep reaching the task that holds them.
+      // Interactive transactions live in one task: the client SDK sends the load balancer's cookie back,
+      // so its calls reach that task directly; other callers' calls are forwarded there (peer key).
       stickinessCookieDuration: Duration.hours(1),
       healthCheck: {
         path: "/readyz",

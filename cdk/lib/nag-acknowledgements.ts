@@ -46,5 +46,10 @@ export function acknowledgeFindings(database: PoolgateDatabaseStack, service: Po
     "AwsSolutions-ECS2",
     "The gateway's environment holds configuration only (endpoints, pool size, timeouts); the database credentials come as ECS secrets.",
   );
+  acknowledge(
+    service,
+    "AwsSolutions-SMG4",
+    "The peer key is generated, used only between the gateway's own tasks and read at task start: rotate it with a forced new deployment, so that every task holds the same key.",
+  );
   acknowledge(service, "AwsSolutions-S1", "The bucket receives the load balancer's access logs; logging access to it would only log the log writes.");
 }

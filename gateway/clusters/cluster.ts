@@ -52,6 +52,8 @@ export class Cluster {
     config: GatewayConfig,
     private readonly logger: Logger,
     clock: Clock = monotonicClock,
+    /** Transaction ids naming this task (peers); default: plain UUIDs. */
+    mintTransactionId?: () => string,
   ) {
     this.engine = engineForUrl(urls.writerUrl, { preparedCacheSize: config.statements.preparedCacheSize, cancelGraceMs: CANCEL_GRACE_MS });
     const settings = poolSettings(config, embedded);
@@ -107,7 +109,7 @@ export class Cluster {
     this.router = new Router(this.topology, this.engine, { ...config.routing, failoverWaitMs: config.topology.failoverWaitMs }, clock);
     const classifier = new StatementClassifier({ writingFunctions: config.routing.writingFunctions, dialect: this.engine.kind });
     this.executor = new Executor(this.router, this.topology, classifier, config, clock);
-    this.transactions = new TransactionRegistry(this.router, this.executor, config, clock, logger);
+    this.transactions = new TransactionRegistry(this.router, this.executor, config, clock, logger, mintTransactionId);
   }
 
   /** Learns the topology once, then warms the pools and starts the housekeepers. */

@@ -22,6 +22,8 @@ const envSchema = z.object({
   /** Database credentials apart from the URLs (ECS secrets): fill every URL of the default cluster. */
   POOLGATE_DB_USER: z.string().min(1).optional(),
   POOLGATE_DB_PASSWORD: z.string().optional(),
+  /** The peer key (ECS secret): `peers.key`. */
+  POOLGATE_PEER_KEY: z.string().min(1).optional(),
   POOLGATE_DATA_DIR: z.string().min(1).optional(),
   PORT: z.string().regex(/^\d+$/, "PORT must be a number").optional(),
   HOST: z.string().min(1).optional(),
@@ -65,6 +67,7 @@ function applyEnv(raw: Json, env: z.infer<typeof envSchema>): Json {
   if (env.PORT !== undefined) section(raw, "server").port = Number(env.PORT);
   if (env.LOG_LEVEL !== undefined) section(raw, "log").level = env.LOG_LEVEL;
   if (env.POOLGATE_DATA_DIR !== undefined) section(raw, "embedded").dataDir = env.POOLGATE_DATA_DIR;
+  if (env.POOLGATE_PEER_KEY !== undefined) section(raw, "peers").key = env.POOLGATE_PEER_KEY;
   const defaultCluster = () => section(section(raw, "clusters"), typeof raw.defaultCluster === "string" ? raw.defaultCluster : "default");
   if (env.POOLGATE_WRITER_URL !== undefined) defaultCluster().writerUrl = env.POOLGATE_WRITER_URL;
   if (env.POOLGATE_READER_URLS !== undefined) {

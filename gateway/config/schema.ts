@@ -184,6 +184,16 @@ export const configSchema = z.strictObject({
       level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
     })
     .prefault({}),
+  peers: z
+    .strictObject({
+      key: z
+        .string()
+        .min(32, "at least 32 characters")
+        .optional()
+        .describe("Shared by the gateway's tasks (env POOLGATE_PEER_KEY): transaction ids then name their task, and any task forwards a call to it"),
+      selfUrl: z.url().optional().describe("This task's URL as its peers reach it; default: http://<its private IPv4>:<port>"),
+    })
+    .prefault({}),
   metrics: z
     .strictObject({
       emf: z

@@ -57,6 +57,8 @@ export class TransactionRegistry {
     private readonly config: GatewayConfig,
     private readonly clock: Clock,
     private readonly logger: Logger,
+    /** Makes transaction ids (ids naming this task when peers share a key). */
+    private readonly mintId: () => string = randomUUID,
   ) {}
 
   /** Whether this registry issued the id (open, or expired recently). */
@@ -110,7 +112,7 @@ export class TransactionRegistry {
     }
     endpoint.outstanding++;
     const now = this.clock.now();
-    const id = randomUUID();
+    const id = this.mintId();
     this.open.set(id, { id, endpoint, entry, readOnly, expiresAt: now + maxAgeMs, idleTimeoutMs, maxAgeMs, lastUsedAt: now, busy: false, turns: [] });
     return { id, expiresAt: new Date(Date.now() + maxAgeMs) };
   }

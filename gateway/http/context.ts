@@ -2,6 +2,7 @@
 import type { Cluster } from "../clusters/cluster.js";
 import type { GatewayConfig } from "../config/schema.js";
 import type { DataApiService } from "../data-api/service.js";
+import type { TransactionOwnership } from "../peers/transaction-ownership.js";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
 
@@ -13,6 +14,8 @@ export interface HttpContext {
   isDraining(): boolean;
   /** The RDS Data API surface, on the same clusters. */
   dataApi: DataApiService;
+  /** With a peer key: which task owns a transaction id. */
+  ownership?: TransactionOwnership | undefined;
 }
 
 export function selectCluster(context: HttpContext, name: string | undefined): Cluster {

@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { GatewayError } from "../errors.js";
 import type { HttpContext } from "./context.js";
 import { replyWithError } from "./error-handler.js";
+import { registerOwnerForwarding } from "./forward-to-owner.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import { registerDataApiRoutes } from "./routes/data-api.js";
 import { registerHealthRoutes } from "./routes/health.js";
@@ -48,6 +49,7 @@ export function createHttpServer(context: HttpContext, version: string): Fastify
     ),
   );
 
+  if (context.ownership) registerOwnerForwarding(app, context.ownership);
   registerQueryRoutes(app, context);
   registerTransactionRoutes(app, context);
   registerHealthRoutes(app, context);
