@@ -81,28 +81,14 @@ export class FailoverHealth extends Construct {
       targets: [new targets.LambdaFunction(this.canary.function, { retryAttempts: 0 })],
     });
 
-    const canarySuccess = new cloudwatch.Metric({
-      namespace: "Poolgate",
-      metricName: "CanarySuccess",
-      dimensionsMap: { service: "poolgate-canary" },
-      statistic: "Minimum",
-      period: Duration.minutes(1),
-    });
-    const canaryLatency = new cloudwatch.Metric({
-      namespace: "Poolgate",
-      metricName: "CanaryLatency",
-      dimensionsMap: { service: "poolgate-canary" },
-      statistic: "p99",
-      period: Duration.minutes(1),
-    });
-    const writerPool = (metricName: string) =>
-      new cloudwatch.Metric({
-        namespace: "Poolgate",
-        metricName,
-        dimensionsMap: { cluster: gateway.clusterName, endpoint: `${gateway.clusterName}/writer` },
-        statistic: "Maximum",
-        period: Duration.minutes(1),
-      });
+    // The canary's metrics (Powertools EMF, dimension service) and the gateway's pool metrics (EMF).
+    const poolgateMetric = (metricName: string, dimensionsMap: Record<string, string>, statistic: string) =>
+      new cloudwatch.Metric({ namespace: "Poolgate", metricName, dimensionsMap, statistic, period: Duration.minutes(1) });
+    const canary = { service: "poolgate-canary" };
+    const writer = { cluster: gateway.clusterName, endpoint: `${gateway.clusterName}/writer` };
+    const canarySuccess = poolgateMetric("CanarySuccess", canary, "Minimum");
+    const canaryLatency = poolgateMetric("CanaryLatency", canary, "p99");
+    const writerPool = (metricName: string) => poolgateMetric(metricName, writer, "Maximum");
     const poolWait = writerPool("PoolAcquireWaitP99");
     const poolWaiting = writerPool("PoolWaiting");
     const lb = gateway.loadBalancer.metrics;
