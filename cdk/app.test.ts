@@ -12,6 +12,7 @@ import { App, Stack, Validations, aws_s3 as s3 } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { AwsSolutionsChecks } from "cdk-nag";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseConfig } from "../gateway/config/load.js";
 import { FAILOVER_EVENT_IDS } from "./constructs/failover-health.js";
 import { MAX_CONNECTIONS, poolBudget, PoolBudgetError } from "./constructs/pool-budget.js";
 import { buildPoolgateApp, type PoolgateApp } from "./lib/app.js";
@@ -60,8 +61,8 @@ describe("the database stack", () => {
     );
     const ids = (subnetGroup?.Properties.SubnetIds as { Ref: string }[]).map((ref) => ref.Ref);
     expect(new Set(ids)).toEqual(new Set(isolated.map(([logicalId]) => logicalId)));
-    // Not rotated automatically until the gateway re-reads the secret (acknowledged SMG4, see the README).
-    database.resourceCountIs("AWS::SecretsManager::RotationSchedule", 0);
+    // Rotated automatically: the gateway reads the secret again when a login is refused.
+    database.resourceCountIs("AWS::SecretsManager::RotationSchedule", 1);
     database.resourceCountIs("AWS::SecretsManager::Secret", 1);
     database.hasResourceProperties("AWS::EC2::FlowLog", { TrafficType: "ALL" });
   });
@@ -98,10 +99,14 @@ describe("the service stack", () => {
     });
     const container = (Object.values(service.findResources("AWS::ECS::TaskDefinition"))[0]?.Properties.ContainerDefinitions as Record<string, unknown>[])[0];
     expect(container?.StopTimeout).toBe(30);
-    // Database credentials as ECS secrets, never as plain environment.
-    expect((container?.Secrets as { Name: string }[]).map((secret) => secret.Name).sort()).toEqual(["POOLGATE_DB_PASSWORD", "POOLGATE_DB_USER", "POOLGATE_PEER_KEY"]);
+    // The task reads the database credentials from the secret itself; only the peer key is an ECS secret.
+    expect((container?.Secrets as { Name: string }[]).map((secret) => secret.Name)).toEqual(["POOLGATE_PEER_KEY"]);
     const environment = JSON.stringify(container?.Environment);
     expect(environment).not.toMatch(/password/i);
+    expect(environment).toMatch(/\\"credentials\\":\{\\"source\\":\\"secrets-manager\\"/);
+    expect(environment).toMatch(/\\"tls\\":\{\\"mode\\":\\"verify-full\\",\\"caFile\\":\\"\/etc\/ssl\/certs\/rds-global-bundle.pem\\"\}/);
+    // Callers authenticate by IAM role: the gateway trusts proofs signed for its audience in its region.
+    expect(environment).toMatch(/\\"auth\\":\{\\"iam\\":\{\\"audience\\":\\"[A-Za-z0-9]+\\"/);
     expect(environment).toContain("instanceHostPattern");
     // The pool-wait alarm's metric comes from the gateway's EMF output.
     expect(environment).toMatch(/\\"emf\\":\{\\"enabled\\":true/);
@@ -132,22 +137,48 @@ describe("the service stack", () => {
     service.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "rate(1 minute)" });
   });
 
-  it("gives the Lambda callers the gateway's URL and network path, and no database or secret access", () => {
+  it("passes the gateway a configuration it accepts, once CloudFormation fills in the references", () => {
+    const task = Object.values(service.findResources("AWS::ECS::TaskDefinition"))[0];
+    const variables = (task?.Properties.ContainerDefinitions as { Environment: { Name: string; Value: unknown }[] }[])[0]?.Environment ?? [];
+    const value = variables.find((variable) => variable.Name === "POOLGATE_CONFIG_JSON")?.Value as { "Fn::Join": [string, unknown[]] };
+    // Each reference becomes a plausible value of its kind: a role ARN, the secret's ARN, a host.
+    const filled = value["Fn::Join"][1]
+      .map((part, i) => {
+        if (typeof part === "string") return part;
+        const reference = JSON.stringify(part);
+        if (/Role/.test(reference)) return `arn:aws:iam::123456789012:role/caller${i}`;
+        if (/Secret/.test(reference)) return "arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf";
+        return `db${i}.cluster-abc123.us-east-1.rds.amazonaws.com`;
+      })
+      .join("");
+    const config = parseConfig(JSON.parse(filled), "the stack's POOLGATE_CONFIG_JSON");
+    expect(config.server.host).toBe("0.0.0.0");
+    expect(config.auth.iam?.regions).toEqual(["us-east-1"]);
+    expect(Object.keys(config.auth.principals)).toHaveLength(3);
+  });
+
+  it("gives the Lambda callers the gateway's URL, audience and network path, grants their roles, and no database or secret access", () => {
     const functions = Object.values(service.findResources("AWS::Lambda::Function")).filter((fn) => fn.Properties.Environment?.Variables?.POWERTOOLS_SERVICE_NAME);
     expect(functions).toHaveLength(3);
     for (const fn of functions) {
       expect(fn.Properties.Environment.Variables.POOLGATE_URL).toBeDefined();
+      expect(fn.Properties.Environment.Variables.POOLGATE_AUDIENCE).toMatch(/^[A-Za-z0-9]+$/);
       expect(fn.Properties.VpcConfig).toBeDefined();
     }
+    // Each caller's role is a principal of the gateway: the data callers read-write, the hook an operator.
+    const task = Object.values(service.findResources("AWS::ECS::TaskDefinition"))[0];
+    const config = JSON.stringify((task?.Properties.ContainerDefinitions as { Environment: unknown }[])[0]?.Environment);
+    expect(config.match(/\\"clusters\\":\{\\"default\\":\\"read-write\\"\},\\"admin\\":false/g)).toHaveLength(2);
+    expect(config.match(/\\"clusters\\":\{\},\\"admin\\":true/g)).toHaveLength(1);
     const statements = Object.values(service.findResources("AWS::IAM::Policy")).flatMap(
       (policy) => policy.Properties.PolicyDocument.Statement as { Action: string | string[] }[],
     );
     const actions = statements.flatMap((statement) => (Array.isArray(statement.Action) ? statement.Action : [statement.Action]));
     expect(actions.filter((action) => /^(rds-db|rds-data|rds):/.test(action))).toEqual([]);
-    // The only secret reads belong to the gateway task's execution role (ECS secrets).
+    // The only secret reads belong to the gateway: its execution role (the peer key, an ECS secret) and
+    // its task role (the database secret, read again after a rotation).
     const secretReaders = Object.values(service.findResources("AWS::IAM::Policy")).filter((policy) => JSON.stringify(policy.Properties.PolicyDocument).includes("secretsmanager:GetSecretValue"));
-    expect(secretReaders).toHaveLength(1);
-    expect(JSON.stringify(secretReaders[0]?.Properties.Roles)).toMatch(/TaskExecutionRole/);
+    expect(secretReaders.map((policy) => JSON.stringify(policy.Properties.Roles)).sort()).toEqual([expect.stringMatching(/TaskExecutionRole/), expect.stringMatching(/TaskTaskRole/)].sort());
     // Callers reach the load balancer on its listener port only.
     service.hasResourceProperties("AWS::EC2::SecurityGroupIngress", { IpProtocol: "tcp", FromPort: 80, ToPort: 80, Description: Match.stringLikeRegexp("Poolgate callers") });
   });

@@ -4,7 +4,11 @@
  * Nothing happens at import time.
  */
 import type { FastifyInstance } from "fastify";
+import { AccessPolicy } from "./auth/access-policy.js";
+import { Authenticator } from "./auth/authenticator.js";
+import { SecretsReader } from "./aws/secrets-manager.js";
 import { Cluster } from "./clusters/cluster.js";
+import { type DatabaseAccess, databaseAccessFor } from "./credentials/database-access.js";
 import { DataApiService } from "./data-api/service.js";
 import { credentialVariants, DataApiTargets } from "./data-api/targets.js";
 import { EmfReporter } from "./observability/emf-reporter.js";
@@ -24,6 +28,8 @@ export interface Gateway {
   readonly http: FastifyInstance;
   readonly clusters: ReadonlyMap<string, Cluster>;
   readonly embedded: EmbeddedPostgres | undefined;
+  /** Caller authentication (tests refresh its bearer tokens on demand). */
+  readonly authenticator: Authenticator;
   /** Listens on config.server host/port; resolves the address. */
   listen(): Promise<string>;
   /** Stops accepting work, lets in-flight requests finish within the drain bound, rolls back, closes. */
@@ -37,6 +43,11 @@ export interface GatewayOptions {
 
 export async function createGateway(config: GatewayConfig, logger: Logger, options: GatewayOptions = {}): Promise<Gateway> {
   const clock = options.clock ?? monotonicClock;
+  /** One Secrets Manager reader for the whole gateway: bearer tokens and database credentials. */
+  const secrets = new SecretsReader(config.aws.secretsManagerEndpoint);
+  const policy = new AccessPolicy(config);
+  const authenticator = new Authenticator(config, secrets, logger);
+  await authenticator.start();
   const ownership = config.peers.key === undefined ? undefined : new TransactionOwnership(Buffer.from(config.peers.key));
   const mint = ownership ? () => ownership.mint() : undefined;
   const clusters = new Map<string, Cluster>();
@@ -52,16 +63,31 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
       embedded.dataDir,
     );
     clusters.set(config.defaultCluster, new Cluster(config.defaultCluster, { writerUrl: embedded.url, readerUrls: [] }, true, config, logger, clock, mint));
-  } else {
-    for (const [name, cluster] of configured) {
-      logger.info({ cluster: name, writer: redactUrl(cluster.writerUrl), readers: cluster.readerUrls.map(redactUrl) }, "cluster configured");
-      clusters.set(name, new Cluster(name, cluster, false, config, logger, clock, mint));
-    }
   }
-  // Data API secrets with database credentials of their own reach their cluster through pools of their own.
+  const access = await prepareDatabaseAccess(config, { secrets, logger }).catch((err: unknown) => {
+    authenticator.close();
+    secrets.close();
+    throw err;
+  });
+  for (const [name, cluster] of configured) {
+    logger.info(
+      {
+        cluster: name,
+        writer: redactUrl(cluster.writerUrl),
+        readers: cluster.readerUrls.map(redactUrl),
+        credentials: cluster.credentials?.source ?? "url",
+        tls: cluster.tls?.mode ?? "url",
+      },
+      "cluster configured",
+    );
+    clusters.set(name, new Cluster(name, { ...cluster, access: access.get(name) }, false, config, logger, clock, mint));
+  }
+  // Data API secrets with database credentials of their own reach their cluster through pools of their
+  // own: with those credentials, over the cluster's TLS.
   const variants = new Map<string, Cluster>();
   for (const [i, variant] of credentialVariants(config).entries()) {
-    variants.set(variant.key, new Cluster(`${variant.baseCluster}~secret${i + 1}`, variant.endpoints, false, config, logger, clock, mint));
+    const endpoints = { ...variant.endpoints, access: { tls: access.get(variant.baseCluster)?.tls } };
+    variants.set(variant.key, new Cluster(`${variant.baseCluster}~secret${i + 1}`, endpoints, false, config, logger, clock, mint));
   }
   const everyCluster = [...clusters.values(), ...variants.values()];
   await Promise.all(everyCluster.map((cluster) => cluster.start()));
@@ -76,9 +102,9 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   emf?.start();
 
   let draining = false;
-  const dataApi = new DataApiService(new DataApiTargets(config, clusters, variants), config);
-  const context: HttpContext = { config, clusters, logger, startedAt: Date.now(), isDraining: () => draining, dataApi, ownership };
-  const http = createHttpServer(context, VERSION);
+  const dataApi = new DataApiService(new DataApiTargets(config, clusters, variants), config, policy);
+  const context: HttpContext = { config, clusters, logger, startedAt: Date.now(), isDraining: () => draining, dataApi, ownership, policy };
+  const http = createHttpServer(context, authenticator, VERSION);
 
   async function drain(): Promise<void> {
     if (draining) return;
@@ -99,6 +125,8 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     emf?.stop();
     for (const cluster of everyCluster) await cluster.close(Math.max(0, deadline - Date.now()));
     await embedded?.stop();
+    authenticator.close();
+    secrets.close();
     logger.info("drained");
   }
 
@@ -106,6 +134,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     http,
     clusters,
     embedded,
+    authenticator,
     listen: async () => {
       const address = await http.listen({ host: config.server.host, port: config.server.port });
       ownership?.setSelf(config.peers.selfUrl ?? selfUrl(config.server.host, Number(new URL(address).port)));
@@ -116,4 +145,18 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
       return draining;
     },
   };
+}
+
+/**
+ * Builds every cluster's credentials source and TLS and reads each source once (the secret, a first
+ * IAM token), so that a wrong ARN, a missing permission or an unreadable CA bundle stops the start.
+ */
+async function prepareDatabaseAccess(
+  config: GatewayConfig,
+  dependencies: Parameters<typeof databaseAccessFor>[2],
+): Promise<Map<string, DatabaseAccess>> {
+  const access = new Map<string, DatabaseAccess>();
+  for (const [name, cluster] of Object.entries(config.clusters)) access.set(name, databaseAccessFor(name, cluster, dependencies));
+  await Promise.all([...access.values()].map((each) => each.credentials?.prepare() ?? Promise.resolve()));
+  return access;
 }

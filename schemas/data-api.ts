@@ -125,6 +125,7 @@ export const DATA_API_EXCEPTIONS = {
   InternalServerErrorException: 400,
   ThrottlingException: 400,
   ForbiddenException: 403,
+  AccessDeniedException: 403,
   TransactionNotFoundException: 404,
   ServiceUnavailableError: 503,
   DatabaseUnavailableException: 504,

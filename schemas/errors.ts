@@ -29,6 +29,11 @@ export const ERROR_CODES = {
     retryable: false,
     summary: "The request body exceeds server.maxRequestBytes.",
   },
+  HEADERS_TOO_LARGE: {
+    status: 431,
+    retryable: false,
+    summary: "The request's headers exceed the server's limit (16 KiB); nothing ran.",
+  },
   RESULT_TOO_LARGE: {
     status: 413,
     retryable: false,
@@ -107,6 +112,28 @@ export const ERROR_CODES = {
     status: 503,
     retryable: true,
     summary: "transactions.maxOpen interactive transactions are already open.",
+  },
+  UNAUTHENTICATED: {
+    status: 401,
+    retryable: false,
+    summary:
+      "No valid caller identity: the x-poolgate-auth (or Authorization) header is missing, malformed, expired, bound to another gateway, or refused by STS.",
+  },
+  FORBIDDEN: {
+    status: 403,
+    retryable: false,
+    summary:
+      "The caller's principal may not do this: no grant on the cluster, a write by a read-only principal, an operator route without admin, or another principal's transaction.",
+  },
+  THROTTLED: {
+    status: 429,
+    retryable: true,
+    summary: "The principal already has its maxInFlight requests in the gateway; nothing ran.",
+  },
+  AUTHENTICATION_UNAVAILABLE: {
+    status: 503,
+    retryable: true,
+    summary: "The caller's identity could not be checked (STS or the token store did not answer in time); nothing ran.",
   },
   INTERNAL_ERROR: {
     status: 500,

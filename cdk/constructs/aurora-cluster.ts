@@ -21,6 +21,8 @@ export interface PoolgateDatabaseProps {
   /** Default true; false only for throwaway environments. */
   deletionProtection?: boolean;
   backupRetention?: Duration;
+  /** How often the database secret is rotated (default 30 days). */
+  rotationInterval?: Duration;
 }
 
 export class PoolgateDatabase extends Construct {
@@ -60,20 +62,24 @@ export class PoolgateDatabase extends Construct {
       removalPolicy: deletionProtection ? RemovalPolicy.RETAIN : RemovalPolicy.SNAPSHOT,
       cloudwatchLogsExports: this.engine === "postgres" ? ["postgresql"] : ["error", "slowquery"],
     });
-    // No automatic rotation yet: the gateway reads the password once at task start (ECS secrets), so a
-    // rotation would lock running tasks out until they restart. Rotate with a forced new deployment.
     if (!this.cluster.secret) throw new Error("the cluster has no generated secret");
     this.secret = this.cluster.secret;
+    // Rotated automatically: the gateway reads the secret itself and reads it again (AWSPENDING first,
+    // mid-rotation) when the database refuses a login, so running tasks follow a rotation. The rotation
+    // function needs the Secrets Manager API, hence subnets with egress.
+    this.cluster.addRotationSingleUser({
+      automaticallyAfter: props.rotationInterval ?? Duration.days(30),
+      vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+    });
   }
 
   /**
-   * The writer (cluster) endpoint as a gateway URL, without credentials (they come as ECS secrets).
-   * PostgreSQL sessions use TLS with certificate verification against the RDS CA bundle the image
-   * trusts (NODE_EXTRA_CA_CERTS); TLS for the MySQL engine is not wired yet.
+   * The writer (cluster) endpoint as a gateway URL, without credentials (the gateway reads them from
+   * the secret) and without TLS settings (the gateway's `tls` setting covers both engines).
    */
   get writerUrl(): string {
-    if (this.engine === "postgres") return `postgres://${this.cluster.clusterEndpoint.hostname}:${this.port}/${this.databaseName}?sslmode=verify-full`;
-    return `mysql://${this.cluster.clusterEndpoint.hostname}:${this.port}/${this.databaseName}`;
+    const scheme = this.engine === "postgres" ? "postgres" : "mysql";
+    return `${scheme}://${this.cluster.clusterEndpoint.hostname}:${this.port}/${this.databaseName}`;
   }
 
   /**

@@ -53,7 +53,8 @@ export class FailoverHealth extends Construct {
       projectRoot: props.projectRoot,
       serviceName: "poolgate-failover-hook",
     });
-    gateway.grant(this.hook.function);
+    // The hook only asks the gateway to look at its topology: an operator route, no data.
+    gateway.grant(this.hook.function, { admin: true });
     this.failoverRule = new events.Rule(this, "FailoverEvents", {
       description: "Aurora failover events: tell the gateway to look at its topology now",
       eventPattern: {

@@ -8,12 +8,17 @@
  * - CPU and request-count auto scaling between minTasks and maxTasks;
  * - the per-task pool size computed from the cluster's connection budget at the service's largest size
  *   during a deployment (synth fails with a clear error when it cannot fit);
- * - database credentials as ECS secrets; cluster endpoint and topology discovery wired from the
- *   database construct.
- * Callers get the URL and the network path through `grant`.
+ * - database credentials read by the task itself from the (rotated) secret, TLS to every instance
+ *   verified against the RDS CA bundle in the image; cluster endpoint and topology discovery wired
+ *   from the database construct;
+ * - callers authenticated by their IAM roles (presigned sts:GetCallerIdentity): `grant` lists a
+ *   function's role among the gateway's principals and gives it the URL, the audience and the
+ *   network path.
  */
 import {
   Duration,
+  Lazy,
+  Names,
   RemovalPolicy,
   Stack,
   aws_ec2 as ec2,
@@ -46,6 +51,17 @@ export interface PoolgateGatewayProps {
   maxHealthyPercent?: number;
 }
 
+/** What a caller may do (see the README's security section). */
+export interface GatewayGrant {
+  /** Default "read-write". */
+  access?: "read-only" | "read-write";
+  /** The operator routes (/healthz, /v1/admin/...); default false. */
+  admin?: boolean;
+}
+
+/** Where the image keeps the RDS certificate authorities (see the Dockerfile). */
+const RDS_CA_BUNDLE = "/etc/ssl/certs/rds-global-bundle.pem";
+
 /** The gateway's listener port on the load balancer. */
 const LISTENER_PORT = 80;
 const CONTAINER_PORT = 8080;
@@ -59,6 +75,9 @@ export class PoolgateGateway extends Construct {
   readonly url: string;
   /** The cluster name in the gateway's configuration (a dimension of its pool metrics). */
   readonly clusterName = "default";
+  /** What callers sign into their identity proofs: binds them to this gateway. */
+  readonly audience: string;
+  private readonly principals: Record<string, { clusters: Record<string, string>; admin: boolean }> = {};
 
   constructor(scope: Construct, id: string, props: PoolgateGatewayProps) {
     super(scope, id);
@@ -87,13 +106,17 @@ export class PoolgateGateway extends Construct {
       description: "Poolgate: the key the gateway's tasks share to forward transaction calls to each other",
       generateSecretString: { passwordLength: 48, excludePunctuation: true },
     });
+    this.audience = Names.uniqueId(this).slice(-128);
     const config = {
       clusters: {
         default: {
           writerUrl: database.writerUrl,
           discovery: { instanceHostPattern: database.instanceHostPattern, refreshIntervalMs: 30000 },
+          credentials: { source: "secrets-manager", secretArn: database.secret.secretArn },
+          tls: { mode: "verify-full", caFile: RDS_CA_BUNDLE },
         },
       },
+      auth: { iam: { audience: this.audience, regions: [Stack.of(this).region] }, principals: this.principals },
       pool: { maxSize: this.budget.poolSize, minIdle: Math.min(2, this.budget.poolSize) },
       server: { host: "0.0.0.0", port: CONTAINER_PORT, drainTimeoutMs: 20000, keepAliveTimeoutMs: 75000 },
       topology: { checkIntervalMs: 1000, checkTimeoutMs: 1000 },
@@ -104,15 +127,16 @@ export class PoolgateGateway extends Construct {
       image: ecs.ContainerImage.fromAsset(props.imageDirectory, { platform: Platform.LINUX_AMD64 }),
       portMappings: [{ containerPort: CONTAINER_PORT }],
       logging: ecs.LogDrivers.awsLogs({ streamPrefix: "gateway", logGroup }),
-      environment: { POOLGATE_CONFIG_JSON: Stack.of(this).toJsonString(config), LOG_LEVEL: "info" },
+      // Lazy: callers granted after this point are still among the principals.
+      environment: { POOLGATE_CONFIG_JSON: Lazy.string({ produce: () => Stack.of(this).toJsonString(config) }), LOG_LEVEL: "info" },
       secrets: {
-        POOLGATE_DB_USER: ecs.Secret.fromSecretsManager(database.secret, "username"),
-        POOLGATE_DB_PASSWORD: ecs.Secret.fromSecretsManager(database.secret, "password"),
         // Shared by the tasks: a transaction id names its task, and any task forwards calls to it.
         POOLGATE_PEER_KEY: ecs.Secret.fromSecretsManager(peerKey),
       },
       stopTimeout: Duration.seconds(30),
     });
+    // The task reads the database secret itself, again after a rotation (both staging labels).
+    database.secret.grantRead(taskDefinition.taskRole);
 
     this.service = new ecs.FargateService(this, "Service", {
       cluster,
@@ -187,9 +211,16 @@ export class PoolgateGateway extends Construct {
     this.url = `http://${this.loadBalancer.loadBalancerDnsName}`;
   }
 
-  /** Lets a caller (a Lambda function in the VPC) reach the gateway, and tells it where it is. */
-  grant(caller: lambda.Function): void {
+  /**
+   * Lets a caller (a Lambda function in the VPC) use the gateway: its role becomes a principal with
+   * `grant`'s access, it may reach the load balancer, and it is told the URL and the audience to sign for.
+   */
+  grant(caller: lambda.Function, grant: GatewayGrant = {}): void {
+    const role = caller.role;
+    if (!role) throw new Error(`${caller.node.path} has no role to authenticate as`);
+    this.principals[role.roleArn] = { clusters: grant.admin && grant.access === undefined ? {} : { [this.clusterName]: grant.access ?? "read-write" }, admin: grant.admin ?? false };
     this.loadBalancer.connections.allowFrom(caller, ec2.Port.tcp(LISTENER_PORT), `Poolgate callers: ${caller.node.path}`);
     caller.addEnvironment("POOLGATE_URL", this.url);
+    caller.addEnvironment("POOLGATE_AUDIENCE", this.audience);
   }
 }

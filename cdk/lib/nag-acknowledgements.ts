@@ -12,11 +12,6 @@ function acknowledge(scope: IConstruct, id: string, reason: string): void {
 }
 
 export function acknowledgeFindings(database: PoolgateDatabaseStack, service: PoolgateServiceStack): void {
-  acknowledge(
-    database,
-    "AwsSolutions-SMG4",
-    "Not rotated automatically yet: the gateway reads the password once at task start (ECS secrets), so a rotation would lock running tasks out until a restart. Rotate together with a forced new deployment of the service until the gateway re-reads the secret on authentication failures.",
-  );
   if (database.database.engine === "mysql") {
     acknowledge(
       database,
@@ -44,7 +39,7 @@ export function acknowledgeFindings(database: PoolgateDatabaseStack, service: Po
   acknowledge(
     service,
     "AwsSolutions-ECS2",
-    "The gateway's environment holds configuration only (endpoints, pool size, timeouts); the database credentials come as ECS secrets.",
+    "The gateway's environment holds configuration only (endpoints, secret ARNs, pool size, timeouts); the task reads the database credentials from Secrets Manager itself and gets the peer key as an ECS secret.",
   );
   acknowledge(
     service,

@@ -9,12 +9,14 @@ import { MetricUnit, Metrics } from "@aws-lambda-powertools/metrics";
 import { Tracer } from "@aws-lambda-powertools/tracer";
 import type { Context, ScheduledEvent } from "aws-lambda";
 import { z } from "zod";
-import { createClient, PoolgateError } from "../../client/index.js";
+import { createClient, iamAuth, PoolgateError } from "../../client/index.js";
 
 const env = z
   .object({
     POOLGATE_URL: z.url(),
     POOLGATE_CLUSTER: z.string().min(1).optional(),
+    /** The gateway's auth.iam.audience: calls carry a proof of this function's IAM role. */
+    POOLGATE_AUDIENCE: z.string().min(1).optional(),
     CANARY_TABLE: z.string().regex(/^[a-z_][a-z0-9_]*$/).default("poolgate_canary"),
     /** The cluster's engine: the upsert is written in its dialect. */
     POOLGATE_ENGINE: z.enum(["postgres", "mysql"]).default("postgres"),
@@ -34,6 +36,7 @@ let remaining: () => number = () => 10_000;
 const db = createClient({
   url: env.POOLGATE_URL,
   ...(env.POOLGATE_CLUSTER ? { cluster: env.POOLGATE_CLUSTER } : {}),
+  ...(env.POOLGATE_AUDIENCE ? { sign: iamAuth({ audience: env.POOLGATE_AUDIENCE }) } : {}),
   deadline: () => remaining(),
   // A health check reports what it sees: one quick retry of what the gateway calls retryable, not a long wait.
   retry: { maxAttempts: 2, baseDelayMs: 100 },

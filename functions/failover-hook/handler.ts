@@ -6,8 +6,17 @@
 import { Logger } from "@aws-lambda-powertools/logger";
 import type { Context, EventBridgeEvent } from "aws-lambda";
 import { z } from "zod";
+import { iamAuth } from "../../client/index.js";
 
-const env = z.object({ POOLGATE_URL: z.url(), POOLGATE_CLUSTER: z.string().min(1).optional() }).parse(process.env);
+const env = z
+  .object({
+    POOLGATE_URL: z.url(),
+    POOLGATE_CLUSTER: z.string().min(1).optional(),
+    /** The gateway's auth.iam.audience: the refresh carries a proof of this function's IAM role. */
+    POOLGATE_AUDIENCE: z.string().min(1).optional(),
+  })
+  .parse(process.env);
+const auth = env.POOLGATE_AUDIENCE ? iamAuth({ audience: env.POOLGATE_AUDIENCE }) : undefined;
 const logger = new Logger({ serviceName: "poolgate-failover-hook" });
 
 interface RdsClusterEventDetail {
@@ -22,7 +31,7 @@ export async function handler(event: EventBridgeEvent<"RDS DB Cluster Event", Rd
   const detail = { eventId: event.detail.EventID, cluster: event.detail.SourceIdentifier, message: event.detail.Message };
   const response = await fetch(new URL("/v1/admin/topology/refresh", env.POOLGATE_URL), {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...(auth ? { "x-poolgate-auth": await auth.header() } : {}) },
     body: JSON.stringify(env.POOLGATE_CLUSTER ? { cluster: env.POOLGATE_CLUSTER } : {}),
     signal: AbortSignal.timeout(Math.max(1000, context.getRemainingTimeInMillis() - 500)),
   });

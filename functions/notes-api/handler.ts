@@ -9,12 +9,14 @@ import { MetricUnit, Metrics } from "@aws-lambda-powertools/metrics";
 import { Tracer } from "@aws-lambda-powertools/tracer";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import { z } from "zod";
-import { createClient, DatabaseError, PoolgateError } from "../../client/index.js";
+import { createClient, DatabaseError, iamAuth, PoolgateError } from "../../client/index.js";
 
 const env = z
   .object({
     POOLGATE_URL: z.url(),
     POOLGATE_CLUSTER: z.string().min(1).optional(),
+    /** The gateway's auth.iam.audience: calls carry a proof of this function's IAM role. */
+    POOLGATE_AUDIENCE: z.string().min(1).optional(),
     NOTES_TABLE: z.string().regex(/^[a-z_][a-z0-9_]*$/).default("notes"),
   })
   .parse(process.env);
@@ -23,7 +25,12 @@ const logger = new Logger({ serviceName: "notes-api" });
 const metrics = new Metrics({ namespace: "Poolgate", serviceName: "notes-api" });
 const tracer = new Tracer({ serviceName: "notes-api" });
 let remaining: () => number = () => 30_000;
-const db = createClient({ url: env.POOLGATE_URL, ...(env.POOLGATE_CLUSTER ? { cluster: env.POOLGATE_CLUSTER } : {}), deadline: () => remaining() });
+const db = createClient({
+  url: env.POOLGATE_URL,
+  ...(env.POOLGATE_CLUSTER ? { cluster: env.POOLGATE_CLUSTER } : {}),
+  ...(env.POOLGATE_AUDIENCE ? { sign: iamAuth({ audience: env.POOLGATE_AUDIENCE }) } : {}),
+  deadline: () => remaining(),
+});
 const table = env.NOTES_TABLE;
 
 const noteInput = z.strictObject({ title: z.string().min(1).max(200), body: z.string().max(10_000).default("") });

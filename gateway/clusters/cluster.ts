@@ -5,6 +5,7 @@
  */
 import type { HealthResponse } from "../../schemas/health.js";
 import type { GatewayConfig } from "../config/schema.js";
+import type { DatabaseAccess } from "../credentials/database-access.js";
 import type { Engine, EngineConnection } from "../engines/engine.js";
 import { engineForUrl } from "../engines/engine-for-url.js";
 import { GatewayError } from "../errors.js";
@@ -27,6 +28,8 @@ export interface ClusterEndpoints {
   writerUrl: string;
   readerUrls: readonly string[];
   discovery?: DiscoverySettings | undefined;
+  /** Credentials source and TLS for every session of the cluster; default: as the URLs say. */
+  access?: DatabaseAccess | undefined;
 }
 
 export class Cluster {
@@ -55,7 +58,12 @@ export class Cluster {
     /** Transaction ids naming this task (peers); default: plain UUIDs. */
     mintTransactionId?: () => string,
   ) {
-    this.engine = engineForUrl(urls.writerUrl, { preparedCacheSize: config.statements.preparedCacheSize, cancelGraceMs: CANCEL_GRACE_MS });
+    this.engine = engineForUrl(urls.writerUrl, {
+      preparedCacheSize: config.statements.preparedCacheSize,
+      cancelGraceMs: CANCEL_GRACE_MS,
+      credentials: urls.access?.credentials,
+      tls: urls.access?.tls,
+    });
     const settings = poolSettings(config, embedded);
     this.makeEndpoint = (endpointName, url, writer) =>
       new Endpoint(

@@ -12,8 +12,8 @@ describe("configuration", () => {
   });
 
   it("maps the environment over the file: PORT, HOST, POOLGATE_WRITER_URL, LOG_LEVEL", () => {
-    const config = loadConfig({ PORT: "9000", HOST: "0.0.0.0", POOLGATE_WRITER_URL: "postgres://u:p@db:5432/app", LOG_LEVEL: "warn" });
-    expect(config.server).toMatchObject({ host: "0.0.0.0", port: 9000 });
+    const config = loadConfig({ PORT: "9000", HOST: "127.0.0.2", POOLGATE_WRITER_URL: "postgres://u:p@db:5432/app", LOG_LEVEL: "warn" });
+    expect(config.server).toMatchObject({ host: "127.0.0.2", port: 9000 });
     expect(config.clusters.default?.writerUrl).toBe("postgres://u:p@db:5432/app");
     expect(config.log.level).toBe("warn");
   });

@@ -131,6 +131,29 @@ export function parseConfig(raw: unknown, source = "config"): GatewayConfig {
       );
     }
   }
+  for (const [principal, grants] of Object.entries(config.auth.principals)) {
+    for (const cluster of Object.keys(grants.clusters)) {
+      if (cluster !== "*" && names.length > 0 && !names.includes(cluster)) {
+        throw new ConfigError(
+          `invalid configuration (${source}):\n  - auth.principals["${principal}"].clusters: "${cluster}" is not one of the configured clusters (${names.join(", ")})`,
+        );
+      }
+    }
+  }
+  for (const [name, cluster] of Object.entries(config.clusters)) {
+    if (cluster.credentials?.source === "iam" && cluster.tls?.mode !== "verify-full" && cluster.tls?.mode !== "require") {
+      throw new ConfigError(
+        `invalid configuration (${source}):\n  - clusters.${name}.tls: IAM authentication tokens are only accepted over TLS; set tls.mode to "verify-full" (with the RDS CA bundle)`,
+      );
+    }
+  }
+  const authenticated = config.auth.iam !== undefined || config.auth.bearer !== undefined;
+  if (!authenticated && !isLoopback(config.server.host)) {
+    throw new ConfigError(
+      `invalid configuration (${source}):\n  - server.host: "${config.server.host}" is not a loopback address, and no caller authentication is configured; ` +
+        "set auth.iam or auth.bearer (see the README's security section), or listen on 127.0.0.1",
+    );
+  }
   if (config.statements.defaultTimeoutMs > config.statements.maxTimeoutMs) {
     throw new ConfigError(
       `invalid configuration (${source}):\n  - statements.defaultTimeoutMs (${config.statements.defaultTimeoutMs}) exceeds statements.maxTimeoutMs (${config.statements.maxTimeoutMs})`,
@@ -155,6 +178,12 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Gatewa
         : {};
   const source = env.POOLGATE_CONFIG !== undefined ? `${env.POOLGATE_CONFIG} + environment` : env.POOLGATE_CONFIG_JSON !== undefined ? "POOLGATE_CONFIG_JSON + environment" : "environment";
   return parseConfig(applyEnv(raw, env), source);
+}
+
+/** Whether a listen address accepts connections from this machine only. */
+export function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, "$1").toLowerCase();
+  return bare === "localhost" || bare === "::1" || /^127(?:\.\d{1,3}){3}$/.test(bare) || /^::ffff:127(?:\.\d{1,3}){3}$/.test(bare);
 }
 
 /** A URL with its password masked, for logs. */

@@ -23,6 +23,40 @@ const databaseUrl = z
   .string()
   .refine((value) => engineOfUrl(value) !== undefined, "must be a postgres://user:password@host:port/database or mysql://user:password@host:port/database URL");
 
+/** Where a cluster's database credentials come from, instead of the URLs' user and password. */
+export const databaseCredentialsSchema = z.discriminatedUnion("source", [
+  z.strictObject({
+    source: z.literal("secrets-manager"),
+    secretArn: z
+      .string()
+      .regex(/^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$/, "must be a Secrets Manager secret ARN")
+      .describe("Secret holding {\"username\", \"password\"} (the RDS format); read at start and again after an authentication failure (rotation)"),
+  }),
+  z.strictObject({
+    source: z.literal("iam"),
+    username: z.string().min(1).describe("Database user granted rds_iam (PostgreSQL) or identified with AWSAuthenticationPlugin (MySQL)"),
+    region: z
+      .string()
+      .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, "an AWS region such as us-east-1")
+      .optional()
+      .describe("Region of the cluster; default: read from an *.<region>.rds.amazonaws.com host"),
+  }),
+]);
+export type DatabaseCredentialsConfig = z.infer<typeof databaseCredentialsSchema>;
+
+/** TLS to the database. */
+export const databaseTlsSchema = z.strictObject({
+  mode: z
+    .enum(["disable", "require", "verify-full"])
+    .describe("disable: plain TCP; require: TLS without checking the certificate; verify-full: TLS, certificate chain and host name checked"),
+  caFile: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("PEM bundle of trusted authorities (the RDS global bundle); default: Node's trust store and NODE_EXTRA_CA_CERTS"),
+});
+export type DatabaseTlsConfig = z.infer<typeof databaseTlsSchema>;
+
 export const clusterConfigSchema = z.strictObject({
   writerUrl: databaseUrl.describe("The writer (primary) endpoint; its scheme picks the engine: postgres://user:pass@host:5432/db or mysql://user:pass@host:3306/db"),
   readerUrls: z.array(databaseUrl).default([]).describe("Reader (replica) endpoints, same scheme as the writer; reads are spread over them"),
@@ -37,6 +71,10 @@ export const clusterConfigSchema = z.strictObject({
     })
     .optional()
     .describe("Aurora: discover the instances from aurora_replica_status() (PostgreSQL) or information_schema.replica_host_status (MySQL)"),
+  credentials: databaseCredentialsSchema
+    .optional()
+    .describe("Database credentials from Secrets Manager or IAM authentication tokens; default: the URLs' user and password"),
+  tls: databaseTlsSchema.optional().describe("TLS to every instance of the cluster; default: as the URL says (PostgreSQL sslmode), else none"),
 }).refine(
   (cluster) => cluster.readerUrls.every((url) => engineOfUrl(url) === engineOfUrl(cluster.writerUrl)),
   { message: "readerUrls must use the same engine (URL scheme) as writerUrl", path: ["readerUrls"] },
@@ -101,6 +139,74 @@ export const dataApiResourceSchema = z.strictObject({
 });
 export type DataApiResource = z.infer<typeof dataApiResourceSchema>;
 
+/** What one principal may do: per-cluster access, admin routes, and its share of the gateway. */
+export const principalSchema = z.strictObject({
+  clusters: z
+    .record(z.string().min(1), z.enum(["read-only", "read-write"]))
+    .default({})
+    .describe('Cluster name (or "*" for every cluster) -> access; each cluster reaches one database'),
+  admin: z.boolean().default(false).describe("May call the operator routes (/healthz, /v1/admin/...)"),
+  maxPoolShare: z
+    .number()
+    .gt(0)
+    .max(1)
+    .optional()
+    .describe("Largest fraction of each endpoint pool this principal may hold at once; default: auth.defaults.maxPoolShare"),
+  maxInFlight: z.number().int().min(1).optional().describe("Most requests of this principal in the gateway at once; default: auth.defaults.maxInFlight"),
+  maxTimeoutMs: z.number().int().min(1).optional().describe("Largest statement timeout this principal may ask for; default: statements.maxTimeoutMs"),
+});
+export type PrincipalConfig = z.infer<typeof principalSchema>;
+
+const awsRegion = z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, "an AWS region such as us-east-1");
+
+export const authConfigSchema = z
+  .strictObject({
+    iam: z
+      .strictObject({
+        audience: z
+          .string()
+          .regex(/^[A-Za-z0-9._:/-]{1,128}$/, "1 to 128 letters, digits and . _ : / -")
+          .describe("The value callers sign into the x-poolgate-server-id header: binds their proofs to this gateway"),
+        regions: z.array(awsRegion).min(1).describe("Regions whose STS endpoints (sts.<region>.amazonaws.com) callers may sign for"),
+        stsEndpoint: z
+          .url()
+          .optional()
+          .describe("Where proofs are sent (an STS interface VPC endpoint, or a test stand-in); default: https://<the proof's STS host>"),
+        maxClockSkewMs: ms("A proof signed further than this from now (either way) is refused, and its cached answer expires with it").min(1000).default(300000),
+        cacheTtlMs: ms("How long a verified proof's identity is cached, by its signature").default(300000),
+        cacheMaxEntries: z.number().int().min(1).default(10000).describe("Most cached identities"),
+        maxConcurrentChecks: z.number().int().min(1).default(16).describe("Most STS calls in flight at once; more wait their turn"),
+        checkTimeoutMs: ms("Limit for one STS call").min(100).default(5000),
+      })
+      .optional()
+      .describe("Callers prove their IAM identity with a presigned sts:GetCallerIdentity request (x-poolgate-auth: AWS-STS <proof>)"),
+    bearer: z
+      .strictObject({
+        tokensFile: z.string().min(1).optional().describe('JSON file {"<principal>": "<token>" or ["<token>", ...]}'),
+        secretArn: z
+          .string()
+          .regex(/^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$/, "must be a Secrets Manager secret ARN")
+          .optional()
+          .describe("Secrets Manager secret holding the same JSON"),
+        refreshIntervalMs: ms("How often the tokens are read again (rotation)").min(1000).default(300000),
+      })
+      .refine((bearer) => (bearer.tokensFile === undefined) !== (bearer.secretArn === undefined), "set exactly one of tokensFile and secretArn")
+      .optional()
+      .describe("Callers send a static token (x-poolgate-auth: Bearer <token>, or Authorization on the native API)"),
+    principals: z
+      .record(z.string().min(1), principalSchema)
+      .default({})
+      .describe('Role ARN (arn:aws:iam::<account>:role/<name>), IAM user ARN, bearer token name, or "*" (any authenticated caller) -> grants'),
+    defaults: z
+      .strictObject({
+        maxPoolShare: z.number().gt(0).max(1).default(1).describe("Largest fraction of each endpoint pool one principal may hold at once"),
+        maxInFlight: z.number().int().min(1).default(1000).describe("Most requests of one principal in the gateway at once (THROTTLED above)"),
+      })
+      .prefault({}),
+  })
+  .prefault({});
+export type AuthConfig = z.infer<typeof authConfigSchema>;
+
 export const configSchema = z.strictObject({
   server: z
     .strictObject({
@@ -133,6 +239,7 @@ export const configSchema = z.strictObject({
     .strictObject({
       maxResultBytes: z.number().int().min(1024).default(16777216).describe("Largest result (sum of value text)"),
       maxResultRows: z.number().int().min(1).default(1000000).describe("Most rows one statement may return"),
+      maxParams: z.number().int().min(0).max(65535).default(65535).describe("Most parameters one statement may carry"),
     })
     .prefault({}),
   transactions: z
@@ -167,6 +274,7 @@ export const configSchema = z.strictObject({
         .default({})
         .describe("resourceArn -> cluster and secrets; empty with one cluster = every resourceArn selects it"),
       maxResponseBytes: z.number().int().min(1024).default(1048576).describe("Largest result, as the service caps it (1 MiB)"),
+      maxRequestBytes: z.number().int().min(1024).default(4194304).describe("Largest Data API request body (the service's 4 MiB)"),
       statementTimeoutMs: ms("Statement timeout of the Data API surface (the service's 45 s)").min(1).default(45000),
       transactionIdleTimeoutMs: ms("A Data API transaction idle this long is rolled back (the service's 3 minutes)").min(100).default(180000),
       transactionMaxAgeMs: ms("A Data API transaction older than this is rolled back (the service's 24 hours)").min(100).default(86400000),
@@ -192,6 +300,12 @@ export const configSchema = z.strictObject({
         .optional()
         .describe("Shared by the gateway's tasks (env POOLGATE_PEER_KEY): transaction ids then name their task, and any task forwards a call to it"),
       selfUrl: z.url().optional().describe("This task's URL as its peers reach it; default: http://<its private IPv4>:<port>"),
+    })
+    .prefault({}),
+  auth: authConfigSchema.describe("Caller authentication and authorisation; with neither iam nor bearer, the gateway listens on loopback only"),
+  aws: z
+    .strictObject({
+      secretsManagerEndpoint: z.url().optional().describe("Secrets Manager endpoint (a VPC endpoint, or a test stand-in); default: the region's"),
     })
     .prefault({}),
   metrics: z

@@ -42,11 +42,17 @@ const BY_CODE: Partial<Record<ErrorCode, DataApiExceptionName>> = {
   MALFORMED_JSON: "BadRequestException",
   UNSUPPORTED_MEDIA_TYPE: "BadRequestException",
   REQUEST_TOO_LARGE: "BadRequestException",
+  HEADERS_TOO_LARGE: "BadRequestException",
   ROUTE_NOT_FOUND: "BadRequestException",
   RESULT_TOO_LARGE: "UnsupportedResultException",
   STATEMENT_TIMEOUT: "StatementTimeoutException",
   TRANSACTION_NOT_FOUND: "TransactionNotFoundException",
   TRANSACTION_EXPIRED: "TransactionNotFoundException",
+  UNAUTHENTICATED: "AccessDeniedException",
+  FORBIDDEN: "AccessDeniedException",
+  // Nothing ran; the SDK retries ThrottlingException by its name.
+  THROTTLED: "ThrottlingException",
+  AUTHENTICATION_UNAVAILABLE: "ServiceUnavailableError",
   // Nothing ran: safe for the SDK to retry.
   POOL_TIMEOUT: "ServiceUnavailableError",
   GATEWAY_DRAINING: "ServiceUnavailableError",

@@ -12,27 +12,40 @@ import type {
   ExecuteStatementRequest,
   SqlParameter,
 } from "../../schemas/data-api.js";
+import type { AccessPolicy } from "../auth/access-policy.js";
+import type { Caller } from "../auth/caller.js";
+import type { Cluster } from "../clusters/cluster.js";
 import type { DataApiExtension, GatewayConfig } from "../config/schema.js";
 import type { ExecuteOptions, StatementResult } from "../engines/engine.js";
 import type { ExecutionPolicy } from "../execution/executor.js";
+import type { RunAs } from "../execution/run-as.js";
 import { executeOptions } from "../execution/run-options.js";
 import { type BoundStatement, bindStatement } from "./bind.js";
 import { DataApiRefusal } from "./errors.js";
 import { columnMetadataText, formattedRecordsText, recordsText } from "./records.js";
-import type { DataApiTarget, DataApiTargets } from "./targets.js";
+import type { DataApiTargets } from "./targets.js";
 
 const QUEUE = { queue: true } as const;
+
+/** A resolved target as this caller may use it. */
+interface Authorised {
+  cluster: Cluster;
+  extensions: ReadonlySet<DataApiExtension>;
+  runAs: RunAs;
+}
 
 export class DataApiService {
   constructor(
     private readonly targets: DataApiTargets,
     private readonly config: GatewayConfig,
+    private readonly policy: AccessPolicy,
   ) {}
 
-  async execute(request: ExecuteStatementRequest, requested: ReadonlySet<DataApiExtension>): Promise<string> {
-    const target = this.resolve(request);
+  async execute(caller: Caller, request: ExecuteStatementRequest, requested: ReadonlySet<DataApiExtension>): Promise<string> {
+    const target = this.resolve(caller, request);
     const extensions = union(target.extensions, requested);
     const engine = target.cluster.engine.kind;
+    this.checkParamCount(request.parameters?.length ?? 0);
     const bound = bindStatement(request.sql, request.parameters ?? [], engine, extensions.has("array-parameters"));
     const result = await this.run(target, bound, request.transactionId, extensions);
     const json = this.executeResponse(engine, result, request);
@@ -42,17 +55,18 @@ export class DataApiService {
     return json;
   }
 
-  async batchExecute(request: BatchExecuteStatementRequest, requested: ReadonlySet<DataApiExtension>): Promise<string> {
-    const target = this.resolve(request);
+  async batchExecute(caller: Caller, request: BatchExecuteStatementRequest, requested: ReadonlySet<DataApiExtension>): Promise<string> {
+    const target = this.resolve(caller, request);
     const extensions = union(target.extensions, requested);
     const sets = request.parameterSets ?? [];
+    for (const set of sets) this.checkParamCount(set.length);
     if (sets.length === 0) return '{"updateResults":[]}';
     const engine = target.cluster.engine.kind;
     const statements = sets.map((set: SqlParameter[]) => bindStatement(request.sql, set, engine, extensions.has("array-parameters")));
     let results: StatementResult[];
     if (request.transactionId !== undefined) {
       // One turn on the transaction for every set: nothing else of it (a COMMIT...) runs in between.
-      const options = this.transactionOptions(extensions);
+      const options = this.transactionOptions(extensions, target.runAs);
       results = await target.cluster.transactions.run(
         request.transactionId,
         request.sql,
@@ -62,49 +76,59 @@ export class DataApiService {
           return done;
         },
         QUEUE,
+        target.runAs,
       );
     } else {
       // One implicit transaction: all parameter sets or none.
       const { value } = await target.cluster.executor.batch(
-        { statements: statements.map((statement) => ({ sql: statement.sql, params: statement.params })), timeoutMs: this.timeoutMs(), bigNumbers: "string" },
-        this.policy(extensions),
+        { statements: statements.map((statement) => ({ sql: statement.sql, params: statement.params })), timeoutMs: this.timeoutMs(target.runAs), bigNumbers: "string" },
+        this.executionPolicy(extensions),
+        target.runAs,
       );
       results = value.value;
     }
     return `{"updateResults":[${results.map((result) => `{"generatedFields":${generatedFields(result)}}`).join(",")}]}`;
   }
 
-  async begin(request: BeginTransactionRequest): Promise<string> {
-    const target = this.resolve(request);
+  async begin(caller: Caller, request: BeginTransactionRequest): Promise<string> {
+    const target = this.resolve(caller, request);
     const { id } = await target.cluster.transactions.begin(
       {},
       { idleTimeoutMs: this.config.dataApi.transactionIdleTimeoutMs, maxAgeMs: this.config.dataApi.transactionMaxAgeMs },
+      target.runAs,
     );
     return JSON.stringify({ transactionId: id });
   }
 
-  async commit(request: EndTransactionRequest): Promise<string> {
-    const target = this.resolve(request);
-    await target.cluster.transactions.commit(request.transactionId, QUEUE);
+  async commit(caller: Caller, request: EndTransactionRequest): Promise<string> {
+    const target = this.resolve(caller, request);
+    await target.cluster.transactions.commit(request.transactionId, QUEUE, target.runAs);
     return '{"transactionStatus":"Transaction Committed"}';
   }
 
-  async rollback(request: EndTransactionRequest): Promise<string> {
-    const target = this.resolve(request);
-    await target.cluster.transactions.rollback(request.transactionId, QUEUE);
+  async rollback(caller: Caller, request: EndTransactionRequest): Promise<string> {
+    const target = this.resolve(caller, request);
+    await target.cluster.transactions.rollback(request.transactionId, QUEUE, target.runAs);
     return '{"transactionStatus":"Rollback Complete"}';
   }
 
-  private resolve(request: { resourceArn: string; secretArn: string; schema?: string | undefined }): DataApiTarget {
+  /** The resource's cluster, if the caller's principal has access to it. */
+  private resolve(caller: Caller, request: { resourceArn: string; secretArn: string; schema?: string | undefined }): Authorised {
     if (request.schema !== undefined) throw new DataApiRefusal("ValidationException", "The schema parameter isn't supported");
-    return this.targets.resolve(request.resourceArn, request.secretArn);
+    const target = this.targets.resolve(request.resourceArn, request.secretArn);
+    return { cluster: target.cluster, extensions: target.extensions, runAs: this.policy.runAs(caller, target.clusterName) };
   }
 
-  private timeoutMs(): number {
-    return Math.min(this.config.dataApi.statementTimeoutMs, this.config.statements.maxTimeoutMs);
+  private checkParamCount(count: number): void {
+    const max = this.config.limits.maxParams;
+    if (count > max) throw new DataApiRefusal("BadRequestException", `${count} parameters exceed limits.maxParams (${max})`);
   }
 
-  private policy(extensions: ReadonlySet<DataApiExtension>): ExecutionPolicy {
+  private timeoutMs(runAs: RunAs): number {
+    return Math.min(this.config.dataApi.statementTimeoutMs, this.config.statements.maxTimeoutMs, runAs.maxTimeoutMs ?? Number.POSITIVE_INFINITY);
+  }
+
+  private executionPolicy(extensions: ReadonlySet<DataApiExtension>): ExecutionPolicy {
     return {
       primaryOnly: !extensions.has("read-replicas"),
       withoutToken: true,
@@ -113,20 +137,27 @@ export class DataApiService {
   }
 
   /** One statement: on the transaction's connection (queued behind a running one), or on its own. */
-  private async run(target: DataApiTarget, bound: BoundStatement, transactionId: string | undefined, extensions: ReadonlySet<DataApiExtension>): Promise<StatementResult> {
+  private async run(target: Authorised, bound: BoundStatement, transactionId: string | undefined, extensions: ReadonlySet<DataApiExtension>): Promise<StatementResult> {
     if (transactionId === undefined) {
       const { value } = await target.cluster.executor.query(
-        { sql: bound.sql, params: bound.params, timeoutMs: this.timeoutMs(), bigNumbers: "string" },
-        this.policy(extensions),
+        { sql: bound.sql, params: bound.params, timeoutMs: this.timeoutMs(target.runAs), bigNumbers: "string" },
+        this.executionPolicy(extensions),
+        target.runAs,
       );
       return value.value;
     }
-    const options = this.transactionOptions(extensions);
-    return target.cluster.transactions.run(transactionId, bound.sql, (connection) => connection.execute(bound.sql, bound.params, options), QUEUE);
+    const options = this.transactionOptions(extensions, target.runAs);
+    return target.cluster.transactions.run(
+      transactionId,
+      bound.sql,
+      (connection) => connection.execute(bound.sql, bound.params, options),
+      QUEUE,
+      target.runAs,
+    );
   }
 
-  private transactionOptions(extensions: ReadonlySet<DataApiExtension>): ExecuteOptions {
-    const options = executeOptions(this.config, { timeoutMs: this.timeoutMs(), bigNumbers: "string" });
+  private transactionOptions(extensions: ReadonlySet<DataApiExtension>, runAs: RunAs): ExecuteOptions {
+    const options = executeOptions(this.config, { timeoutMs: this.timeoutMs(runAs), bigNumbers: "string" }, runAs);
     return extensions.has("large-results") ? options : { ...options, maxResultBytes: Math.min(options.maxResultBytes, this.config.dataApi.maxResponseBytes) };
   }
 

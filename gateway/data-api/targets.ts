@@ -6,11 +6,14 @@
  * its own clusters' worth of pools, built at start-up (`credentialVariants`).
  */
 import type { Cluster, ClusterEndpoints } from "../clusters/cluster.js";
+import { ConfigError } from "../config/load.js";
 import type { DataApiExtension, GatewayConfig } from "../config/schema.js";
 import { DataApiRefusal } from "./errors.js";
 
 export interface DataApiTarget {
   cluster: Cluster;
+  /** The configured cluster it reaches (a secret's own pools included): what grants are checked against. */
+  clusterName: string;
   /** Extensions the resource turns on for every call. */
   extensions: ReadonlySet<DataApiExtension>;
 }
@@ -39,6 +42,13 @@ export function credentialVariants(config: GatewayConfig): CredentialVariant[] {
     if (!cluster) continue;
     for (const [secretArn, secret] of Object.entries(resource.secrets ?? {})) {
       if (secret.username === undefined && secret.password === undefined) continue;
+      // The cluster's own login comes from its credentials source, not its URLs: a secret giving only
+      // half of a login would silently be completed with whatever the URL says.
+      if (cluster.credentials !== undefined && (secret.username === undefined || secret.password === undefined)) {
+        throw new ConfigError(
+          `invalid configuration:\n  - dataApi.resources["${resourceArn}"].secrets["${secretArn}"]: cluster "${resource.cluster}" takes its credentials from ${cluster.credentials.source}; give both username and password, or neither`,
+        );
+      }
       variants.push({
         key: variantKey(resourceArn, secretArn),
         baseCluster: resource.cluster,
@@ -71,17 +81,17 @@ export class DataApiTargets {
           `HttpEndpoint is not enabled for resource ${resourceArn}: several clusters are configured, so dataApi.resources must map resource ARNs to them`,
         );
       }
-      return { cluster: only, extensions: new Set() };
+      return { cluster: only, clusterName: only.name, extensions: new Set() };
     }
     const resource = resources[resourceArn];
     if (!resource) throw new DataApiRefusal("HttpEndpointNotEnabledException", `HttpEndpoint is not enabled for resource ${resourceArn}`);
     const extensions = new Set(resource.extensions);
     const base = this.clusters.get(resource.cluster);
     if (!base) throw new DataApiRefusal("HttpEndpointNotEnabledException", `HttpEndpoint is not enabled for resource ${resourceArn}`);
-    if (resource.secrets === undefined) return { cluster: base, extensions };
+    if (resource.secrets === undefined) return { cluster: base, clusterName: resource.cluster, extensions };
     if (!Object.hasOwn(resource.secrets, secretArn)) {
       throw new DataApiRefusal("ForbiddenException", `secret ${secretArn} is not allowed for resource ${resourceArn}`);
     }
-    return { cluster: this.variants.get(variantKey(resourceArn, secretArn)) ?? base, extensions };
+    return { cluster: this.variants.get(variantKey(resourceArn, secretArn)) ?? base, clusterName: resource.cluster, extensions };
   }
 }

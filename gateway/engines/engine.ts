@@ -39,6 +39,11 @@ export interface ExecuteOptions {
   bigNumbers: "string" | "number";
   maxResultBytes: number;
   maxResultRows: number;
+  /**
+   * Send the text as exactly one statement (PostgreSQL's extended protocol, MySQL's prepared
+   * statements), so that the server itself refuses a string holding a second one.
+   */
+  singleStatement?: boolean;
 }
 
 /** What a session really reached: the role-truth check of a new connection and of the monitor. */
@@ -60,6 +65,12 @@ export interface ListedInstance {
 export interface TransactionOptions {
   isolation?: Isolation | undefined;
   readOnly?: boolean | undefined;
+  /**
+   * For read-only principals: the session's default access mode becomes READ ONLY too (MySQL), so a
+   * statement that commits implicitly cannot start a read-write transaction of its own; the session is
+   * reset before it is reused.
+   */
+  lockReadOnly?: boolean | undefined;
 }
 
 /** One live database session. Not safe for concurrent use: the pool hands it to one caller at a time. */
@@ -84,6 +95,8 @@ export interface EngineConnection {
   commitPosition(timeoutMs: number): Promise<string | null>;
   /** A cheap round trip proving the session is alive. */
   ping(timeoutMs: number): Promise<void>;
+  /** Whether the session is inside a transaction block, as the server last reported it. */
+  readonly inTransaction: boolean;
   /** True when a statement may have left session state (SET, temp table, lock, open transaction...). */
   readonly needsReset: boolean;
   /** Returns the session to its just-connected state. */

@@ -5,7 +5,7 @@
  * anything was committed, or when a demoted primary refused a write; writes answer with a consistency
  * token, and failures that smell of failover are reported to the topology.
  */
-import type { BatchRequest, Intent, QueryRequest } from "../../schemas/query.js";
+import type { BatchRequest, Intent, Param, QueryRequest } from "../../schemas/query.js";
 import type { GatewayConfig } from "../config/schema.js";
 import type { EngineConnection, ExecuteOptions, StatementResult } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
@@ -15,6 +15,7 @@ import type { StatementClassifier } from "../routing/statement-classifier.js";
 import type { Endpoint } from "../topology/endpoint.js";
 import type { Topology } from "../topology/topology.js";
 import { type Attempted, runWithRetry } from "./retry.js";
+import { type RunAs, UNRESTRICTED } from "./run-as.js";
 import { executeOptions } from "./run-options.js";
 
 /** How another surface (the Data API) asks for the same execution with its own rules. */
@@ -64,6 +65,45 @@ export async function instanceIsReadOnly(connection: EngineConnection, timeoutMs
   return !(answer instanceof GatewayError && answer.code === "DATABASE_ERROR");
 }
 
+/**
+ * A read-only principal's statements: in a READ ONLY transaction (on MySQL the session's default access
+ * mode too), one statement per string, ending in ROLLBACK so that nothing it did can persist even if
+ * a write got past READ ONLY. A statement that ended the transaction is an error. Nothing commits, so
+ * a session lost on the way is safe to run again.
+ */
+async function readOnlyUnit(
+  connection: EngineConnection,
+  statements: readonly { sql: string; params: readonly Param[] }[],
+  options: ExecuteOptions,
+  isolation?: BatchRequest["isolation"],
+): Promise<StatementResult[]> {
+  try {
+    await connection.begin({ isolation, readOnly: true, lockReadOnly: true }, options.timeoutMs);
+    const results: StatementResult[] = [];
+    for (const statement of statements) {
+      results.push(await connection.execute(statement.sql, statement.params, { ...options, singleStatement: true }));
+      if (!connection.inTransaction) throw new GatewayError("FORBIDDEN", "this principal may only read: the statement ended the read-only transaction");
+    }
+    return results;
+  } catch (err) {
+    throw readOnlyFailure(err);
+  } finally {
+    if (connection.alive) await connection.rollback(options.timeoutMs).catch(() => undefined);
+  }
+}
+
+/** A write the database refused in a read-only principal's transaction is a permission error. */
+export function readOnlyFailure(err: unknown): unknown {
+  if (!(err instanceof GatewayError)) return err;
+  if (err.code === "OUTCOME_UNKNOWN") {
+    return new GatewayError("CONNECTION_LOST", `${err.message} (read-only work: nothing was committed)`, { cause: err });
+  }
+  if (err.code === "DATABASE_ERROR" && (err.refusedAsReadOnly || err.database?.sqlstate === "25006")) {
+    return new GatewayError("FORBIDDEN", `this principal may only read; the database refused: ${err.message}`, { cause: err, database: err.database });
+  }
+  return err;
+}
+
 function isReadOnlyRefusal(err: unknown): boolean {
   return err instanceof GatewayError && err.code === "DATABASE_ERROR" && err.refusedAsReadOnly;
 }
@@ -77,11 +117,19 @@ export class Executor {
     private readonly clock: Clock,
   ) {}
 
-  query(request: QueryRequest, policy: ExecutionPolicy = {}): Promise<Attempted<Written<StatementResult>>> {
-    const options = withPolicy(executeOptions(this.config, request), policy);
+  query(request: QueryRequest, policy: ExecutionPolicy = {}, runAs: RunAs = UNRESTRICTED): Promise<Attempted<Written<StatementResult>>> {
+    const options = withPolicy(executeOptions(this.config, request, runAs), policy);
     const params = request.params ?? [];
     const intent = request.intent ?? this.classifier.infer(request.sql);
     const route = this.route(intent, request, options.timeoutMs);
+    if (runAs.readOnly) {
+      this.refuseForReadOnly([request.sql]);
+      return runWithRetry(this.config.retry, async () => {
+        const endpoint = await this.endpointFor(route, policy);
+        const [value] = await this.onEndpoint(endpoint, intent, (connection) => readOnlyUnit(connection, [{ sql: request.sql, params }], options), runAs);
+        return { value: value as StatementResult, consistencyToken: undefined };
+      });
+    }
     // SQL with its own COMMIT may have committed part of its work before failing: run it once only.
     const controlsTransactions = this.classifier.commitsInParts(request.sql);
     const retry = controlsTransactions ? { ...this.config.retry, maxAttempts: 1 } : this.config.retry;
@@ -92,15 +140,24 @@ export class Executor {
           throw controlsTransactions ? partOfItMayHaveCommitted(err) : err;
         });
         return { value, consistencyToken: policy.withoutToken ? undefined : await this.tokenAfter(intent, connection, options.timeoutMs) };
-      });
+      }, runAs);
     });
   }
 
-  batch(request: BatchRequest, policy: ExecutionPolicy = {}): Promise<Attempted<Written<StatementResult[]>>> {
+  batch(request: BatchRequest, policy: ExecutionPolicy = {}, runAs: RunAs = UNRESTRICTED): Promise<Attempted<Written<StatementResult[]>>> {
     this.refuseTransactionControl(request.statements.map((statement) => statement.sql), "a batch");
-    const options = withPolicy(executeOptions(this.config, request), policy);
-    const intent: Intent = request.readOnly ? "read" : "write";
+    const options = withPolicy(executeOptions(this.config, request, runAs), policy);
+    const intent: Intent = request.readOnly || runAs.readOnly ? "read" : "write";
     const route = this.route(intent, request, options.timeoutMs);
+    if (runAs.readOnly) {
+      this.refuseForReadOnly(request.statements.map((statement) => statement.sql));
+      const statements = request.statements.map((statement) => ({ sql: statement.sql, params: statement.params ?? [] }));
+      return runWithRetry(this.config.retry, async () => {
+        const endpoint = await this.endpointFor(route, policy);
+        const value = await this.onEndpoint(endpoint, intent, (connection) => readOnlyUnit(connection, statements, options, request.isolation), runAs);
+        return { value, consistencyToken: undefined };
+      });
+    }
     return runWithRetry(this.config.retry, async () => {
       const endpoint = await this.endpointFor(route, policy);
       return this.onEndpoint(endpoint, intent, async (connection) => {
@@ -125,8 +182,19 @@ export class Executor {
           }
           throw err;
         }
-      });
+      }, runAs);
     });
+  }
+
+  /** Read-only principals: refuses what could end their READ ONLY transaction or change its access mode. */
+  refuseForReadOnly(sqls: readonly string[]): void {
+    for (const [at, sql] of sqls.entries()) {
+      const reason = this.classifier.refusedForReadOnly(sql);
+      if (reason === undefined) continue;
+      throw new GatewayError("FORBIDDEN", `this principal may only read: ${reason} are refused`, {
+        issues: [{ path: sqls.length > 1 ? `statements.${at}.sql` : "sql", message: "not allowed for a read-only principal" }],
+      });
+    }
   }
 
   /**
@@ -158,11 +226,11 @@ export class Executor {
   }
 
   /** Borrows a connection of the endpoint for the work and reports failover signs on the way out. */
-  async onEndpoint<T>(endpoint: Endpoint, intent: Intent, work: (connection: EngineConnection) => Promise<T>): Promise<T> {
+  async onEndpoint<T>(endpoint: Endpoint, intent: Intent, work: (connection: EngineConnection) => Promise<T>, runAs: RunAs = UNRESTRICTED): Promise<T> {
     // What the endpoint was when the work was sent there, not when an error comes back.
     const onReplica = endpoint.role === "replica";
     endpoint.outstanding++;
-    const entry = await endpoint.pool.acquire().catch((err: unknown) => {
+    const entry = await endpoint.pool.acquire({ tenant: runAs.tenant, share: runAs.share }).catch((err: unknown) => {
       endpoint.outstanding--;
       throw this.failoverAware(err, endpoint, intent, onReplica);
     });

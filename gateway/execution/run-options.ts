@@ -2,17 +2,20 @@
 import type { GatewayConfig } from "../config/schema.js";
 import type { ExecuteOptions } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
+import { type RunAs, UNRESTRICTED } from "./run-as.js";
 
 export interface RequestRunOptions {
   timeoutMs?: number | undefined;
   bigNumbers?: "string" | "number" | undefined;
 }
 
-export function executeOptions(config: GatewayConfig, request: RequestRunOptions): ExecuteOptions {
-  const timeoutMs = request.timeoutMs ?? config.statements.defaultTimeoutMs;
-  if (timeoutMs > config.statements.maxTimeoutMs) {
-    throw new GatewayError("INVALID_REQUEST", `timeoutMs ${timeoutMs} exceeds the maximum of ${config.statements.maxTimeoutMs}`, {
-      issues: [{ path: "timeoutMs", message: `must be at most ${config.statements.maxTimeoutMs}` }],
+export function executeOptions(config: GatewayConfig, request: RequestRunOptions, runAs: RunAs = UNRESTRICTED): ExecuteOptions {
+  const maxTimeoutMs = Math.min(config.statements.maxTimeoutMs, runAs.maxTimeoutMs ?? Number.POSITIVE_INFINITY);
+  const timeoutMs = request.timeoutMs ?? Math.min(config.statements.defaultTimeoutMs, maxTimeoutMs);
+  if (timeoutMs > maxTimeoutMs) {
+    const whose = maxTimeoutMs < config.statements.maxTimeoutMs ? "this principal's maximum" : "the maximum";
+    throw new GatewayError("INVALID_REQUEST", `timeoutMs ${timeoutMs} exceeds ${whose} of ${maxTimeoutMs}`, {
+      issues: [{ path: "timeoutMs", message: `must be at most ${maxTimeoutMs}` }],
     });
   }
   return {
@@ -20,5 +23,7 @@ export function executeOptions(config: GatewayConfig, request: RequestRunOptions
     bigNumbers: request.bigNumbers ?? "string",
     maxResultBytes: config.limits.maxResultBytes,
     maxResultRows: config.limits.maxResultRows,
+    // A read-only principal's string cannot smuggle a second statement past its checks.
+    singleStatement: runAs.readOnly,
   };
 }

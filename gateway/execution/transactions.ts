@@ -13,13 +13,18 @@ import type { Clock } from "../pool/clock.js";
 import type { Router } from "../routing/router.js";
 import type { PoolEntry } from "../pool/pool-entry.js";
 import type { Endpoint } from "../topology/endpoint.js";
-import { type Executor, instanceIsReadOnly } from "./executor.js";
+import { type Executor, instanceIsReadOnly, readOnlyFailure } from "./executor.js";
+import { type RunAs, UNRESTRICTED } from "./run-as.js";
 
 interface OpenTransaction {
   readonly id: string;
   readonly endpoint: Endpoint;
   readonly entry: PoolEntry;
   readonly readOnly: boolean;
+  /** The principal that began it: the only one that may use it. */
+  readonly tenant: string;
+  /** Began by a read-only principal: its statements are checked, and it ends in ROLLBACK whatever is asked. */
+  readonly readOnlyPrincipal: boolean;
   readonly expiresAt: number;
   readonly idleTimeoutMs: number;
   readonly maxAgeMs: number;
@@ -45,7 +50,8 @@ const EXPIRED_MEMORY = 10000;
 
 export class TransactionRegistry {
   private readonly open = new Map<string, OpenTransaction>();
-  private readonly expired = new Map<string, string>();
+  /** Expired ids -> why, and whose they were (others are told "not found"). */
+  private readonly expired = new Map<string, { reason: string; tenant: string }>();
   private sweepTimer: NodeJS.Timeout | undefined;
   private closing = false;
   /** Begins under way (counted against maxOpen before they finish). */
@@ -76,7 +82,7 @@ export class TransactionRegistry {
     this.sweepTimer.unref();
   }
 
-  async begin(request: BeginRequest, lifetimes?: TransactionLifetimes): Promise<{ id: string; expiresAt: Date }> {
+  async begin(request: BeginRequest, lifetimes?: TransactionLifetimes, runAs: RunAs = UNRESTRICTED): Promise<{ id: string; expiresAt: Date }> {
     if (this.closing) throw new GatewayError("GATEWAY_DRAINING", "the gateway is shutting down; no new transactions");
     const { maxOpen } = this.config.transactions;
     const maxAgeMs = lifetimes?.maxAgeMs ?? this.config.transactions.maxAgeMs;
@@ -89,15 +95,15 @@ export class TransactionRegistry {
     }
     // Read-only transactions may run on a fresh-enough replica; the rest pin a primary connection.
     const timeoutMs = this.config.statements.defaultTimeoutMs;
-    const readOnly = request.readOnly ?? false;
+    const readOnly = (request.readOnly ?? false) || runAs.readOnly;
     this.opening++;
     let endpoint: Endpoint;
     let entry: PoolEntry;
     try {
       endpoint = await this.router.endpointFor(this.executor.route(readOnly ? "read" : "write", request, timeoutMs));
-      entry = await endpoint.pool.acquire();
+      entry = await endpoint.pool.acquire({ tenant: runAs.tenant, share: runAs.share });
       try {
-        await entry.connection.begin(request, timeoutMs);
+        await entry.connection.begin({ isolation: request.isolation, readOnly, lockReadOnly: runAs.readOnly }, timeoutMs);
       } catch (err) {
         endpoint.pool.release(entry);
         if (err instanceof GatewayError && err.code === "OUTCOME_UNKNOWN") {
@@ -113,16 +119,37 @@ export class TransactionRegistry {
     endpoint.outstanding++;
     const now = this.clock.now();
     const id = this.mintId();
-    this.open.set(id, { id, endpoint, entry, readOnly, expiresAt: now + maxAgeMs, idleTimeoutMs, maxAgeMs, lastUsedAt: now, busy: false, turns: [] });
+    this.open.set(id, {
+      id,
+      endpoint,
+      entry,
+      readOnly,
+      tenant: runAs.tenant,
+      readOnlyPrincipal: runAs.readOnly,
+      expiresAt: now + maxAgeMs,
+      idleTimeoutMs,
+      maxAgeMs,
+      lastUsedAt: now,
+      busy: false,
+      turns: [],
+    });
     return { id, expiresAt: new Date(Date.now() + maxAgeMs) };
   }
 
   /** Runs a caller's SQL on the transaction's connection, one statement at a time. */
-  async run<T>(id: string, sql: string, work: (connection: EngineConnection) => Promise<T>, turn: TurnOptions = {}): Promise<T> {
+  async run<T>(id: string, sql: string, work: (connection: EngineConnection) => Promise<T>, turn: TurnOptions = {}, runAs: RunAs = UNRESTRICTED): Promise<T> {
     this.executor.refuseTransactionControl([sql], "an interactive transaction (use its commit and rollback endpoints)");
-    const tx = await this.claim(id, turn);
+    if (runAs.readOnly) this.executor.refuseForReadOnly([sql]);
+    const tx = await this.claim(id, turn, runAs);
     try {
-      return await work(tx.entry.connection);
+      const result = await work(tx.entry.connection).catch((err: unknown) => {
+        throw tx.readOnlyPrincipal ? readOnlyFailure(err) : err;
+      });
+      if (tx.readOnlyPrincipal && !tx.entry.connection.inTransaction) {
+        this.end(tx);
+        throw new GatewayError("FORBIDDEN", `this principal may only read: the statement ended transaction ${id}, which is closed`);
+      }
+      return result;
     } catch (err) {
       if (err instanceof GatewayError && !tx.readOnly && err.code === "OUTCOME_UNKNOWN") this.router.signalFailover(`transaction ${id}: ${err.message}`);
       if (err instanceof GatewayError && !tx.readOnly && err.refusedAsReadOnly && (await instanceIsReadOnly(tx.entry.connection, this.config.topology.checkTimeoutMs, false))) {
@@ -150,10 +177,15 @@ export class TransactionRegistry {
   }
 
   /** Commits; resolves the consistency token of a read-write transaction. */
-  async commit(id: string, turn: TurnOptions = {}): Promise<string | undefined> {
-    const tx = await this.claim(id, turn);
+  async commit(id: string, turn: TurnOptions = {}, runAs: RunAs = UNRESTRICTED): Promise<string | undefined> {
+    const tx = await this.claim(id, turn, runAs);
     const timeoutMs = this.config.statements.defaultTimeoutMs;
     try {
+      if (tx.readOnlyPrincipal) {
+        // Nothing of a read-only principal's transaction may persist: it ends in ROLLBACK either way.
+        await tx.entry.connection.rollback(timeoutMs);
+        return undefined;
+      }
       const outcome = await tx.entry.connection.commit(timeoutMs);
       if (outcome === "rolled back") {
         throw new GatewayError("TRANSACTION_ABORTED", `transaction ${id} had a failed statement; the database rolled it back`);
@@ -165,8 +197,8 @@ export class TransactionRegistry {
     }
   }
 
-  async rollback(id: string, turn: TurnOptions = {}): Promise<void> {
-    const tx = await this.claim(id, turn);
+  async rollback(id: string, turn: TurnOptions = {}, runAs: RunAs = UNRESTRICTED): Promise<void> {
+    const tx = await this.claim(id, turn, runAs);
     try {
       await tx.entry.connection.rollback(this.config.statements.defaultTimeoutMs);
     } catch (err) {
@@ -177,12 +209,13 @@ export class TransactionRegistry {
     }
   }
 
-  private lookup(id: string): OpenTransaction {
+  /** The open transaction, if `tenant` began it: another principal is told it does not exist. */
+  private lookup(id: string, tenant: string): OpenTransaction {
     const tx = this.open.get(id);
-    if (!tx) {
-      const reason = this.expired.get(id);
-      if (reason !== undefined) {
-        throw new GatewayError("TRANSACTION_EXPIRED", `transaction ${id} was rolled back by the gateway: ${reason}`);
+    if (!tx || tx.tenant !== tenant) {
+      const expired = this.expired.get(id);
+      if (!tx && expired !== undefined && expired.tenant === tenant) {
+        throw new GatewayError("TRANSACTION_EXPIRED", `transaction ${id} was rolled back by the gateway: ${expired.reason}`);
       }
       throw new GatewayError("TRANSACTION_NOT_FOUND", `no open transaction ${id} (unknown, committed or rolled back)`);
     }
@@ -190,8 +223,8 @@ export class TransactionRegistry {
   }
 
   /** The transaction for one statement: at once, in turn behind the running one, or TRANSACTION_BUSY. */
-  private async claim(id: string, turn: TurnOptions): Promise<OpenTransaction> {
-    const tx = this.lookup(id);
+  private async claim(id: string, turn: TurnOptions, runAs: RunAs): Promise<OpenTransaction> {
+    const tx = this.lookup(id, runAs.tenant);
     if (!tx.busy) {
       tx.busy = true;
       return tx;
@@ -201,7 +234,7 @@ export class TransactionRegistry {
     // Woken by passTurn (still busy, now ours) or by the transaction's end.
     if (this.open.get(id) !== tx) {
       this.passTurn(tx);
-      return this.lookup(id);
+      return this.lookup(id, runAs.tenant);
     }
     return tx;
   }
@@ -229,7 +262,7 @@ export class TransactionRegistry {
       const oldest = this.expired.keys().next().value;
       if (oldest !== undefined) this.expired.delete(oldest);
     }
-    this.expired.set(tx.id, reason);
+    this.expired.set(tx.id, { reason, tenant: tx.tenant });
     this.end(tx);
   }
 

@@ -1,7 +1,10 @@
 /** What the HTTP routes need from the rest of the gateway, passed explicitly. */
+import type { AccessPolicy } from "../auth/access-policy.js";
+import type { Caller } from "../auth/caller.js";
 import type { Cluster } from "../clusters/cluster.js";
 import type { GatewayConfig } from "../config/schema.js";
 import type { DataApiService } from "../data-api/service.js";
+import type { RunAs } from "../execution/run-as.js";
 import type { TransactionOwnership } from "../peers/transaction-ownership.js";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
@@ -16,9 +19,24 @@ export interface HttpContext {
   dataApi: DataApiService;
   /** With a peer key: which task owns a transaction id. */
   ownership?: TransactionOwnership | undefined;
+  /** What each principal may do. */
+  policy: AccessPolicy;
 }
 
-export function selectCluster(context: HttpContext, name: string | undefined): Cluster {
+/** A cluster as one caller may use it. */
+export interface ClusterAccess {
+  cluster: Cluster;
+  runAs: RunAs;
+}
+
+/** The named (or default) cluster, if the caller has access to it. */
+export function selectCluster(context: HttpContext, caller: Caller, name: string | undefined): ClusterAccess {
+  const cluster = clusterNamed(context, name);
+  return { cluster, runAs: context.policy.runAs(caller, cluster.name) };
+}
+
+/** The named (or default) cluster; INVALID_REQUEST when there is none of that name. */
+export function clusterNamed(context: HttpContext, name: string | undefined): Cluster {
   if (context.isDraining()) throw new GatewayError("GATEWAY_DRAINING", "the gateway is shutting down; retry against another instance");
   const wanted = name ?? context.config.defaultCluster;
   const cluster = context.clusters.get(wanted);
@@ -34,11 +52,21 @@ export function selectCluster(context: HttpContext, name: string | undefined): C
  * The cluster of an interactive transaction: the one the request names, else the one that issued the
  * id (transaction ids are unique across clusters), else the default (which answers "not found").
  */
-export function selectTransactionCluster(context: HttpContext, transactionId: string, name: string | undefined): Cluster {
+export function selectTransactionCluster(context: HttpContext, caller: Caller, transactionId: string, name: string | undefined): ClusterAccess {
   if (name === undefined) {
     for (const cluster of context.clusters.values()) {
-      if (cluster.transactions.knows(transactionId)) return selectCluster(context, cluster.name);
+      if (cluster.transactions.knows(transactionId)) return selectCluster(context, caller, cluster.name);
     }
   }
-  return selectCluster(context, name);
+  return selectCluster(context, caller, name);
+}
+
+/** limits.maxParams: a statement carrying more parameters is refused before anything runs. */
+export function checkParamCount(context: HttpContext, params: readonly unknown[] | undefined): void {
+  const max = context.config.limits.maxParams;
+  if (params !== undefined && params.length > max) {
+    throw new GatewayError("INVALID_REQUEST", `${params.length} parameters exceed limits.maxParams (${max})`, {
+      issues: [{ path: "params", message: `at most ${max} parameters` }],
+    });
+  }
 }

@@ -40,13 +40,25 @@ export function errorBody(error: GatewayError, requestId: string): ErrorBody {
   return body;
 }
 
-export function replyWithError(err: unknown, request: FastifyRequest, reply: FastifyReply, logger: Logger): FastifyReply {
-  const error = toGatewayError(err);
+const ACCESS_REFUSALS = new Set(["UNAUTHENTICATED", "FORBIDDEN", "THROTTLED"]);
+
+/**
+ * What the log keeps of a failure: bugs in full (under the request id, never sent), server-side
+ * failures and refused access (who, and why) as warnings. Never a credential or a parameter value.
+ */
+export function logFailure(error: GatewayError, original: unknown, request: FastifyRequest, logger: Logger): void {
   if (error.code === "INTERNAL_ERROR") {
-    logger.error({ err: error.cause ?? err, requestId: request.id, route: request.url }, "unhandled error");
+    logger.error({ err: error.cause ?? original, requestId: request.id, route: request.routeOptions.url ?? "(none)" }, "unhandled error");
   } else if (error.status >= 500) {
     logger.warn({ code: error.code, requestId: request.id, message: error.message }, "request failed");
+  } else if (ACCESS_REFUSALS.has(error.code)) {
+    logger.warn({ code: error.code, requestId: request.id, principal: request.caller.principal, message: error.message }, "access refused");
   }
-  if (error.status === 503) reply.header("retry-after", String(error.retryAfterS ?? 1));
+}
+
+export function replyWithError(err: unknown, request: FastifyRequest, reply: FastifyReply, logger: Logger): FastifyReply {
+  const error = toGatewayError(err);
+  logFailure(error, err, request, logger);
+  if (error.status === 503 || error.status === 429) reply.header("retry-after", String(error.retryAfterS ?? 1));
   return reply.code(error.status).header("x-request-id", request.id).send(errorBody(error, request.id));
 }

@@ -32,7 +32,8 @@ export function registerOwnerForwarding(app: FastifyInstance, ownership: Transac
     if (owner === undefined) return;
     const headers: Record<string, string> = { [FORWARDED]: "1", "x-request-id": request.id };
     if (request.body !== undefined) headers["content-type"] = "application/json";
-    for (const name of ["authorization", "x-poolgate-extensions"]) {
+    // The owner checks the caller again: the credential travels with the call.
+    for (const name of ["authorization", "x-poolgate-auth", "x-poolgate-extensions"]) {
       const value = request.headers[name];
       if (typeof value === "string") headers[name] = value;
     }

@@ -1,7 +1,12 @@
 /** Builds the Fastify server: body limits, the one error handler, and the routes. */
 import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyInstance } from "fastify";
+import type { Authenticator } from "../auth/authenticator.js";
 import { GatewayError } from "../errors.js";
+import { ANONYMOUS } from "../auth/caller.js";
+import { registerAuthentication } from "./authenticate.js";
+import { answerClientError } from "./client-error.js";
+import { parseJsonBody } from "./json-body.js";
 import type { HttpContext } from "./context.js";
 import { replyWithError } from "./error-handler.js";
 import { registerOwnerForwarding } from "./forward-to-owner.js";
@@ -13,7 +18,7 @@ import { registerTransactionRoutes } from "./routes/transactions.js";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export function createHttpServer(context: HttpContext, version: string): FastifyInstance {
+export function createHttpServer(context: HttpContext, authenticator: Authenticator, version: string): FastifyInstance {
   const app = Fastify({
     bodyLimit: context.config.server.maxRequestBytes,
     keepAliveTimeout: context.config.server.keepAliveTimeoutMs,
@@ -21,6 +26,15 @@ export function createHttpServer(context: HttpContext, version: string): Fastify
     return503OnClosing: false,
     forceCloseConnections: "idle",
     logger: false,
+    // Transaction ids naming their task (peers) are long; Fastify's default is 100 characters.
+    routerOptions: { maxParamLength: 512 },
+    // Fastify's own refusals (a malformed URL, an over-long path parameter) in the gateway's format.
+    frameworkErrors: (error, request, reply) => {
+      request.caller = ANONYMOUS;
+      replyWithError(new GatewayError("INVALID_REQUEST", `malformed request: ${error.message}`), request, reply, context.logger);
+    },
+    // Requests Node's HTTP parser refuses never reach a route: answered here, in the same format.
+    clientErrorHandler: (error, socket) => answerClientError(error, socket),
     genReqId: (request) => {
       const incoming = request.headers["x-request-id"];
       return typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
@@ -32,12 +46,15 @@ export function createHttpServer(context: HttpContext, version: string): Fastify
   // Plain JSON.parse: a "__proto__" key becomes an own property (never a prototype), and the strict
   // zod schemas reject it as an unknown field, so secure-json-parse's extra scan is not needed.
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
-    if (body === "") return done(new GatewayError("INVALID_REQUEST", "the JSON body is empty"), undefined);
     try {
-      done(null, JSON.parse(body as string));
+      done(null, parseJsonBody(body as string));
     } catch (err) {
-      done(new GatewayError("MALFORMED_JSON", `request body is not valid JSON: ${(err as Error).message}`), undefined);
+      done(err as GatewayError, undefined);
     }
+  });
+  // Every answer names its request, whichever route (or none) produced it.
+  app.addHook("onSend", async (request, reply) => {
+    if (!reply.hasHeader("x-request-id")) reply.header("x-request-id", request.id);
   });
   app.setErrorHandler((err, request, reply) => replyWithError(err, request, reply, context.logger));
   app.setNotFoundHandler((request, reply) =>
@@ -49,12 +66,13 @@ export function createHttpServer(context: HttpContext, version: string): Fastify
     ),
   );
 
+  registerAuthentication(app, authenticator, context.policy);
   if (context.ownership) registerOwnerForwarding(app, context.ownership);
   registerQueryRoutes(app, context);
   registerTransactionRoutes(app, context);
   registerHealthRoutes(app, context);
   registerDataApiRoutes(app, context, context.dataApi);
   const openApi = buildOpenApiDocument(version);
-  app.get("/openapi.json", async (_request, reply) => reply.send(openApi));
+  app.get("/openapi.json", { config: { access: "public" } }, async (_request, reply) => reply.send(openApi));
   return app;
 }

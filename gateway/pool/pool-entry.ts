@@ -17,6 +17,8 @@ export class PoolEntry {
   lastAccessedAt: number;
   /** Set when the entry must be retired when its borrower releases it (lifetime reached, death). */
   retireOnRelease: string | null = null;
+  /** The tenant the entry is lent to (meaningful while IN_USE). */
+  tenant = "";
 
   constructor(
     readonly connection: EngineConnection,

@@ -30,9 +30,30 @@ export interface PoolSettings {
   housekeepingIntervalMs: number;
 }
 
+/**
+ * Who asks for a connection, for fairness between callers: waiters are served round-robin across
+ * tenants, and a tenant holds at most `share` of the pool at once (HikariCP has no tenants; this is
+ * pgcat's per-user pools, without splitting the connections).
+ */
+export interface AcquireClaim {
+  tenant: string;
+  /** Fraction of maxSize this tenant may hold at once (at least one connection). */
+  share: number;
+}
+
+const UNCLAIMED: AcquireClaim = { tenant: "", share: 1 };
+
 export interface ConnectionSource {
   open(connectTimeoutMs: number): Promise<EngineConnection>;
   describeError(err: unknown): string;
+}
+
+/** A connect failure's code (a socket error, a SQLSTATE, a MySQL error name), without its message. */
+function errorCodeOf(err: unknown): string {
+  const candidate = err as { code?: unknown; errno?: unknown } | null;
+  if (typeof candidate?.code === "string" && /^[A-Za-z0-9_]{1,40}$/.test(candidate.code)) return candidate.code;
+  if (typeof candidate?.errno === "number") return `error ${candidate.errno}`;
+  return "connection failed";
 }
 
 /** HikariCP retires connections up to 2.5% early so a pool's connections never expire together. */
@@ -46,10 +67,20 @@ export class Pool {
   readonly idle: PoolEntry[] = [];
   readonly counters = new PoolCounters();
   private readonly waiters = new WaiterQueue();
+  /** Borrowed entries per tenant, and each tenant's cap, for the fair-share rule. */
+  private readonly inUse = new Map<string, { count: number; cap: number }>();
+  /** Idle entries being validated on their way to a waiter (pulse). */
+  private reviving = 0;
+  private readonly eligible = (tenant: string): boolean => {
+    const held = this.inUse.get(tenant);
+    return held === undefined || held.count < held.cap;
+  };
   private pendingCreates = 0;
   private closed = false;
   private consecutiveConnectFailures = 0;
   private lastConnectError: string | undefined;
+  /** The last connect failure's code alone (ECONNREFUSED, 28P01...): what a caller is told. */
+  private lastConnectErrorCode = "connection failed";
   private lastConnectedAt: number | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private housekeepingTimer: NodeJS.Timeout | undefined;
@@ -83,49 +114,76 @@ export class Pool {
     return false;
   }
 
-  acquire(): Promise<PoolEntry> {
+  /** Borrows a connection for `claim`'s tenant (default: callers not told apart). */
+  acquire(claim: AcquireClaim = UNCLAIMED): Promise<PoolEntry> {
     const startedAt = this.clock.now();
-    return this.acquireUntil(startedAt, startedAt + this.settings.acquireTimeoutMs);
+    this.registerTenant(claim);
+    return this.acquireUntil(claim.tenant, startedAt, startedAt + this.settings.acquireTimeoutMs);
   }
 
-  private acquireUntil(startedAt: number, deadline: number): Promise<PoolEntry> {
+  /** Borrowed entries per tenant (tenants holding none are not listed). */
+  inUseByTenant(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const [tenant, held] of this.inUse) if (held.count > 0) counts.set(tenant, held.count);
+    return counts;
+  }
+
+  private registerTenant(claim: AcquireClaim): void {
+    const cap = Math.max(1, Math.floor(claim.share * this.settings.maxSize + 1e-9));
+    const held = this.inUse.get(claim.tenant);
+    if (held) held.cap = cap;
+    else this.inUse.set(claim.tenant, { count: 0, cap });
+  }
+
+  private acquireUntil(tenant: string, startedAt: number, deadline: number): Promise<PoolEntry> {
     if (this.closed) return Promise.reject(this.drainingError());
-    if (this.waiters.length === 0) {
+    // Idle connections go to a new caller only if nobody who could take them is queued ahead of it.
+    if (this.eligible(tenant) && this.waiters.countEligible(this.eligible) === 0) {
       const entry = this.idle.pop();
       if (entry) {
         if (this.clock.now() - entry.lastAccessedAt <= this.settings.aliveBypassMs) {
-          return Promise.resolve(this.lend(entry, startedAt));
+          return Promise.resolve(this.lend(entry, tenant, startedAt));
         }
-        return this.validateThenLend(entry, startedAt, deadline);
+        return this.validateThenLend(entry, tenant, startedAt, deadline);
       }
     }
-    return this.enqueue(startedAt, deadline);
+    return this.enqueue(tenant, startedAt, deadline);
   }
 
-  private async validateThenLend(entry: PoolEntry, startedAt: number, deadline: number): Promise<PoolEntry> {
+  private async validateThenLend(entry: PoolEntry, tenant: string, startedAt: number, deadline: number): Promise<PoolEntry> {
     entry.state = "RESERVED";
     try {
       await entry.connection.ping(this.settings.validationTimeoutMs);
-      if (this.isReusable(entry)) return this.lend(entry, startedAt);
+      if (this.isReusable(entry)) return this.lend(entry, tenant, startedAt);
       // Due for retirement or reset meanwhile: give it back through the one return path.
       this.giveBack(entry);
-      return this.acquireUntil(startedAt, deadline);
+      return this.acquireUntil(tenant, startedAt, deadline);
     } catch (err) {
       this.remove(entry, "evicted", `failed validation: ${this.source.describeError(err)}`);
       this.fill();
-      return this.acquireUntil(startedAt, deadline);
+      return this.acquireUntil(tenant, startedAt, deadline);
     }
   }
 
-  private lend(entry: PoolEntry, startedAt: number): PoolEntry {
+  private lend(entry: PoolEntry, tenant: string, startedAt: number): PoolEntry {
     entry.state = "IN_USE";
+    entry.tenant = tenant;
+    const held = this.inUse.get(tenant);
+    if (held) held.count++;
+    else this.inUse.set(tenant, { count: 1, cap: this.settings.maxSize });
     this.counters.recordAcquireWait(this.clock.now() - startedAt);
     return entry;
   }
 
-  private enqueue(startedAt: number, deadline: number): Promise<PoolEntry> {
+  /** The borrower gave the entry back (or it died in use): its tenant holds one fewer. */
+  private unlend(entry: PoolEntry): void {
+    const held = this.inUse.get(entry.tenant);
+    if (held && held.count > 0) held.count--;
+  }
+
+  private enqueue(tenant: string, startedAt: number, deadline: number): Promise<PoolEntry> {
     return new Promise<PoolEntry>((resolve, reject) => {
-      const waiter: Waiter = { enqueuedAt: startedAt, settled: false, timer: undefined, resolve, reject };
+      const waiter: Waiter = { enqueuedAt: startedAt, tenant, settled: false, timer: undefined, resolve, reject };
       const remaining = Math.max(0, deadline - this.clock.now());
       waiter.timer = setTimeout(() => {
         this.waiters.remove(waiter);
@@ -136,13 +194,13 @@ export class Pool {
     });
   }
 
-  /** Gives a ready entry to the oldest waiter, or makes it idle. */
+  /** Gives a ready entry to the next eligible waiter (fair across tenants), or makes it idle. */
   private handOff(entry: PoolEntry): void {
-    const waiter = this.waiters.shift();
+    const waiter = this.waiters.shift(this.eligible);
     if (waiter) {
       waiter.settled = true;
       clearTimeout(waiter.timer);
-      waiter.resolve(this.lend(entry, waiter.enqueuedAt));
+      waiter.resolve(this.lend(entry, waiter.tenant, waiter.enqueuedAt));
       return;
     }
     entry.state = "NOT_IN_USE";
@@ -153,7 +211,34 @@ export class Pool {
   /** Returns a borrowed entry: reset if the caller may have changed the session, retire if due. */
   release(entry: PoolEntry): void {
     if (entry.state !== "IN_USE") return;
+    this.unlend(entry);
     this.giveBack(entry);
+    // Its tenant may be under its share again, with connections idle that its waiters could not take.
+    if (this.idle.length > 0 && this.waiters.length > 0) this.pulse();
+  }
+
+  /** Pairs idle entries with waiters that have become eligible; stale entries are checked on the way. */
+  private pulse(): void {
+    while (this.idle.length > 0 && this.waiters.countEligible(this.eligible) > this.reviving) {
+      const entry = this.idle.pop() as PoolEntry;
+      if (this.clock.now() - entry.lastAccessedAt <= this.settings.aliveBypassMs) {
+        this.handOff(entry);
+        continue;
+      }
+      entry.state = "RESERVED";
+      this.reviving++;
+      entry.connection.ping(this.settings.validationTimeoutMs).then(
+        () => {
+          this.reviving--;
+          this.giveBack(entry);
+        },
+        (err: unknown) => {
+          this.reviving--;
+          this.remove(entry, "evicted", `failed validation: ${this.source.describeError(err)}`);
+          this.fill();
+        },
+      );
+    }
   }
 
   /** Whether an entry the pool holds may go to a caller as it is. */
@@ -211,7 +296,7 @@ export class Pool {
   fill(): void {
     if (this.closed || this.retryTimer) return;
     const { maxSize, minIdle } = this.settings;
-    const wanted = Math.max(this.waiters.length, minIdle - this.idle.length) - this.pendingCreates;
+    const wanted = Math.max(this.waiters.countEligible(this.eligible) - this.reviving, minIdle - this.idle.length) - this.pendingCreates;
     const room = maxSize - this.entries.size - this.pendingCreates;
     for (let i = 0; i < Math.min(wanted, room); i++) this.create();
   }
@@ -240,6 +325,7 @@ export class Pool {
         this.pendingCreates--;
         this.consecutiveConnectFailures++;
         this.lastConnectError = this.source.describeError(err);
+        this.lastConnectErrorCode = errorCodeOf(err);
         this.logger.warn({ pool: this.name, failures: this.consecutiveConnectFailures, error: this.lastConnectError }, "connect failed");
         this.scheduleRetry();
       },
@@ -311,7 +397,8 @@ export class Pool {
     const condition = `total=${pool.total}, active=${pool.active}, idle=${pool.idle}, waiting=${pool.waiting}`;
     const message = `${this.name}: no connection available after ${Math.round(waitedMs)}ms (${condition})`;
     if (this.consecutiveConnectFailures > 0 && pool.total === 0) {
-      return new GatewayError("DATABASE_UNAVAILABLE", `${message}; cannot connect to the database: ${this.lastConnectError}`, { pool });
+      // The driver's words stay in the log and the operator routes: they name hosts, ports and users.
+      return new GatewayError("DATABASE_UNAVAILABLE", `${message}; cannot connect to the database (${this.lastConnectErrorCode})`, { pool });
     }
     return new GatewayError("POOL_TIMEOUT", message, { pool });
   }

@@ -137,4 +137,28 @@ describe("MySQL statements", () => {
   it("finds transaction control hidden from one reading of the literals", () => {
     expect(containsTransactionControl("select 'a\\'; commit; select '")).toBe(true);
   });
+
+  it.each([
+    ["select * from t", undefined],
+    ["select set_config('a', 'b', false)", undefined],
+    ["select 'set x = 1; do'", undefined],
+    ["set transaction read write", "SET, RESET and DO"],
+    ["  SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE", "SET, RESET and DO"],
+    ["reset transaction_read_only", "SET, RESET and DO"],
+    ["do $$ begin insert into t values (1); end $$", "transaction control and statements that commit implicitly"],
+    ["do 'begin insert into t values (1); end'", "SET, RESET and DO"],
+    ["select 1; set local x = 1", "SET, RESET and DO"],
+    ["commit", "transaction control and statements that commit implicitly"],
+    ["/* hi */ begin", "transaction control and statements that commit implicitly"],
+  ] as [string, string | undefined][])("for a read-only principal, %s is refused for: %s", (sql, reason) => {
+    expect(new StatementClassifier().refusedForReadOnly(sql)).toBe(reason);
+  });
+
+  it("refuses a read-only principal MySQL's access-mode changes, even inside executable comments, and implicit commits", () => {
+    const mysql = new StatementClassifier({ dialect: "mysql" });
+    expect(mysql.refusedForReadOnly("/*!50000 set @@session.tx_read_only = 0 */")).toBe("SET, RESET and DO");
+    expect(mysql.refusedForReadOnly("create table t (x int)")).toBe("transaction control and statements that commit implicitly");
+    expect(mysql.refusedForReadOnly("create temporary table t (x int)")).toBeUndefined();
+    expect(mysql.refusedForReadOnly("select * from t # set\n")).toBeUndefined();
+  });
 });

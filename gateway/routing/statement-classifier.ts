@@ -78,6 +78,9 @@ const TRANSACTION_CONTROL =
 const MYSQL_IMPLICIT_COMMIT =
   /^(?:(?:create|drop)\s+(?!temporary\b)|alter\s|rename\s|truncate\s|lock\s+tables?\b|unlock\s+tables?\b|grant\s|revoke\s|install\s|uninstall\s|analyze\s|optimize\s|repair\s|flush\s|reset\s|cache\s+index\b|load\s+index\b)/;
 
+/** Statements that could change a session's transaction access mode or run arbitrary code (PostgreSQL DO). */
+const ACCESS_MODE_CHANGE = /^(?:set|reset|do)\b/;
+
 function statementsOf(sql: string, backslashEscapes: boolean): string[] {
   return blankLiteralsAndComments(sql, backslashEscapes)
     .toLowerCase()
@@ -137,6 +140,18 @@ export class StatementClassifier {
       this.implicitCommitCache.set(sql, verdict);
     }
     return verdict;
+  }
+
+  /**
+   * Why a read-only principal may not send this SQL, or undefined. The database enforces read-only
+   * work (READ ONLY transactions ending in ROLLBACK); this refuses beforehand what could end that
+   * transaction or change its access mode: transaction control, implicit commits, SET, RESET and DO.
+   */
+  refusedForReadOnly(sql: string): string | undefined {
+    if (this.endsTransaction(sql)) return "transaction control and statements that commit implicitly";
+    const statements = [...statementsOf(sql, false), ...statementsOf(sql, true)];
+    if (statements.some((statement) => ACCESS_MODE_CHANGE.test(statement))) return "SET, RESET and DO";
+    return undefined;
   }
 
   /**

@@ -3,14 +3,14 @@ import type { Gateway } from "../../gateway/app.js";
 import { createGateway } from "../../gateway/app.js";
 import { parseConfig } from "../../gateway/config/load.js";
 import type { GatewayConfigInput } from "../../gateway/config/schema.js";
-import { silentLogger } from "../../gateway/observability/logger.js";
+import { type Logger, silentLogger } from "../../gateway/observability/logger.js";
 import type { Clock } from "../../gateway/pool/clock.js";
 
 export interface TestGateway {
   gateway: Gateway;
   baseUrl: string;
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<HttpResult>;
-  get(path: string): Promise<HttpResult>;
+  get(path: string, headers?: Record<string, string>): Promise<HttpResult>;
   stop(): Promise<void>;
 }
 
@@ -21,9 +21,16 @@ export interface HttpResult {
   body: any;
 }
 
-export async function startTestGateway(config: GatewayConfigInput, clock?: Clock): Promise<TestGateway> {
+export interface TestGatewayOptions {
+  clock?: Clock;
+  /** Where the gateway logs (default: nowhere). */
+  logger?: Logger;
+}
+
+export async function startTestGateway(config: GatewayConfigInput, clockOrOptions?: Clock | TestGatewayOptions): Promise<TestGateway> {
+  const options: TestGatewayOptions = clockOrOptions === undefined ? {} : "now" in clockOrOptions ? { clock: clockOrOptions } : clockOrOptions;
   const parsed = parseConfig({ ...config, server: { port: 0, ...config.server } }, "test");
-  const gateway = await createGateway(parsed, silentLogger, clock ? { clock } : {});
+  const gateway = await createGateway(parsed, options.logger ?? silentLogger, options.clock ? { clock: options.clock } : {});
   const baseUrl = await gateway.listen();
   const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpResult> => {
     const response = await fetch(baseUrl + path, {
@@ -38,7 +45,7 @@ export async function startTestGateway(config: GatewayConfigInput, clock?: Clock
     gateway,
     baseUrl,
     post: (path, body, headers) => request("POST", path, body, headers),
-    get: (path) => request("GET", path),
+    get: (path, headers) => request("GET", path, undefined, headers),
     stop: () => gateway.drain(),
   };
 }

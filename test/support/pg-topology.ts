@@ -24,7 +24,7 @@ function binDir(): string {
 
 
 /** Runs a PostgreSQL binary, as the postgres user when we are root. */
-async function pgCommand(binary: string, args: string[]): Promise<string> {
+export async function pgCommand(binary: string, args: string[]): Promise<string> {
   const path = join(binDir(), binary);
   const { stdout } = runningAsRoot ? await run("runuser", ["-u", "postgres", "--", path, ...args]) : await run(path, args);
   return stdout;

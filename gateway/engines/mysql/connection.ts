@@ -97,7 +97,7 @@ function commandOf(sql: string): string {
 export class MysqlConnection implements EngineConnection {
   reachedRole: "primary" | "replica" | undefined;
   private sessionDirty = false;
-  private inTransaction = false;
+  private transactionOpen = false;
   /** The server rolled the open transaction back (deadlock): COMMIT must not report success. */
   private rolledBackByServer = false;
   /** A KILL QUERY went out and may still land on whatever runs next: never hand this session on. */
@@ -124,8 +124,12 @@ export class MysqlConnection implements EngineConnection {
     return !this.dead;
   }
 
+  get inTransaction(): boolean {
+    return this.transactionOpen;
+  }
+
   get needsReset(): boolean {
-    return this.sessionDirty || this.cancelMayLand || this.inTransaction || this.rolledBackByServer;
+    return this.sessionDirty || this.cancelMayLand || this.transactionOpen || this.rolledBackByServer;
   }
 
   onDeath(listener: (cause: Error) => void): void {
@@ -138,7 +142,7 @@ export class MysqlConnection implements EngineConnection {
       throw new GatewayError("TRANSACTION_ABORTED", "the database rolled this transaction back after a conflict; roll it back and run it again from the start");
     }
     if (mayChangeSessionState(sql)) this.sessionDirty = true;
-    const wasInTransaction = this.inTransaction;
+    const wasInTransaction = this.transactionOpen;
     let collected: Collected;
     try {
       collected = await this.run(sql, params, options);
@@ -181,9 +185,13 @@ export class MysqlConnection implements EngineConnection {
   async begin(options: TransactionOptions, timeoutMs: number): Promise<void> {
     // SET TRANSACTION (without SESSION) applies to the next transaction only.
     const isolation = options.isolation ? `SET TRANSACTION ISOLATION LEVEL ${ISOLATION_SQL[options.isolation]}; ` : "";
-    this.inTransaction = true;
+    // The session default as well: a statement that commits implicitly (DDL) ends the transaction and
+    // then runs in a transaction of its own, which must be READ ONLY too. COM_RESET_CONNECTION undoes it.
+    const sessionDefault = options.lockReadOnly ? "SET SESSION TRANSACTION READ ONLY; " : "";
+    if (options.lockReadOnly) this.sessionDirty = true;
+    this.transactionOpen = true;
     this.rolledBackByServer = false;
-    await this.simple(`${isolation}START TRANSACTION${options.readOnly ? " READ ONLY" : ""}`, timeoutMs);
+    await this.simple(`${sessionDefault}${isolation}START TRANSACTION${options.readOnly || options.lockReadOnly ? " READ ONLY" : ""}`, timeoutMs);
   }
 
   /**
@@ -197,13 +205,13 @@ export class MysqlConnection implements EngineConnection {
       return "rolled back";
     }
     await this.simple("COMMIT", timeoutMs);
-    this.inTransaction = false;
+    this.transactionOpen = false;
     return "committed";
   }
 
   async rollback(timeoutMs: number): Promise<void> {
     await this.simple("ROLLBACK", timeoutMs);
-    this.inTransaction = false;
+    this.transactionOpen = false;
     this.rolledBackByServer = false;
   }
 
@@ -277,7 +285,7 @@ export class MysqlConnection implements EngineConnection {
   async reset(timeoutMs: number): Promise<void> {
     if (this.cancelMayLand) throw new Error("a KILL QUERY may still land on this session");
     if (!this.sessionDirty) {
-      if (this.inTransaction) await this.rollback(timeoutMs);
+      if (this.transactionOpen) await this.rollback(timeoutMs);
       return;
     }
     await this.withTimeout(
@@ -288,7 +296,7 @@ export class MysqlConnection implements EngineConnection {
       timeoutMs,
       "COM_RESET_CONNECTION",
     );
-    this.inTransaction = false;
+    this.transactionOpen = false;
     this.rolledBackByServer = false;
     await this.setUpSession(timeoutMs);
     this.sessionDirty = false;
@@ -381,7 +389,7 @@ export class MysqlConnection implements EngineConnection {
       await new Promise<void>((resolve, reject) => {
         this.failInFlight = reject;
         const command = (
-          params.length > 0
+          params.length > 0 || options.singleStatement
             ? this.connection.execute({ sql, values: encodeParams(params) })
             : this.connection.query({ sql })
         ) as unknown as CommandEmitter;
@@ -399,7 +407,7 @@ export class MysqlConnection implements EngineConnection {
               const header = row as ResultSetHeader;
               collected.header = header;
               collected.fields = undefined;
-              if (header.serverStatus !== undefined) this.inTransaction = (header.serverStatus & SERVER_STATUS_IN_TRANS) !== 0;
+              if (header.serverStatus !== undefined) this.transactionOpen = (header.serverStatus & SERVER_STATUS_IN_TRANS) !== 0;
               return;
             }
             collected.rowsSeen++;

@@ -1,15 +1,21 @@
 /**
  * The MySQL engine (MySQL, MariaDB, Aurora MySQL): opens `mysql2` sessions configured the way the
- * value conversions expect, tells MariaDB from MySQL by the server's handshake, and stops timed-out
- * statements with KILL QUERY from a short side session to the same instance.
+ * value conversions expect, with the cluster's credentials source and TLS when configured, tells
+ * MariaDB from MySQL by the server's handshake, and stops timed-out statements with KILL QUERY from a
+ * short side session to the same instance.
  */
-import mysql, { type Connection, type ConnectionOptions } from "mysql2";
+import net from "node:net";
+import mysql, { type Connection, type ConnectionOptions, type SslOptions } from "mysql2";
+import { connectAuthenticated } from "../../credentials/authenticated-connect.js";
+import type { DatabaseAccess } from "../../credentials/database-access.js";
+import type { DatabaseCredentials, DatabaseLogin, SessionTarget } from "../../credentials/database-credentials.js";
+import type { DatabaseTls } from "../../credentials/tls-options.js";
 import type { Engine, EngineConnection, EngineEndpoint } from "../engine.js";
 import { type MysqlFlavour, MysqlConnection } from "./connection.js";
-import { describeConnectError } from "./errors.js";
+import { describeConnectError, isAuthenticationFailure } from "./errors.js";
 import { compareGtidPositions, isGtidPosition } from "./gtid.js";
 
-export interface MysqlEngineSettings {
+export interface MysqlEngineSettings extends DatabaseAccess {
   preparedCacheSize: number;
   cancelGraceMs: number;
 }
@@ -38,6 +44,32 @@ export function connectionOptions(url: string): ConnectionOptions {
   return options;
 }
 
+/**
+ * mysql2's ssl option for a TLS setting (undefined: plain TCP). Built once per engine: mysql2 keeps
+ * one TLS context per options object, so the CA bundle is parsed once.
+ */
+export function mysqlSslOptions(tls: DatabaseTls | undefined): SslOptions | undefined {
+  if (tls === undefined || tls.mode === "disable") return undefined;
+  if (tls.mode === "require") return { rejectUnauthorized: false, verifyIdentity: false };
+  // Without a bundle, Node's own store (and NODE_EXTRA_CA_CERTS) is the trust.
+  return tls.ca === undefined ? { rejectUnauthorized: true, verifyIdentity: true } : { rejectUnauthorized: true, verifyIdentity: true, ca: tls.ca };
+}
+
+/**
+ * The login part of a session's options (none: the URL's). An IAM token must reach the server as
+ * is, through the `mysql_clear_password` plugin that Aurora asks for; mysql2 refuses that plugin
+ * unless it is given, so every other login can never go out in clear text.
+ */
+export function loginOptions(login: DatabaseLogin | undefined, kind: DatabaseCredentials["kind"] | undefined): ConnectionOptions {
+  if (login === undefined) return {};
+  const options: ConnectionOptions = { user: login.user, password: login.password };
+  if (kind === "iam-token") {
+    const answer = Buffer.from(`${login.password}\0`);
+    options.authPlugins = { mysql_clear_password: () => () => answer };
+  }
+  return options;
+}
+
 function open(options: ConnectionOptions): Promise<Connection> {
   return new Promise((resolve, reject) => {
     const connection = mysql.createConnection(options);
@@ -58,17 +90,25 @@ function open(options: ConnectionOptions): Promise<Connection> {
 export class MysqlEngine implements Engine {
   readonly kind = "mysql" as const;
   private connectionCounter = 0;
+  private readonly ssl: SslOptions | undefined;
 
-  constructor(private readonly settings: MysqlEngineSettings) {}
+  constructor(private readonly settings: MysqlEngineSettings) {
+    this.ssl = mysqlSslOptions(settings.tls);
+    if (settings.credentials?.kind === "iam-token" && this.ssl === undefined) {
+      throw new Error("IAM authentication tokens are sent in clear text (mysql_clear_password): the cluster needs tls mode require or verify-full");
+    }
+  }
 
   async connect(endpoint: EngineEndpoint, connectTimeoutMs: number): Promise<EngineConnection> {
     const base = connectionOptions(endpoint.url);
+    const target: SessionTarget = { host: base.host ?? "127.0.0.1", port: base.port ?? 3306 };
     // The monitor reads only global state: without a default database it never shows up among the
     // sessions working on the application's database.
-    const connection = await open({
+    const connection = await this.openAuthenticated(target, connectTimeoutMs, (security, timeoutMs) => ({
       ...base,
+      ...security,
       database: endpoint.purpose === "monitor" ? undefined : base.database,
-      connectTimeout: connectTimeoutMs,
+      connectTimeout: timeoutMs,
       charset: "utf8mb4",
       supportBigNumbers: true,
       bigNumberStrings: true,
@@ -77,17 +117,19 @@ export class MysqlEngine implements Engine {
       jsonStrings: true,
       rowsAsArray: true,
       multipleStatements: true,
+      // LOAD DATA LOCAL would have the server ask the gateway for a file of its own machine: never.
+      flags: ["-LOCAL_FILES"],
       enableKeepAlive: true,
       maxPreparedStatements: Math.max(this.settings.preparedCacheSize, 1),
       connectAttributes: { program_name: endpoint.purpose === "monitor" ? "poolgate-monitor" : "poolgate" },
-    });
+    }));
     const handshake = connection as unknown as { _isMariaDB?: boolean; serverVersion?: string };
     const flavour: MysqlFlavour = handshake._isMariaDB || /mariadb/i.test(handshake.serverVersion ?? "") ? "mariadb" : "mysql";
     const session = new MysqlConnection(++this.connectionCounter, connection, {
       flavour,
       cancelGraceMs: this.settings.cancelGraceMs,
       sessionSetup: sessionSetup(endpoint.purpose === "monitor" ? undefined : base.database),
-      killQuery: (host, port, threadId, timeoutMs) => this.killQuery({ ...base, host, port }, threadId, timeoutMs),
+      killQuery: (host, port, threadId, timeoutMs) => this.killQuery(base, target, { host, port }, threadId, timeoutMs),
     });
     try {
       await session.setUpSession(connectTimeoutMs);
@@ -98,9 +140,38 @@ export class MysqlEngine implements Engine {
     return session;
   }
 
-  /** KILL QUERY from a side session: stops the statement, keeps the session. */
-  private async killQuery(options: ConnectionOptions, threadId: number, timeoutMs: number): Promise<void> {
-    const side = await open({ ...options, connectTimeout: timeoutMs });
+  /** Opens a session with the cluster's login and TLS (`options` adds them to the rest). */
+  private openAuthenticated(
+    target: SessionTarget,
+    timeoutMs: number,
+    options: (security: ConnectionOptions, timeoutMs: number) => ConnectionOptions,
+  ): Promise<Connection> {
+    const credentials = this.settings.credentials;
+    return connectAuthenticated({
+      credentials,
+      target,
+      timeoutMs,
+      open: (login, remainingMs) => {
+        const security: ConnectionOptions = { ...loginOptions(login, credentials?.kind), ...(this.ssl === undefined ? {} : { ssl: this.ssl }) };
+        return open(options(security, remainingMs));
+      },
+      isAuthenticationFailure,
+      describe: describeConnectError,
+    });
+  }
+
+  /**
+   * KILL QUERY from a side session: stops the statement, keeps the session. The side session goes to
+   * the instance's address (`peer`), where the statement runs even if the endpoint's name has moved
+   * since; it still presents the endpoint's name, which the certificate and an IAM token are for.
+   */
+  private async killQuery(base: ConnectionOptions, target: SessionTarget, peer: SessionTarget, threadId: number, timeoutMs: number): Promise<void> {
+    const side = await this.openAuthenticated(target, timeoutMs, (security, remainingMs) => ({
+      ...base,
+      ...security,
+      connectTimeout: remainingMs,
+      ...(base.socketPath === undefined ? { stream: () => net.connect({ host: peer.host, port: peer.port }) } : {}),
+    }));
     try {
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error("KILL QUERY got no answer")), timeoutMs);

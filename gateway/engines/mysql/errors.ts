@@ -66,6 +66,16 @@ export function mapStatementError(err: MysqlDriverError & { errno: number; sqlSt
   });
 }
 
+/**
+ * The server refused the login: ER_ACCESS_DENIED_ERROR (1045), which is also what Aurora answers to a
+ * refused or expired IAM token. 1698 (ER_ACCESS_DENIED_NO_PASSWORD_ERROR) is left out on purpose: it
+ * means the account authenticates by something other than a password (unix_socket, auth_socket), so
+ * a re-read password cannot help and would only cost a Secrets Manager call per connect.
+ */
+export function isAuthenticationFailure(err: unknown): boolean {
+  return err instanceof Error && (err as MysqlDriverError).errno === 1045;
+}
+
 /** Why a connection attempt failed, in words safe for logs and error bodies (no credentials). */
 export function describeConnectError(err: unknown): string {
   if (err instanceof Error) {

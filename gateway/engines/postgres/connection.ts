@@ -85,6 +85,10 @@ export class PostgresConnection implements EngineConnection {
     return !this.dead;
   }
 
+  get inTransaction(): boolean {
+    return this.internals.getTransactionStatus() !== "I";
+  }
+
   get needsReset(): boolean {
     return this.sessionDirty || this.cancelMayLand || this.internals.getTransactionStatus() !== "I";
   }
@@ -128,7 +132,7 @@ export class PostgresConnection implements EngineConnection {
    * server; the simple protocol for strings known to hold several statements.
    */
   private statement(sql: string, values: unknown[], options: ExecuteOptions): StatementQuery {
-    const extended = values.length > 0 || !mayHoldSeveralStatements(sql);
+    const extended = options.singleStatement === true || values.length > 0 || !mayHoldSeveralStatements(sql);
     const prepared = extended && this.settings.preparedCacheSize > 0 ? this.preparedStatement(sql) : undefined;
     const mode = options.bigNumbers;
     return new StatementQuery(
@@ -145,7 +149,7 @@ export class PostgresConnection implements EngineConnection {
   async begin(options: TransactionOptions, timeoutMs: number): Promise<void> {
     let sql = "BEGIN";
     if (options.isolation) sql += ` ISOLATION LEVEL ${ISOLATION_SQL[options.isolation]}`;
-    if (options.readOnly) sql += " READ ONLY";
+    if (options.readOnly || options.lockReadOnly) sql += " READ ONLY";
     await this.simple(sql, timeoutMs);
   }
 

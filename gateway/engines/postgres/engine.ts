@@ -1,47 +1,95 @@
-/** The PostgreSQL engine: opens `pg` sessions configured the way the value conversions expect. */
+/**
+ * The PostgreSQL engine: opens `pg` sessions configured the way the value conversions expect, with
+ * the cluster's credentials source and TLS (when configured) in place of what the URL says.
+ */
+import { createSecureContext } from "node:tls";
 import pg from "pg";
+import { connectAuthenticated } from "../../credentials/authenticated-connect.js";
+import type { DatabaseAccess } from "../../credentials/database-access.js";
+import { type DatabaseLogin, sessionTargetOf } from "../../credentials/database-credentials.js";
+import type { DatabaseTls } from "../../credentials/tls-options.js";
 import type { Engine, EngineConnection, EngineEndpoint } from "../engine.js";
 import { PostgresConnection } from "./connection.js";
-import { describeConnectError } from "./errors.js";
+import { describeConnectError, isAuthenticationFailure } from "./errors.js";
 import { compareLsn, isLsn } from "./lsn.js";
 import { BUILTIN_TYPE_NAMES } from "./values.js";
 
-export interface PostgresEngineSettings {
+export interface PostgresEngineSettings extends DatabaseAccess {
   preparedCacheSize: number;
   cancelGraceMs: number;
 }
+
+/** `pg`'s ssl option for a TLS setting; built once per engine, so the CA bundle is parsed once. */
+export function pgSslOptions(tls: DatabaseTls): pg.ClientConfig["ssl"] {
+  if (tls.mode === "disable") return false;
+  if (tls.mode === "require") return { rejectUnauthorized: false };
+  // Without a bundle, Node's own store (and NODE_EXTRA_CA_CERTS) is the trust; pg checks the host name
+  // against the certificate (servername, or the IP address for IP hosts).
+  return tls.ca === undefined ? { rejectUnauthorized: true } : { rejectUnauthorized: true, secureContext: createSecureContext({ ca: tls.ca }) };
+}
+
+/**
+ * The URL with a login in place of its user and password. `pg` lets the connection string win over
+ * separate fields, so the login goes into the string (encoded, as pg-connection-string decodes it).
+ */
+export function withLogin(url: string, login: DatabaseLogin | undefined): string {
+  if (login === undefined) return url;
+  const parsed = new URL(url);
+  parsed.username = encodeURIComponent(login.user);
+  parsed.password = encodeURIComponent(login.password);
+  return parsed.toString();
+}
+
+/** Until a session is handed to PostgresConnection, an 'error' event must not crash the process. */
+const ignoreEarlyError = (): void => undefined;
 
 export class PostgresEngine implements Engine {
   readonly kind = "postgres" as const;
   private readonly typeNames = new Map(BUILTIN_TYPE_NAMES);
   private connectionCounter = 0;
+  /** undefined: the URL decides (sslmode), as without a tls setting. */
+  private readonly ssl: pg.ClientConfig["ssl"] | undefined;
 
-  constructor(private readonly settings: PostgresEngineSettings) {}
+  constructor(private readonly settings: PostgresEngineSettings) {
+    this.ssl = settings.tls === undefined ? undefined : pgSslOptions(settings.tls);
+  }
 
   async connect(endpoint: EngineEndpoint, connectTimeoutMs: number): Promise<EngineConnection> {
+    const client = await connectAuthenticated({
+      credentials: this.settings.credentials,
+      target: sessionTargetOf(endpoint.url),
+      timeoutMs: connectTimeoutMs,
+      open: (login, timeoutMs) => this.open(endpoint, login, timeoutMs),
+      isAuthenticationFailure,
+      describe: describeConnectError,
+    });
+    const connection = new PostgresConnection(++this.connectionCounter, client, {
+      preparedCacheSize: this.settings.preparedCacheSize,
+      cancelGraceMs: this.settings.cancelGraceMs,
+      typeNames: this.typeNames,
+    });
+    client.off("error", ignoreEarlyError);
+    return connection;
+  }
+
+  private async open(endpoint: EngineEndpoint, login: DatabaseLogin | undefined, connectTimeoutMs: number): Promise<pg.Client> {
     const client = new pg.Client({
-      connectionString: endpoint.url,
+      connectionString: withLogin(endpoint.url, login),
+      ...(this.ssl === undefined ? {} : { ssl: this.ssl }),
       connectionTimeoutMillis: connectTimeoutMs,
       keepAlive: true,
       application_name: endpoint.purpose === "monitor" ? "poolgate-monitor" : "poolgate",
       // Timestamps are converted to ISO-8601 from the ISO DateStyle; UTC keeps offsets uniform.
       options: "-c TimeZone=UTC -c DateStyle=ISO,MDY -c IntervalStyle=postgres",
     });
-    // Until the session is handed to PostgresConnection, an 'error' event must not crash the process.
-    const early = (): void => undefined;
-    client.on("error", early);
+    client.on("error", ignoreEarlyError);
     try {
       await client.connect();
     } catch (err) {
       await client.end().catch(() => undefined);
       throw err;
     }
-    client.off("error", early);
-    return new PostgresConnection(++this.connectionCounter, client, {
-      preparedCacheSize: this.settings.preparedCacheSize,
-      cancelGraceMs: this.settings.cancelGraceMs,
-      typeNames: this.typeNames,
-    });
+    return client;
   }
 
   comparePositions(a: string, b: string): number {

@@ -49,6 +49,15 @@ export function mapStatementError(err: pg.DatabaseError): GatewayError {
   });
 }
 
+/**
+ * The server refused the login: invalid_password (28P01, also RDS IAM's "PAM authentication failed")
+ * and invalid_authorization_specification (28000: no matching pg_hba line, role cannot log in). Only
+ * these are worth new credentials; anything else would fail the same way again.
+ */
+export function isAuthenticationFailure(err: unknown): boolean {
+  return isDatabaseError(err) && (err.code === "28P01" || err.code === "28000");
+}
+
 /** Why a connection attempt failed, in words safe for logs and error bodies (no credentials). */
 export function describeConnectError(err: unknown): string {
   if (isDatabaseError(err)) return `${err.message} (SQLSTATE ${err.code ?? "unknown"})`;

@@ -148,6 +148,9 @@ export class StatementQuery {
 
   handleCopyInResponse(connection: WireConnection): void {
     connection.sendCopyFail("COPY FROM STDIN is not supported through the gateway");
+    // In the extended protocol the server ignored our Sync while it was copying in: after CopyFail it
+    // waits for another before ReadyForQuery, and without it the session would hang.
+    if (this.values !== undefined) connection.sync();
   }
 
   handleCopyData(): void {}

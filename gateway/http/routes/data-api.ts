@@ -18,13 +18,12 @@ import { DataApiRefusal, toDataApiError } from "../../data-api/errors.js";
 import type { DataApiService } from "../../data-api/service.js";
 import { GatewayError } from "../../errors.js";
 import type { HttpContext } from "../context.js";
-import { toGatewayError } from "../error-handler.js";
+import { logFailure, toGatewayError } from "../error-handler.js";
+import { parseJsonBody } from "../json-body.js";
 
 /** A longValue with more digits than a double keeps exactly. */
-const BIG_LONG_VALUE = /"longValue"\s*:\s*(-?\d{16,})/g;
+const BIG_LONG_VALUE = /"longValue"\s*:\s*(-?\d{16,})(?![\d.eE])/g;
 
-/** The service's request limit. */
-const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 /** Opt-in, per request, to behaviour beyond the Data API's: a comma-separated list of extensions. */
 export const EXTENSIONS_HEADER = "x-poolgate-extensions";
 
@@ -58,19 +57,16 @@ export function registerDataApiRoutes(app: FastifyInstance, context: HttpContext
     // strings before JSON.parse can round them; the schema accepts both forms.
     scope.removeContentTypeParser("application/json");
     scope.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, parsed) => {
-      if (body === "") return parsed(new GatewayError("INVALID_REQUEST", "the JSON body is empty"), undefined);
       try {
-        parsed(null, JSON.parse((body as string).replace(BIG_LONG_VALUE, '"longValue":"$1"')));
+        parsed(null, parseJsonBody(body as string, (text) => text.replace(BIG_LONG_VALUE, '"longValue":"$1"')));
       } catch (err) {
-        parsed(new GatewayError("MALFORMED_JSON", `request body is not valid JSON: ${(err as Error).message}`), undefined);
+        parsed(err as GatewayError, undefined);
       }
     });
     scope.setErrorHandler((err, request, reply) => {
       const gatewayError = err instanceof DataApiRefusal ? err : toGatewayError(err);
       const error = toDataApiError(gatewayError);
-      if (gatewayError instanceof GatewayError && gatewayError.code === "INTERNAL_ERROR") {
-        context.logger.error({ err: gatewayError.cause ?? err, requestId: request.id, route: request.url }, "unhandled error");
-      }
+      if (gatewayError instanceof GatewayError) logFailure(gatewayError, err, request, context.logger);
       return reply
         .code(error.status)
         .header("x-amzn-RequestId", request.id)
@@ -81,25 +77,25 @@ export function registerDataApiRoutes(app: FastifyInstance, context: HttpContext
     const guard = () => {
       if (context.isDraining()) throw new GatewayError("GATEWAY_DRAINING", "the gateway is shutting down; retry against another instance");
     };
-    const options = { bodyLimit: MAX_REQUEST_BYTES };
+    const options = { bodyLimit: context.config.dataApi.maxRequestBytes, config: { dataApi: true } };
 
     scope.post("/Execute", options, async (request, reply) => {
       guard();
-      return send(reply, request, await service.execute(parse(executeStatementSchema, request.body), extensionsOf(request)));
+      return send(reply, request, await service.execute(request.caller, parse(executeStatementSchema, request.body), extensionsOf(request)));
     });
     scope.post("/BatchExecute", options, async (request, reply) => {
       guard();
-      return send(reply, request, await service.batchExecute(parse(batchExecuteStatementSchema, request.body), extensionsOf(request)));
+      return send(reply, request, await service.batchExecute(request.caller, parse(batchExecuteStatementSchema, request.body), extensionsOf(request)));
     });
     scope.post("/BeginTransaction", options, async (request, reply) => {
       guard();
-      return send(reply, request, await service.begin(parse(beginTransactionSchema, request.body)));
+      return send(reply, request, await service.begin(request.caller, parse(beginTransactionSchema, request.body)));
     });
     scope.post("/CommitTransaction", options, async (request, reply) => {
-      return send(reply, request, await service.commit(parse(endTransactionSchema, request.body)));
+      return send(reply, request, await service.commit(request.caller, parse(endTransactionSchema, request.body)));
     });
     scope.post("/RollbackTransaction", options, async (request, reply) => {
-      return send(reply, request, await service.rollback(parse(endTransactionSchema, request.body)));
+      return send(reply, request, await service.rollback(request.caller, parse(endTransactionSchema, request.body)));
     });
     scope.post("/ExecuteSql", options, () => {
       throw new DataApiRefusal("BadRequestException", "This API is deprecated and not available. Use ExecuteStatement API instead");

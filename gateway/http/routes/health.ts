@@ -8,13 +8,14 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { HealthResponse, TopologyResponse } from "../../../schemas/health.js";
-import { type HttpContext, selectCluster } from "../context.js";
+import { clusterNamed, type HttpContext } from "../context.js";
 import { parseBody } from "../validate.js";
 
 const refreshRequestSchema = z.strictObject({ cluster: z.string().min(1).optional() });
 
 export function registerHealthRoutes(app: FastifyInstance, context: HttpContext): void {
-  app.get("/healthz", async (_request, reply) => {
+  const operator = { config: { access: "operator" as const } };
+  app.get("/healthz", operator, async (_request, reply) => {
     const clusters: HealthResponse["clusters"] = {};
     for (const [name, cluster] of context.clusters) clusters[name] = cluster.health();
     const response: HealthResponse = {
@@ -34,16 +35,16 @@ export function registerHealthRoutes(app: FastifyInstance, context: HttpContext)
     return { clusters };
   };
 
-  app.get("/v1/admin/topology", async (_request, reply) => reply.header("cache-control", "no-store").send(topology()));
+  app.get("/v1/admin/topology", operator, async (_request, reply) => reply.header("cache-control", "no-store").send(topology()));
 
-  app.post("/v1/admin/topology/refresh", async (request, reply) => {
+  app.post("/v1/admin/topology/refresh", operator, async (request, reply) => {
     const { cluster } = parseBody(refreshRequestSchema, request.body ?? {});
-    const targets = cluster === undefined ? [...context.clusters.values()] : [selectCluster(context, cluster)];
+    const targets = cluster === undefined ? [...context.clusters.values()] : [clusterNamed(context, cluster)];
     await Promise.all(targets.map((target) => target.refresh()));
     return reply.header("cache-control", "no-store").send(topology());
   });
 
-  app.get("/readyz", async (_request, reply) => {
+  app.get("/readyz", { config: { access: "public" } }, async (_request, reply) => {
     if (context.isDraining()) return reply.code(503).send({ ready: false, reason: "draining" });
     return reply.send({ ready: true });
   });

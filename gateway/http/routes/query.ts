@@ -2,25 +2,32 @@
 import type { FastifyInstance } from "fastify";
 import { batchRequestSchema, queryRequestSchema } from "../../../schemas/query.js";
 import { executeOptions } from "../../execution/run-options.js";
-import { type HttpContext, selectCluster, selectTransactionCluster } from "../context.js";
+import { checkParamCount, type HttpContext, selectCluster, selectTransactionCluster } from "../context.js";
 import { serializeResult } from "../result-shape.js";
 import { parseBody } from "../validate.js";
 
 export function registerQueryRoutes(app: FastifyInstance, context: HttpContext): void {
   app.post("/v1/query", async (request, reply) => {
     const body = parseBody(queryRequestSchema, request.body);
-    const cluster =
-      body.transactionId === undefined ? selectCluster(context, body.cluster) : selectTransactionCluster(context, body.transactionId, body.cluster);
+    checkParamCount(context, body.params);
+    const { cluster, runAs } =
+      body.transactionId === undefined
+        ? selectCluster(context, request.caller, body.cluster)
+        : selectTransactionCluster(context, request.caller, body.transactionId, body.cluster);
     const rowMode = body.rowMode ?? "object";
     let json: string;
     if (body.transactionId !== undefined) {
-      const options = executeOptions(context.config, body);
-      const result = await cluster.transactions.run(body.transactionId, body.sql, (connection) =>
-        connection.execute(body.sql, body.params ?? [], options),
+      const options = executeOptions(context.config, body, runAs);
+      const result = await cluster.transactions.run(
+        body.transactionId,
+        body.sql,
+        (connection) => connection.execute(body.sql, body.params ?? [], options),
+        {},
+        runAs,
       );
       json = serializeResult(result, rowMode, 1);
     } else {
-      const { value, attempts } = await cluster.executor.query(body);
+      const { value, attempts } = await cluster.executor.query(body, {}, runAs);
       json = serializeResult(value.value, rowMode, attempts, value.consistencyToken);
     }
     // Serialised here (schema: QueryResponse) so Fastify sends the text as is.
@@ -29,9 +36,10 @@ export function registerQueryRoutes(app: FastifyInstance, context: HttpContext):
 
   app.post("/v1/batch", async (request, reply) => {
     const body = parseBody(batchRequestSchema, request.body);
-    const cluster = selectCluster(context, body.cluster);
+    for (const statement of body.statements) checkParamCount(context, statement.params);
+    const { cluster, runAs } = selectCluster(context, request.caller, body.cluster);
     const rowMode = body.rowMode ?? "object";
-    const { value, attempts } = await cluster.executor.batch(body);
+    const { value, attempts } = await cluster.executor.batch(body, {}, runAs);
     // Serialised here (schema: BatchResponse) so Fastify sends the text as is.
     const token = value.consistencyToken === undefined ? "" : `,"consistencyToken":${JSON.stringify(value.consistencyToken)}`;
     const json = `{"results":[${value.value.map((result) => serializeResult(result, rowMode)).join(",")}],"attempts":${attempts}${token}}`;

@@ -10,8 +10,8 @@ const endQuerySchema = z.strictObject({ cluster: z.string().min(1).optional() })
 export function registerTransactionRoutes(app: FastifyInstance, context: HttpContext): void {
   app.post("/v1/transactions", async (request, reply) => {
     const body = parseBody(beginRequestSchema, request.body ?? {});
-    const cluster = selectCluster(context, body.cluster);
-    const { id, expiresAt } = await cluster.transactions.begin(body);
+    const { cluster, runAs } = selectCluster(context, request.caller, body.cluster);
+    const { id, expiresAt } = await cluster.transactions.begin(body, undefined, runAs);
     const response: BeginResponse = {
       transactionId: id,
       idleTimeoutMs: context.config.transactions.idleTimeoutMs,
@@ -24,13 +24,13 @@ export function registerTransactionRoutes(app: FastifyInstance, context: HttpCon
     app.post<{ Params: { id: string } }>(`/v1/transactions/:id/${action}`, async (request, reply) => {
       const query = parseBody(endQuerySchema, request.query);
       const id = request.params.id;
-      const cluster = selectTransactionCluster(context, id, query.cluster);
+      const { cluster, runAs } = selectTransactionCluster(context, request.caller, id, query.cluster);
       let response: EndTransactionResponse;
       if (action === "commit") {
-        const consistencyToken = await cluster.transactions.commit(id);
+        const consistencyToken = await cluster.transactions.commit(id, {}, runAs);
         response = { transactionId: id, outcome: "committed", ...(consistencyToken === undefined ? {} : { consistencyToken }) };
       } else {
-        await cluster.transactions.rollback(id);
+        await cluster.transactions.rollback(id, {}, runAs);
         response = { transactionId: id, outcome: "rolled back" };
       }
       return reply.header("x-request-id", request.id).send(response);

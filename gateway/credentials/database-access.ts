@@ -1,0 +1,60 @@
+/**
+ * How a cluster's sessions prove who they are and protect the wire: its credentials source and TLS,
+ * built once at start from `clusters.<name>.credentials` and `.tls`, and handed to the cluster's
+ * engine, through which every session is opened (pool, topology monitor, discovery, MySQL KILL QUERY).
+ */
+import { defaultProvider } from "@aws-sdk/credential-provider-node";
+import { ConfigError } from "../config/load.js";
+import type { ClusterConfig } from "../config/schema.js";
+import type { Logger } from "../observability/logger.js";
+import { type DatabaseCredentials, sessionTargetOf } from "./database-credentials.js";
+import { IamTokenCredentials, rdsSignerMinter, regionOfRdsHost, type TokenMinter } from "./iam-token-credentials.js";
+import { type SecretSource, SecretsManagerCredentials } from "./secrets-manager-credentials.js";
+import { type DatabaseTls, loadDatabaseTls, urlTlsParameters } from "./tls-options.js";
+
+export interface DatabaseAccess {
+  /** Where sessions get their login; undefined: the URL's user and password. */
+  credentials?: DatabaseCredentials | undefined;
+  /** TLS for every session; undefined: as the URL says (PostgreSQL sslmode), else none. */
+  tls?: DatabaseTls | undefined;
+}
+
+export interface DatabaseAccessDependencies {
+  /** The gateway's one Secrets Manager reader. */
+  secrets: SecretSource;
+  logger: Logger;
+  /** How IAM tokens are signed; default: @aws-sdk/rds-signer with the SDK's default credentials chain. */
+  mintToken?: (region: string) => TokenMinter;
+}
+
+function settingError(path: string, message: string): ConfigError {
+  return new ConfigError(`invalid configuration:\n  - ${path}: ${message}`);
+}
+
+/** Reads the CA bundle and builds the credentials source; throws ConfigError for settings that cannot work. */
+export function databaseAccessFor(name: string, cluster: ClusterConfig, dependencies: DatabaseAccessDependencies): DatabaseAccess {
+  const where = `clusters.${name}`;
+  const tls = loadDatabaseTls(cluster.tls, `${where}.tls`);
+  if (tls !== undefined) {
+    for (const url of [cluster.writerUrl, ...cluster.readerUrls]) {
+      const parameters = urlTlsParameters(url);
+      if (parameters.length > 0) {
+        throw settingError(`${where}.tls`, `is set, and a URL also chooses TLS (${parameters.join(", ")}); remove those URL parameters so one setting decides`);
+      }
+    }
+  }
+  return { tls, credentials: credentialsFor(where, cluster, dependencies) };
+}
+
+function credentialsFor(where: string, cluster: ClusterConfig, dependencies: DatabaseAccessDependencies): DatabaseCredentials | undefined {
+  const config = cluster.credentials;
+  if (config === undefined) return undefined;
+  if (config.source === "secrets-manager") return new SecretsManagerCredentials(config.secretArn, dependencies.secrets, dependencies.logger);
+  const writer = sessionTargetOf(cluster.writerUrl);
+  const region = config.region ?? regionOfRdsHost(writer.host);
+  if (region === undefined) {
+    throw settingError(`${where}.credentials.region`, `is needed: the writer host "${writer.host}" is not *.<region>.rds.amazonaws.com`);
+  }
+  const mint = dependencies.mintToken?.(region) ?? rdsSignerMinter(region, defaultProvider());
+  return new IamTokenCredentials(config.username, mint, writer);
+}

@@ -1,0 +1,48 @@
+/**
+ * Request bodies as JSON, for both surfaces: empty and malformed bodies get their registry codes, and
+ * a body nested deeper than MAX_NESTING is refused before it is parsed — recursive code further on
+ * (zod's schemas for Data API arrays, parameter encoding) must never meet a structure deep enough to
+ * exhaust the stack.
+ */
+import { GatewayError } from "../errors.js";
+
+/** Far beyond any real parameter or Data API arrayValue; far below what recursion survives. */
+export const MAX_NESTING = 64;
+
+const OPEN_BRACKET = 0x5b;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACKET = 0x5d;
+const CLOSE_BRACE = 0x7d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** The deepest nesting of arrays and objects in JSON text (strings skipped), without recursion. */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (inString) {
+      if (code === BACKSLASH) i++;
+      else if (code === QUOTE) inString = false;
+    } else if (code === QUOTE) inString = true;
+    else if (code === OPEN_BRACKET || code === OPEN_BRACE) {
+      if (++depth > deepest) deepest = depth;
+    } else if (code === CLOSE_BRACKET || code === CLOSE_BRACE) depth--;
+  }
+  return deepest;
+}
+
+/** Parses a request body; `prepare` may rewrite the text first (the Data API's 64-bit longValues). */
+export function parseJsonBody(text: string, prepare: (text: string) => string = (same) => same): unknown {
+  if (text === "") throw new GatewayError("INVALID_REQUEST", "the JSON body is empty");
+  if (nestingDepth(text) > MAX_NESTING) {
+    throw new GatewayError("INVALID_REQUEST", `the JSON body is nested deeper than ${MAX_NESTING} levels`);
+  }
+  try {
+    return JSON.parse(prepare(text));
+  } catch (err) {
+    throw new GatewayError("MALFORMED_JSON", `request body is not valid JSON: ${(err as Error).message}`);
+  }
+}

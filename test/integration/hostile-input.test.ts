@@ -1,0 +1,82 @@
+/**
+ * The inputs the HTTP fuzzing found answered badly, each pinned down on the real local PostgreSQL:
+ * bodies nested deep enough to exhaust a recursive parser, COPY FROM STDIN (which used to leave its
+ * session hanging), an over-long path parameter, a malformed URL, headers over Node's limit, and
+ * operator answers without a request id.
+ */
+import net from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestGateway, type TestGateway } from "../support/gateway.js";
+import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
+
+describe("hostile input", () => {
+  let db: TestDatabase;
+  let gateway: TestGateway;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await db.admin.query("create table copied (note text)");
+    gateway = await startTestGateway({ clusters: { default: { writerUrl: db.url } }, pool: { maxSize: 2, acquireTimeoutMs: 1000 } });
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await db?.drop();
+  });
+
+  it("refuses bodies nested deeper than 64 levels on both surfaces, before parsing them", async () => {
+    const deep = `${"[".repeat(5000)}${"]".repeat(5000)}`;
+    const native = await gateway.post("/v1/query", `{"sql":"select $1::text","params":[${deep}]}`);
+    expect(native.status).toBe(400);
+    expect(native.body.error.message).toContain("nested deeper than 64 levels");
+    const arrayValue = `${'{"arrayValues":['.repeat(1000)}${"]}".repeat(1000)}`;
+    const dataApi = await gateway.post("/Execute", `{"resourceArn":"a","secretArn":"b","sql":"select :a","parameters":[{"name":"a","value":{"arrayValue":${arrayValue}}}]}`);
+    expect(dataApi.status).toBe(400);
+    expect(dataApi.headers.get("x-amzn-errortype")).toBe("BadRequestException");
+  });
+
+  it("refuses COPY FROM STDIN and keeps the session usable, on either protocol", async () => {
+    for (let i = 0; i < 4; i++) {
+      const answer = await gateway.post("/v1/query", { sql: "copy copied (note) from stdin" });
+      expect(answer.status).toBe(400);
+      expect(answer.body.error.database.message).toContain("not supported through the gateway");
+    }
+    expect((await gateway.post("/v1/query", { sql: "select 1 as one" })).body.rows).toEqual([{ one: 1 }]);
+    expect(gateway.gateway.clusters.get("default")?.writer.pool.stats()).toMatchObject({ active: 0 });
+  });
+
+  it("answers Fastify's own refusals in the gateway's format, and takes long transaction ids", async () => {
+    const longId = `${"x".repeat(300)}`;
+    const commit = await gateway.post(`/v1/transactions/${longId}/commit`, undefined);
+    expect(commit.status).toBe(404);
+    expect(commit.body.error.code).toBe("TRANSACTION_NOT_FOUND");
+    const badUrl = await gateway.get("/v1/%");
+    expect(badUrl.status).toBe(400);
+    expect(badUrl.body.error.code).toBe("INVALID_REQUEST");
+    expect(badUrl.headers.get("x-request-id")).toBe(badUrl.body.error.requestId);
+  });
+
+  it("answers headers over the limit with HEADERS_TOO_LARGE, readable by both clients", async () => {
+    const answer = await new Promise<string>((resolve, reject) => {
+      const url = new URL(gateway.baseUrl);
+      const socket = net.connect(Number(url.port), url.hostname, () => {
+        socket.write(`POST /v1/query HTTP/1.1\r\nHost: x\r\nx-poolgate-auth: Bearer ${"A".repeat(20000)}\r\n\r\n`);
+      });
+      let text = "";
+      socket.on("data", (chunk) => (text += chunk.toString()));
+      socket.on("end", () => resolve(text));
+      socket.on("error", reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1.1 431 /);
+    expect(answer).toContain("x-amzn-ErrorType: BadRequestException");
+    expect(answer).toContain('"code":"HEADERS_TOO_LARGE"');
+  });
+
+  it("names every answer with a request id, operator and public routes included", async () => {
+    for (const path of ["/readyz", "/healthz", "/openapi.json", "/v1/admin/topology"]) {
+      const answer = await gateway.get(path, { "x-request-id": "probe-1" });
+      expect(answer.status, path).toBe(200);
+      expect(answer.headers.get("x-request-id"), path).toBe("probe-1");
+    }
+  });
+});
