@@ -147,14 +147,17 @@ describe("the service stack", () => {
         if (typeof part === "string") return part;
         const reference = JSON.stringify(part);
         if (/Role/.test(reference)) return `arn:aws:iam::123456789012:role/caller${i}`;
-        if (/Secret/.test(reference)) return "arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf";
+        if (/Secret|Token/.test(reference)) return "arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf";
         return `db${i}.cluster-abc123.us-east-1.rds.amazonaws.com`;
       })
       .join("");
     const config = parseConfig(JSON.parse(filled), "the stack's POOLGATE_CONFIG_JSON");
     expect(config.server.host).toBe("0.0.0.0");
     expect(config.auth.iam?.regions).toEqual(["us-east-1"]);
-    expect(Object.keys(config.auth.principals)).toHaveLength(3);
+    // The three functions' roles, and the operators' bearer token (read from its secret).
+    expect(Object.keys(config.auth.principals)).toHaveLength(4);
+    expect(config.auth.principals.operator).toMatchObject({ admin: true, clusters: {} });
+    expect(config.auth.bearer?.secretArn).toMatch(/^arn:aws:secretsmanager:/);
   });
 
   it("gives the Lambda callers the gateway's URL, audience and network path, grants their roles, and no database or secret access", () => {
@@ -169,7 +172,8 @@ describe("the service stack", () => {
     const task = Object.values(service.findResources("AWS::ECS::TaskDefinition"))[0];
     const config = JSON.stringify((task?.Properties.ContainerDefinitions as { Environment: unknown }[])[0]?.Environment);
     expect(config.match(/\\"clusters\\":\{\\"default\\":\\"read-write\\"\},\\"admin\\":false/g)).toHaveLength(2);
-    expect(config.match(/\\"clusters\\":\{\},\\"admin\\":true/g)).toHaveLength(1);
+    // The failover hook and the operators' token: operator routes, no data.
+    expect(config.match(/\\"clusters\\":\{\},\\"admin\\":true/g)).toHaveLength(2);
     const statements = Object.values(service.findResources("AWS::IAM::Policy")).flatMap(
       (policy) => policy.Properties.PolicyDocument.Statement as { Action: string | string[] }[],
     );

@@ -12,6 +12,8 @@ import { type DatabaseAccess, databaseAccessFor } from "./credentials/database-a
 import { DataApiService } from "./data-api/service.js";
 import { credentialVariants, DataApiTargets } from "./data-api/targets.js";
 import { EmfReporter } from "./observability/emf-reporter.js";
+import { GatewayMetrics } from "./observability/metrics.js";
+import { StatusHistory } from "./observability/status-history.js";
 import { selfUrl } from "./peers/self-url.js";
 import { TransactionOwnership } from "./peers/transaction-ownership.js";
 import { redactUrl } from "./config/load.js";
@@ -92,18 +94,40 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   const everyCluster = [...clusters.values(), ...variants.values()];
   await Promise.all(everyCluster.map((cluster) => cluster.start()));
 
+  const metrics = new GatewayMetrics(() => everyCluster);
+  for (const cluster of everyCluster) metrics.watch(cluster);
+  const history = new StatusHistory(metrics.totals, () => clusters.values());
+  history.start();
   const emf = config.metrics.emf.enabled
-    ? new EmfReporter(config.metrics.emf, function* () {
-        for (const cluster of everyCluster) {
-          for (const endpoint of cluster.endpoints) yield { cluster: cluster.name, endpoint: endpoint.name, stats: endpoint.pool.stats() };
-        }
-      })
+    ? new EmfReporter(
+        config.metrics.emf,
+        function* () {
+          for (const cluster of everyCluster) {
+            for (const endpoint of cluster.endpoints) yield { cluster: cluster.name, endpoint: endpoint.name, stats: endpoint.pool.stats() };
+          }
+        },
+        undefined,
+        undefined,
+        () => metrics.totals,
+      )
     : undefined;
   emf?.start();
 
   let draining = false;
   const dataApi = new DataApiService(new DataApiTargets(config, clusters, variants), config, policy);
-  const context: HttpContext = { config, clusters, logger, startedAt: Date.now(), isDraining: () => draining, dataApi, ownership, policy };
+  const context: HttpContext = {
+    config,
+    clusters,
+    logger,
+    startedAt: Date.now(),
+    isDraining: () => draining,
+    dataApi,
+    ownership,
+    policy,
+    metrics,
+    history,
+    version: VERSION,
+  };
   const http = createHttpServer(context, authenticator, VERSION);
 
   async function drain(): Promise<void> {
@@ -123,6 +147,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     clearTimeout(timer);
     clearInterval(closeIdle);
     emf?.stop();
+    history.stop();
     for (const cluster of everyCluster) await cluster.close(Math.max(0, deadline - Date.now()));
     await embedded?.stop();
     authenticator.close();

@@ -77,6 +77,8 @@ export class PoolgateGateway extends Construct {
   readonly clusterName = "default";
   /** What callers sign into their identity proofs: binds them to this gateway. */
   readonly audience: string;
+  /** The operators' bearer token (principal "operator", admin only): `{"operator": "<token>"}`. */
+  readonly operatorToken: secretsmanager.Secret;
   private readonly principals: Record<string, { clusters: Record<string, string>; admin: boolean }> = {};
 
   constructor(scope: Construct, id: string, props: PoolgateGatewayProps) {
@@ -107,6 +109,12 @@ export class PoolgateGateway extends Construct {
       generateSecretString: { passwordLength: 48, excludePunctuation: true },
     });
     this.audience = Names.uniqueId(this).slice(-128);
+    // Operators (the status page, Prometheus) use a generated bearer token: {"operator": "<token>"}.
+    this.operatorToken = new secretsmanager.Secret(this, "OperatorToken", {
+      description: "Poolgate: the bearer token of the gateway's operator routes (status page at /, /metrics, /v1/admin)",
+      generateSecretString: { secretStringTemplate: "{}", generateStringKey: "operator", passwordLength: 40, excludePunctuation: true },
+    });
+    this.principals.operator = { clusters: {}, admin: true };
     const config = {
       clusters: {
         default: {
@@ -116,7 +124,11 @@ export class PoolgateGateway extends Construct {
           tls: { mode: "verify-full", caFile: RDS_CA_BUNDLE },
         },
       },
-      auth: { iam: { audience: this.audience, regions: [Stack.of(this).region] }, principals: this.principals },
+      auth: {
+        iam: { audience: this.audience, regions: [Stack.of(this).region] },
+        bearer: { secretArn: this.operatorToken.secretArn },
+        principals: this.principals,
+      },
       pool: { maxSize: this.budget.poolSize, minIdle: Math.min(2, this.budget.poolSize) },
       server: { host: "0.0.0.0", port: CONTAINER_PORT, drainTimeoutMs: 20000, keepAliveTimeoutMs: 75000 },
       topology: { checkIntervalMs: 1000, checkTimeoutMs: 1000 },
@@ -137,6 +149,7 @@ export class PoolgateGateway extends Construct {
     });
     // The task reads the database secret itself, again after a rotation (both staging labels).
     database.secret.grantRead(taskDefinition.taskRole);
+    this.operatorToken.grantRead(taskDefinition.taskRole);
 
     this.service = new ecs.FargateService(this, "Service", {
       cluster,

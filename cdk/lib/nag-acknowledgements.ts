@@ -44,7 +44,7 @@ export function acknowledgeFindings(database: PoolgateDatabaseStack, service: Po
   acknowledge(
     service,
     "AwsSolutions-SMG4",
-    "The peer key is generated, used only between the gateway's own tasks and read at task start: rotate it with a forced new deployment, so that every task holds the same key.",
+    "The peer key is generated, used only between the gateway's own tasks and read at task start: rotate it with a forced new deployment, so that every task holds the same key. The operator token is generated and re-read by the gateway every 5 minutes: rotate it by writing a new value (two tokens per principal may overlap).",
   );
   acknowledge(service, "AwsSolutions-S1", "The bucket receives the load balancer's access logs; logging access to it would only log the log writes.");
 }

@@ -47,6 +47,8 @@ export class Cluster {
   private discovering: Promise<void> | undefined;
   private started = false;
   private readonly makeEndpoint: (name: string, url: string, writer: boolean) => Endpoint;
+  /** Told every acquire's wait on any of the cluster's pools, discovered ones included (metrics). */
+  onAcquireWait: ((endpoint: string, waitedMs: number) => void) | undefined;
 
   constructor(
     readonly name: string,
@@ -70,8 +72,8 @@ export class Cluster {
         endpointName,
         url,
         writer,
-        (endpoint) =>
-          new Pool(
+        (endpoint) => {
+          const pool = new Pool(
             endpointName,
             {
               open: (connectTimeoutMs) => this.openChecked(endpoint, connectTimeoutMs),
@@ -80,7 +82,10 @@ export class Cluster {
             settings,
             logger,
             clock,
-          ),
+          );
+          pool.onAcquireWait = (waitedMs) => this.onAcquireWait?.(endpointName, waitedMs);
+          return pool;
+        },
       );
     this.endpoints = [
       this.makeEndpoint(`${name}/writer`, urls.writerUrl, true),

@@ -27,6 +27,14 @@ import type { DataApiTargets } from "./targets.js";
 
 const QUEUE = { queue: true } as const;
 
+/** Filled in with the cluster and intent of the work, for the request's metrics. */
+export interface WorkNote {
+  cluster: string;
+  intent: string;
+}
+
+const NO_NOTE: WorkNote = { cluster: "", intent: "" };
+
 /** A resolved target as this caller may use it. */
 interface Authorised {
   cluster: Cluster;
@@ -41,8 +49,8 @@ export class DataApiService {
     private readonly policy: AccessPolicy,
   ) {}
 
-  async execute(caller: Caller, request: ExecuteStatementRequest, requested: ReadonlySet<DataApiExtension>): Promise<string> {
-    const target = this.resolve(caller, request);
+  async execute(caller: Caller, request: ExecuteStatementRequest, requested: ReadonlySet<DataApiExtension>, note: WorkNote = { ...NO_NOTE }): Promise<string> {
+    const target = this.resolve(caller, request, note);
     const extensions = union(target.extensions, requested);
     const engine = target.cluster.engine.kind;
     this.checkParamCount(request.parameters?.length ?? 0);
@@ -55,8 +63,8 @@ export class DataApiService {
     return json;
   }
 
-  async batchExecute(caller: Caller, request: BatchExecuteStatementRequest, requested: ReadonlySet<DataApiExtension>): Promise<string> {
-    const target = this.resolve(caller, request);
+  async batchExecute(caller: Caller, request: BatchExecuteStatementRequest, requested: ReadonlySet<DataApiExtension>, note: WorkNote = { ...NO_NOTE }): Promise<string> {
+    const target = this.resolve(caller, request, note);
     const extensions = union(target.extensions, requested);
     const sets = request.parameterSets ?? [];
     for (const set of sets) this.checkParamCount(set.length);
@@ -90,8 +98,8 @@ export class DataApiService {
     return `{"updateResults":[${results.map((result) => `{"generatedFields":${generatedFields(result)}}`).join(",")}]}`;
   }
 
-  async begin(caller: Caller, request: BeginTransactionRequest): Promise<string> {
-    const target = this.resolve(caller, request);
+  async begin(caller: Caller, request: BeginTransactionRequest, note: WorkNote = { ...NO_NOTE }): Promise<string> {
+    const target = this.resolve(caller, request, note);
     const { id } = await target.cluster.transactions.begin(
       {},
       { idleTimeoutMs: this.config.dataApi.transactionIdleTimeoutMs, maxAgeMs: this.config.dataApi.transactionMaxAgeMs },
@@ -100,22 +108,24 @@ export class DataApiService {
     return JSON.stringify({ transactionId: id });
   }
 
-  async commit(caller: Caller, request: EndTransactionRequest): Promise<string> {
-    const target = this.resolve(caller, request);
+  async commit(caller: Caller, request: EndTransactionRequest, note: WorkNote = { ...NO_NOTE }): Promise<string> {
+    const target = this.resolve(caller, request, note);
     await target.cluster.transactions.commit(request.transactionId, QUEUE, target.runAs);
     return '{"transactionStatus":"Transaction Committed"}';
   }
 
-  async rollback(caller: Caller, request: EndTransactionRequest): Promise<string> {
-    const target = this.resolve(caller, request);
+  async rollback(caller: Caller, request: EndTransactionRequest, note: WorkNote = { ...NO_NOTE }): Promise<string> {
+    const target = this.resolve(caller, request, note);
     await target.cluster.transactions.rollback(request.transactionId, QUEUE, target.runAs);
     return '{"transactionStatus":"Rollback Complete"}';
   }
 
   /** The resource's cluster, if the caller's principal has access to it. */
-  private resolve(caller: Caller, request: { resourceArn: string; secretArn: string; schema?: string | undefined }): Authorised {
+  private resolve(caller: Caller, request: { resourceArn: string; secretArn: string; schema?: string | undefined; sql?: string; transactionId?: string | undefined }, note: WorkNote): Authorised {
     if (request.schema !== undefined) throw new DataApiRefusal("ValidationException", "The schema parameter isn't supported");
     const target = this.targets.resolve(request.resourceArn, request.secretArn);
+    note.cluster = target.clusterName;
+    note.intent = request.sql === undefined || request.transactionId !== undefined ? "transaction" : target.cluster.executor.intentOf(request.sql);
     return { cluster: target.cluster, extensions: target.extensions, runAs: this.policy.runAs(caller, target.clusterName) };
   }
 

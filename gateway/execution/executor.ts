@@ -5,6 +5,7 @@
  * anything was committed, or when a demoted primary refused a write; writes answer with a consistency
  * token, and failures that smell of failover are reported to the topology.
  */
+import type { ErrorCode } from "../../schemas/errors.js";
 import type { BatchRequest, Intent, Param, QueryRequest } from "../../schemas/query.js";
 import type { GatewayConfig } from "../config/schema.js";
 import type { EngineConnection, ExecuteOptions, StatementResult } from "../engines/engine.js";
@@ -14,7 +15,7 @@ import type { RouteRequest, Router } from "../routing/router.js";
 import type { StatementClassifier } from "../routing/statement-classifier.js";
 import type { Endpoint } from "../topology/endpoint.js";
 import type { Topology } from "../topology/topology.js";
-import { type Attempted, runWithRetry } from "./retry.js";
+import { type Attempted, type RetrySettings, runWithRetry } from "./retry.js";
 import { type RunAs, UNRESTRICTED } from "./run-as.js";
 import { executeOptions } from "./run-options.js";
 
@@ -109,6 +110,9 @@ function isReadOnlyRefusal(err: unknown): boolean {
 }
 
 export class Executor {
+  /** Told the code of every failure the executor retries (the metrics count them). */
+  onRetry: ((code: ErrorCode) => void) | undefined;
+
   constructor(
     private readonly router: Router,
     private readonly topology: Topology,
@@ -124,7 +128,7 @@ export class Executor {
     const route = this.route(intent, request, options.timeoutMs);
     if (runAs.readOnly) {
       this.refuseForReadOnly([request.sql]);
-      return runWithRetry(this.config.retry, async () => {
+      return this.retrying(this.config.retry, async () => {
         const endpoint = await this.endpointFor(route, policy);
         const [value] = await this.onEndpoint(endpoint, intent, (connection) => readOnlyUnit(connection, [{ sql: request.sql, params }], options), runAs);
         return { value: value as StatementResult, consistencyToken: undefined };
@@ -133,7 +137,7 @@ export class Executor {
     // SQL with its own COMMIT may have committed part of its work before failing: run it once only.
     const controlsTransactions = this.classifier.commitsInParts(request.sql);
     const retry = controlsTransactions ? { ...this.config.retry, maxAttempts: 1 } : this.config.retry;
-    return runWithRetry(retry, async () => {
+    return this.retrying(retry, async () => {
       const endpoint = await this.endpointFor(route, policy);
       return this.onEndpoint(endpoint, intent, async (connection) => {
         const value = await connection.execute(request.sql, params, options).catch((err: unknown) => {
@@ -152,13 +156,13 @@ export class Executor {
     if (runAs.readOnly) {
       this.refuseForReadOnly(request.statements.map((statement) => statement.sql));
       const statements = request.statements.map((statement) => ({ sql: statement.sql, params: statement.params ?? [] }));
-      return runWithRetry(this.config.retry, async () => {
+      return this.retrying(this.config.retry, async () => {
         const endpoint = await this.endpointFor(route, policy);
         const value = await this.onEndpoint(endpoint, intent, (connection) => readOnlyUnit(connection, statements, options, request.isolation), runAs);
         return { value, consistencyToken: undefined };
       });
     }
-    return runWithRetry(this.config.retry, async () => {
+    return this.retrying(this.config.retry, async () => {
       const endpoint = await this.endpointFor(route, policy);
       return this.onEndpoint(endpoint, intent, async (connection) => {
         let committing = false;
@@ -184,6 +188,15 @@ export class Executor {
         }
       }, runAs);
     });
+  }
+
+  /** Where a statement would go by its text: read or write (the metrics label requests with it). */
+  intentOf(sql: string): Intent {
+    return this.classifier.infer(sql);
+  }
+
+  private retrying<T>(settings: RetrySettings, unit: (attempt: number) => Promise<T>): Promise<Attempted<T>> {
+    return runWithRetry(settings, unit, (code) => this.onRetry?.(code));
   }
 
   /** Read-only principals: refuses what could end their READ ONLY transaction or change its access mode. */

@@ -28,7 +28,12 @@ export function backoffDelayMs(settings: RetrySettings, attempt: number, random:
   return random() * cap;
 }
 
-export async function runWithRetry<T>(settings: RetrySettings, unit: (attempt: number) => Promise<T>): Promise<Attempted<T>> {
+export async function runWithRetry<T>(
+  settings: RetrySettings,
+  unit: (attempt: number) => Promise<T>,
+  /** Told the code of every failure that is about to be retried. */
+  onRetry?: (code: ErrorCode) => void,
+): Promise<Attempted<T>> {
   const startedAt = performance.now();
   for (let attempt = 1; ; attempt++) {
     try {
@@ -39,6 +44,7 @@ export async function runWithRetry<T>(settings: RetrySettings, unit: (attempt: n
       if (!RETRYABLE_UNITS.has(err.code) || err.final || attempt >= settings.maxAttempts) throw err;
       const delay = backoffDelayMs(settings, attempt);
       if (performance.now() - startedAt + delay > settings.maxTotalMs) throw err;
+      onRetry?.(err.code);
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }

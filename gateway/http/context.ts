@@ -8,6 +8,8 @@ import type { RunAs } from "../execution/run-as.js";
 import type { TransactionOwnership } from "../peers/transaction-ownership.js";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
+import type { GatewayMetrics } from "../observability/metrics.js";
+import type { StatusHistory } from "../observability/status-history.js";
 
 export interface HttpContext {
   config: GatewayConfig;
@@ -21,6 +23,11 @@ export interface HttpContext {
   ownership?: TransactionOwnership | undefined;
   /** What each principal may do. */
   policy: AccessPolicy;
+  /** The metrics registry (GET /metrics) and request totals. */
+  metrics: GatewayMetrics;
+  /** The last minutes of requests and pool use, for the status page. */
+  history: StatusHistory;
+  version: string;
 }
 
 /** A cluster as one caller may use it. */

@@ -6,6 +6,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import type { ErrorBody } from "../../schemas/errors.js";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
+import { noteOutcome } from "./observe.js";
 
 /** Fastify's own request-parsing failures, by their stable codes. */
 const FASTIFY_CODES: Record<string, (err: FastifyError) => GatewayError> = {
@@ -48,16 +49,17 @@ const ACCESS_REFUSALS = new Set(["UNAUTHENTICATED", "FORBIDDEN", "THROTTLED"]);
  */
 export function logFailure(error: GatewayError, original: unknown, request: FastifyRequest, logger: Logger): void {
   if (error.code === "INTERNAL_ERROR") {
-    logger.error({ err: error.cause ?? original, requestId: request.id, route: request.routeOptions.url ?? "(none)" }, "unhandled error");
+    logger.error({ err: error.cause ?? original, requestId: request.id, principal: request.caller?.principal, route: request.routeOptions.url ?? "(none)" }, "unhandled error");
   } else if (error.status >= 500) {
-    logger.warn({ code: error.code, requestId: request.id, message: error.message }, "request failed");
+    logger.warn({ code: error.code, requestId: request.id, principal: request.caller?.principal, message: error.message }, "request failed");
   } else if (ACCESS_REFUSALS.has(error.code)) {
-    logger.warn({ code: error.code, requestId: request.id, principal: request.caller.principal, message: error.message }, "access refused");
+    logger.warn({ code: error.code, requestId: request.id, principal: request.caller?.principal, message: error.message }, "access refused");
   }
 }
 
 export function replyWithError(err: unknown, request: FastifyRequest, reply: FastifyReply, logger: Logger): FastifyReply {
   const error = toGatewayError(err);
+  noteOutcome(request, error.code);
   logFailure(error, err, request, logger);
   if (error.status === 503 || error.status === 429) reply.header("retry-after", String(error.retryAfterS ?? 1));
   return reply.code(error.status).header("x-request-id", request.id).send(errorBody(error, request.id));

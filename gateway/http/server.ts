@@ -7,6 +7,8 @@ import { ANONYMOUS } from "../auth/caller.js";
 import { registerAuthentication } from "./authenticate.js";
 import { answerClientError } from "./client-error.js";
 import { parseJsonBody } from "./json-body.js";
+import { registerObservation } from "./observe.js";
+import { registerObservabilityRoutes } from "./routes/observability.js";
 import type { HttpContext } from "./context.js";
 import { replyWithError } from "./error-handler.js";
 import { registerOwnerForwarding } from "./forward-to-owner.js";
@@ -53,8 +55,9 @@ export function createHttpServer(context: HttpContext, authenticator: Authentica
     }
   });
   // Every answer names its request, whichever route (or none) produced it.
-  app.addHook("onSend", async (request, reply) => {
+  app.addHook("onSend", (request, reply, payload, done) => {
     if (!reply.hasHeader("x-request-id")) reply.header("x-request-id", request.id);
+    done(null, payload);
   });
   app.setErrorHandler((err, request, reply) => replyWithError(err, request, reply, context.logger));
   app.setNotFoundHandler((request, reply) =>
@@ -66,12 +69,15 @@ export function createHttpServer(context: HttpContext, authenticator: Authentica
     ),
   );
 
+  // First: every request is timed and counted, refused ones included.
+  registerObservation(app, context.metrics, context.logger, context.config.log.requests);
   registerAuthentication(app, authenticator, context.policy);
   if (context.ownership) registerOwnerForwarding(app, context.ownership);
   registerQueryRoutes(app, context);
   registerTransactionRoutes(app, context);
   registerHealthRoutes(app, context);
   registerDataApiRoutes(app, context, context.dataApi);
+  registerObservabilityRoutes(app, context);
   const openApi = buildOpenApiDocument(version);
   app.get("/openapi.json", { config: { access: "public" } }, async (_request, reply) => reply.send(openApi));
   return app;

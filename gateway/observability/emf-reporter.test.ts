@@ -44,4 +44,22 @@ describe("EMF pool metrics", () => {
     expect(document.PoolAcquireWaitMean).toBeCloseTo((98 * 0.3 + 40 + 400) / 100, 5);
     expect(document._aws.CloudWatchMetrics[0].Metrics.map((metric: { Name: string }) => metric.Name)).toContain("PoolAcquireWaitP99");
   });
+
+  it("reports the gateway's requests, errors, retries and failovers per interval when given totals", () => {
+    const lines: string[] = [];
+    const totals = { requests: 10, clientErrors: 1, serverErrors: 0, retries: 2, failovers: 0 };
+    const reporter = new EmfReporter({ intervalMs: 60000, namespace: "Poolgate" }, () => [], (line) => lines.push(line), () => 1, () => totals);
+    reporter.report();
+    Object.assign(totals, { requests: 25, clientErrors: 4, serverErrors: 2, retries: 2, failovers: 1 });
+    reporter.report();
+    expect(JSON.parse(lines[1] ?? "{}")).toMatchObject({
+      service: "poolgate",
+      Requests: 15,
+      ClientErrors: 3,
+      ServerErrors: 2,
+      Retries: 0,
+      Failovers: 1,
+      _aws: { CloudWatchMetrics: [{ Namespace: "Poolgate", Dimensions: [["service"]] }] },
+    });
+  });
 });

@@ -3,8 +3,11 @@
  * stdout, which CloudWatch Logs (the awslogs driver on ECS) turns into metrics — no agent, no API
  * calls. Per endpoint (dimensions cluster and endpoint): the acquire-wait p99 and mean over the
  * interval, the number of acquires, and the active, idle, waiting and total connections at the end.
+ * With request totals, one more document for the gateway (dimension `service`): requests, client and
+ * server errors, retries and failovers over the interval.
  */
 import type { PoolStats } from "../../schemas/health.js";
+import type { RequestTotals } from "./metrics.js";
 
 export interface EmfSettings {
   intervalMs: number;
@@ -44,6 +47,7 @@ export function quantileFromBuckets(bounds: readonly number[], counts: readonly 
 
 export class EmfReporter {
   private readonly previous = new Map<string, Previous>();
+  private previousTotals: RequestTotals | undefined;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -51,6 +55,7 @@ export class EmfReporter {
     private readonly samples: () => Iterable<PoolSample>,
     private readonly write: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
     private readonly now: () => number = Date.now,
+    private readonly totals: (() => RequestTotals) | undefined = undefined,
   ) {}
 
   start(): void {
@@ -119,5 +124,23 @@ export class EmfReporter {
       this.write(JSON.stringify(document));
     }
     for (const key of this.previous.keys()) if (!seen.has(key)) this.previous.delete(key);
+    if (this.totals) this.reportTotals(timestamp, this.totals());
+  }
+
+  /** The gateway's request counts since the previous report. */
+  private reportTotals(timestamp: number, now: RequestTotals): void {
+    const before = this.previousTotals ?? { requests: 0, clientErrors: 0, serverErrors: 0, retries: 0, failovers: 0 };
+    this.previousTotals = { ...now };
+    const names = ["Requests", "ClientErrors", "ServerErrors", "Retries", "Failovers"] as const;
+    const keys = ["requests", "clientErrors", "serverErrors", "retries", "failovers"] as const;
+    const document: Record<string, unknown> = {
+      _aws: {
+        Timestamp: timestamp,
+        CloudWatchMetrics: [{ Namespace: this.settings.namespace, Dimensions: [["service"]], Metrics: names.map((name) => ({ Name: name, Unit: "Count" })) }],
+      },
+      service: "poolgate",
+    };
+    for (const [i, name] of names.entries()) document[name] = Math.max(0, now[keys[i] as (typeof keys)[number]] - before[keys[i] as (typeof keys)[number]]);
+    this.write(JSON.stringify(document));
   }
 }

@@ -66,6 +66,8 @@ export class Pool {
   /** NOT_IN_USE entries; the most recently used on top, so the bottom ones age out. */
   readonly idle: PoolEntry[] = [];
   readonly counters = new PoolCounters();
+  /** Told every acquire's wait (ms), for the metrics; set by whoever watches the pool. */
+  onAcquireWait: ((waitedMs: number) => void) | undefined;
   private readonly waiters = new WaiterQueue();
   /** Borrowed entries per tenant, and each tenant's cap, for the fair-share rule. */
   private readonly inUse = new Map<string, { count: number; cap: number }>();
@@ -171,7 +173,9 @@ export class Pool {
     const held = this.inUse.get(tenant);
     if (held) held.count++;
     else this.inUse.set(tenant, { count: 1, cap: this.settings.maxSize });
-    this.counters.recordAcquireWait(this.clock.now() - startedAt);
+    const waitedMs = this.clock.now() - startedAt;
+    this.counters.recordAcquireWait(waitedMs);
+    this.onAcquireWait?.(waitedMs);
     return entry;
   }
 

@@ -51,6 +51,10 @@ export class TopologyMonitor implements Topology {
   onRoleChange: ((endpoint: Endpoint, previous: "primary" | "replica" | "unknown") => void) | undefined;
   /** Called when the primary is no longer trusted, with its name, to fail fast what waits on it. */
   onPrimaryLost: ((name: string | undefined) => void) | undefined;
+  /** Told when a replica is banned for lag (the metrics count bans). */
+  onBanned: ((endpoint: Endpoint, reason: string) => void) | undefined;
+  /** Told when a failover ends with a new primary, with its record (duration, timeline). */
+  onFailoverResolved: ((record: FailoverRecord) => void) | undefined;
 
   constructor(
     readonly endpoints: readonly Endpoint[],
@@ -185,6 +189,7 @@ export class TopologyMonitor implements Topology {
       if (tooFar && endpoint.banReason === null) {
         endpoint.banReason = `replication lag ${Math.round(endpoint.lagMs)}ms > ${this.settings.maxReplicaLagMs}ms`;
         this.logger.warn({ endpoint: endpoint.name, reason: endpoint.banReason }, "replica banned");
+        this.onBanned?.(endpoint, endpoint.banReason);
       } else if (!tooFar && endpoint.banReason !== null) {
         this.logger.info({ endpoint: endpoint.name }, "replica unbanned");
         endpoint.banReason = null;
@@ -228,6 +233,7 @@ export class TopologyMonitor implements Topology {
     record.durationMs = Math.round(durationMs);
     record.timeline.push({ at: record.resolvedAt, event: `primary is ${primary.name}` });
     this.logger.warn({ newPrimary: primary.name, durationMs: record.durationMs }, "failover: writes resumed");
+    this.onFailoverResolved?.(record);
   }
 
   /** Drops the monitor's session to an endpoint that left the cluster. */

@@ -4,7 +4,7 @@
  * percentiles. Usage: load-driver.ts '<json DriverSpec>' -> prints one JSON DriverResult line.
  */
 import { Pool } from "undici";
-import { type BenchDialect, type BenchStatement, DATA_API_TARGET, makeDataApiStatement, makeStatement, summarise } from "./workload.js";
+import { type BenchDialect, type BenchStatement, DATA_API_TARGET, type DriverResult, makeDataApiStatement, makeStatement, summarise } from "./workload.js";
 
 export interface DriverSpec {
   url: string;
@@ -55,7 +55,8 @@ async function drive(spec: DriverSpec): Promise<void> {
   );
   const elapsedMs = performance.now() - started;
   await pool.close();
-  process.stdout.write(`${JSON.stringify({ ...summarise(latencies, elapsedMs), errors, firstError })}\n`);
+  const result: DriverResult = { ...summarise(latencies, elapsedMs), errors, firstError };
+  process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
 await drive(JSON.parse(process.argv[2] ?? "{}") as DriverSpec);

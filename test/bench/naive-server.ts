@@ -1,8 +1,8 @@
 /**
- * The comparison servers: the smallest HTTP server that parses {sql, params} and runs it through
- * `pg.Pool.query` (mode "pool": the naive gateway), or through a new `pg.Client` per request
- * (mode "client": a Lambda without a pool); "mysql-pool" and "mysql-client" do the same with mysql2.
- * Prints its port on stdout.
+ * The naive gateway: the smallest HTTP server that parses {sql, params} and runs it through
+ * `pg.Pool.query` (mode "pool") or a mysql2 pool (mode "mysql-pool"): what a team writes in an
+ * afternoon, to compare with the gateway's own overhead. Prints its port on stdout.
+ * Usage: naive-server.ts <pool | mysql-pool> <url> <size>
  */
 import http from "node:http";
 import mysql from "mysql2/promise";
@@ -15,21 +15,7 @@ const mysqlPool = mode === "mysql-pool" ? mysql.createPool({ uri: url, connectio
 async function run(sql: string, params: unknown[]): Promise<unknown[]> {
   if (pool) return (await pool.query(sql, params)).rows;
   if (mysqlPool) return (await mysqlPool.execute(sql, params as never[]))[0] as unknown[];
-  if (mode === "mysql-client") {
-    const connection = await mysql.createConnection({ uri: url });
-    try {
-      return (await connection.execute(sql, params as never[]))[0] as unknown[];
-    } finally {
-      await connection.end();
-    }
-  }
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql, params)).rows;
-  } finally {
-    await client.end();
-  }
+  throw new Error(`unknown mode ${mode}; expected pool or mysql-pool`);
 }
 
 const server = http.createServer((request, response) => {

@@ -1,375 +1,249 @@
 /**
- * `npm run bench`: the gateway against the local PostgreSQL, driven over HTTP keep-alive from a
- * separate process, beside (b) an in-process pg.Pool of the same size, (c) a naive HTTP gateway on
- * pg.Pool and (d) a new pg.Client per request; then the same against the local MariaDB through the
- * MySQL engine (mysql2 for b, c and d). Prints throughput, p50/p99/max and the server's CPU time per
- * request, the ratios, and whether the issue's targets are met. Not a test: no assertions.
- * POOLGATE_BENCH_ONLY=postgres, =mysql or =topology runs one part.
+ * `npm run bench`: the comparison to read before adopting Poolgate, on this machine, in one run.
+ * The gateway (native API and Data API over HTTP keep-alive) against a new connection per request,
+ * PgBouncer in transaction mode with a new client connection per request, a naive HTTP server on a
+ * pool, and the in-process pool floor, through the scenarios of the five field reports
+ * (/work/shared/reference/seed-scenarios.md):
+ *   throughput  steady load: concurrent point selects (PostgreSQL)
+ *   burst       report 1: 750 callers on a pool of 10 — p50/p90/p99/max and errors
+ *   inserts     report 4: 100,000 sequential inserts, pooled vs a new connection each (sampled, extrapolated)
+ *   conflicts   report 2: ten concurrent serializable increments of one row, gateway backoff vs immediate retry
+ *   mysql       steady load and report 1 on the local MariaDB through the MySQL engine
+ *   topology    report 3: read scaling with 0/1/2 streaming replicas, and a failover timeline
+ * A progress bar runs on stderr; the tables and verdicts go to stdout; the figure and the raw
+ * figures are saved as <out>/bench.svg and <out>/bench.json. Not a test: no assertions.
+ *
+ * Environment (defaults in parentheses):
+ *   POOLGATE_BENCH_ONLY            comma-separated parts to run: throughput, burst, inserts, conflicts,
+ *                                  mysql, topology, or postgres (= the first four) (all)
+ *   POOLGATE_BENCH_POOL            pool size of every target (10)
+ *   POOLGATE_BENCH_ROUNDS          interleaved rounds per measurement, median kept (3)
+ *   POOLGATE_BENCH_CALLERS         steady-load and read-scaling callers (32)
+ *   POOLGATE_BENCH_DURATION_MS     steady-load and read-scaling run length (2000)
+ *   POOLGATE_BENCH_WARMUP_MS       warm-up before each steady-load run (1000)
+ *   POOLGATE_BENCH_BURST_CALLERS   report 1 callers (750)
+ *   POOLGATE_BENCH_BURST_REQUESTS  report 1 requests per caller (4)
+ *   POOLGATE_BENCH_INSERTS         report 4 inserts for pooled targets (100000)
+ *   POOLGATE_BENCH_INSERTS_SAMPLE  report 4 inserts for new-connection targets, extrapolated (2000)
+ *   POOLGATE_BENCH_CONFLICT_CALLERS / _ROUNDS  report 2 increments per round (10) and rounds (20)
+ *   POOLGATE_BENCH_ADMIN_URL, POOLGATE_BENCH_MYSQL_URL  the servers (the local PostgreSQL and MariaDB)
+ *   POOLGATE_BENCH_PGBOUNCER       the pgbouncer binary (/usr/sbin/pgbouncer, else PATH; absent: left out)
+ *   POOLGATE_BENCH_OUT             where bench.svg and bench.json go (bench-results)
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import mysql from "mysql2/promise";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
+import { join, resolve } from "node:path";
 import pg from "pg";
-import type { DriverSpec } from "./load-driver.js";
-import { runTopologyBench } from "./topology-bench.js";
-import { type BenchStatement, type LatencySummary, SEED_ROWS } from "./workload.js";
+import { Pool } from "undici";
+import { callerRetriesAtOnce, type ConflictTarget, fullJitter, gatewayRetries, inProcessRetries, runConflicts } from "./conflicts.js";
+import { benchUrlOf, prepareMysql, preparePostgres } from "./databases.js";
+import { estimate } from "./estimates.js";
+import { renderBenchFigure } from "./figure.js";
+import { runInserts } from "./inserts.js";
+import { findPgBouncer, type PgBouncer, startPgBouncer } from "./pgbouncer.js";
+import { cleanupAll, exitCleanlyOnSignals, type Server, startGateway, startServer } from "./processes.js";
+import { Progress } from "./progress.js";
+import { reportLines } from "./report.js";
+import type { BenchResults } from "./results.js";
+import { POSTGRES_PARTS, settings as S } from "./settings.js";
+import { directTarget, httpTarget, measureRounds, sdkTarget, type Target, type TargetResult, type Work } from "./targets.js";
 
-const ADMIN_URL = process.env.POOLGATE_BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-const MYSQL_ADMIN_URL = process.env.POOLGATE_BENCH_MYSQL_URL ?? "mysql://root@127.0.0.1:3306/test";
-const DATABASE = "poolgate_bench";
-const POOL_SIZE = Number(process.env.POOLGATE_BENCH_POOL ?? 10);
-const CALLERS = Number(process.env.POOLGATE_BENCH_CALLERS ?? 32);
-const DURATION_MS = Number(process.env.POOLGATE_BENCH_DURATION_MS ?? 4000);
-const WARMUP_MS = Number(process.env.POOLGATE_BENCH_WARMUP_MS ?? 1500);
-const ROUNDS = Number(process.env.POOLGATE_BENCH_ROUNDS ?? 3);
-/** The bench runs compiled JavaScript (npm run build), like production: no transpiler in the loop. */
-const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
-
-interface Row extends LatencySummary {
-  target: string;
-  statement: BenchStatement | "select1 x1" | "point x1" | "point x750";
-  errors: number;
-  cpuUsPerRequest: number;
-  firstError?: string;
-}
-
-const inDatabase = (admin: string) => {
-  const url = new URL(admin);
-  url.pathname = `/${DATABASE}`;
-  return url.toString();
+const progress = new Progress();
+const results: BenchResults = {
+  startedAt: new Date().toISOString(),
+  machine: { cpus: cpus().length, node: process.version, loadBefore: loadavg()[0] ?? 0 },
+  settings: {
+    poolSize: S.poolSize,
+    rounds: S.rounds,
+    callers: S.callers,
+    durationMs: S.durationMs,
+    warmupMs: S.warmupMs,
+    burstCallers: S.burstCallers,
+    burstRequests: S.burstRequests,
+    inserts: S.inserts,
+    insertSample: S.insertSample,
+    conflictCallers: S.conflictCallers,
+    conflictRounds: S.conflictRounds,
+    only: [...S.only].join(","),
+  },
+  notes: [],
+  failures: [],
 };
-const benchUrl = inDatabase(ADMIN_URL);
-const mysqlBenchUrl = inDatabase(MYSQL_ADMIN_URL);
 
-async function seedMysql(): Promise<void> {
-  const admin = await mysql.createConnection({ uri: MYSQL_ADMIN_URL });
-  await admin.query(`CREATE DATABASE IF NOT EXISTS ${DATABASE}`);
-  await admin.query(`USE ${DATABASE}`);
-  await admin.query("create table if not exists accounts (id int primary key, name varchar(40) not null, balance int not null) engine=InnoDB");
-  const [rows] = await admin.query("select count(*) as n from accounts");
-  if (Number((rows as { n: number }[])[0]?.n) !== SEED_ROWS) {
-    await admin.query("truncate accounts");
-    const values = Array.from({ length: SEED_ROWS }, (_, i) => [i + 1, `account-${i + 1}`, (i + 1) * 10]);
-    await admin.query("insert into accounts values ?", [values]);
-    await admin.query("analyze table accounts");
+const step = <T>(label: string, estimateS: number, work: () => Promise<T>) => progress.step(label, estimateS, work);
+const roundStep = (perRun: (name: string) => number) => (label: string, run: () => Promise<TargetResult>) =>
+  step(label, perRun(label), run);
+
+const steadyWork = (dialect: Work["dialect"]): Work => ({ statement: "point", dialect, callers: S.callers, durationMs: S.durationMs, warmupMs: S.warmupMs });
+const burstWork = (dialect: Work["dialect"]): Work => ({ statement: "point", dialect, callers: S.burstCallers, requestsPerCaller: S.burstRequests, warmupMs: S.warmupMs });
+const gatewayConfig = (url: string, extra: object = {}) => ({ clusters: { default: { writerUrl: url } }, pool: { maxSize: S.poolSize }, ...extra });
+
+async function maybePgBouncer(benchUrl: string): Promise<PgBouncer | undefined> {
+  const binary = findPgBouncer(S.pgbouncerBinary);
+  if (!binary) {
+    results.notes.push("PgBouncer: not installed, left out (`apt-get install pgbouncer` to include it)");
+    return undefined;
   }
-  await admin.end();
+  const bouncer = await startPgBouncer({ binary, backendUrl: benchUrl, poolSize: S.poolSize, maxClients: S.burstCallers + 100 });
+  results.machine.pgbouncer = bouncer.version;
+  return bouncer;
 }
 
-async function seed(): Promise<void> {
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  const exists = await admin.query("select 1 from pg_database where datname = $1", [DATABASE]);
-  if (exists.rowCount === 0) await admin.query(`CREATE DATABASE ${DATABASE}`);
-  await admin.end();
-  const db = new pg.Client({ connectionString: benchUrl });
-  await db.connect();
-  await db.query("create table if not exists accounts (id int primary key, name text not null, balance int not null)");
-  const { rows } = await db.query("select count(*)::int as n from accounts");
-  if (rows[0].n !== SEED_ROWS) {
-    await db.query("truncate accounts");
-    await db.query(`insert into accounts select g, 'account-' || g, g * 10 from generate_series(1, ${SEED_ROWS}) g`);
-    await db.query("analyze accounts");
-  }
-  await db.end();
-}
-
-/** CPU time (µs) a process has used so far, from /proc (user + system). */
-function cpuMicros(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks * 1e6) / 100;
-}
-
-function runJson<T>(args: string[]): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
-    let out = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
+async function postgresPart(): Promise<void> {
+  progress.setPhase("PostgreSQL");
+  const benchUrl = benchUrlOf(S.adminUrl);
+  const servers: { stop(): Promise<void> }[] = [];
+  try {
+    const { gateway, naive, bouncer } = await step("seeding, starting the gateway, the naive server and PgBouncer", 4, async () => {
+      results.machine.postgres = await preparePostgres(S.adminUrl);
+      const gateway = await startGateway(gatewayConfig(benchUrl));
+      servers.push(gateway);
+      const naive = await startServer("./naive-server.js", ["pool", benchUrl, String(S.poolSize)], {}, /^(\d+)\n/);
+      servers.push(naive);
+      const bouncer = await maybePgBouncer(benchUrl);
+      if (bouncer) servers.push(bouncer);
+      return { gateway, naive, bouncer };
     });
-    child.on("exit", (code) =>
-      code === 0 ? resolve(JSON.parse(out.trim().split("\n").pop() ?? "{}") as T) : reject(new Error(`${args[0]} exited ${code}`)),
-    );
-  });
-}
+    const native = httpTarget("poolgate native (HTTP)", "poolgate", gateway);
+    const dataApi = httpTarget("poolgate Data API (HTTP)", "poolgate", gateway, "data-api");
+    const inProcess = directTarget("in-process pg.Pool (floor)", "floor", benchUrl, "pool", S.poolSize);
+    const newConnection = directTarget("new connection per request", "alternative", benchUrl, "per-request", S.poolSize);
+    const bouncerNew = bouncer ? [directTarget("PgBouncer txn, new conn/request", "alternative", bouncer.url, "per-request", S.poolSize)] : [];
 
-async function startServer(args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
-  let out = "";
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = ready.exec(out);
-      if (match?.[1]) resolve(match[1].startsWith("http") ? match[1] : `http://127.0.0.1:${match[1]}`);
-    });
-    child.on("exit", (code) => reject(new Error(`${args[0]} exited ${code}: ${out}`)));
-  });
-  return { child, url };
-}
-
-async function drive(
-  server: { child: ChildProcess; url: string },
-  target: string,
-  spec: Omit<DriverSpec, "url">,
-  label: Row["statement"],
-  driver: "load-driver" | "sdk-driver" = "load-driver",
-): Promise<Row> {
-  const pid = server.child.pid as number;
-  const before = cpuMicros(pid);
-  // The AWS SDK warns about Node 20 on every start; the warning is not part of the measurement.
-  const result = await runJson<LatencySummary & { errors: number; firstError?: string }>([
-    ...(driver === "sdk-driver" ? ["--no-warnings"] : []),
-    here(`./${driver}.js`),
-    JSON.stringify({ ...spec, url: server.url }),
-  ]);
-  // Warm-up requests are included in the CPU window; count them out by measuring the window's share.
-  const cpu = cpuMicros(pid) - before;
-  const totalRequests = result.requests + warmupRequests(result, spec);
-  return { target, statement: label, ...result, cpuUsPerRequest: cpu / Math.max(1, totalRequests) };
-}
-
-/** Warm-up runs at roughly the measured rate for warmupMs; estimated from the measured throughput. */
-function warmupRequests(result: LatencySummary, spec: Omit<DriverSpec, "url">): number {
-  return (result.throughput * spec.warmupMs) / 1000;
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once("exit", () => resolve());
-    child.kill("SIGTERM");
-  });
-}
-
-const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : "-");
-const signed = (n: number, digits = 2) => (n >= 0 ? `+${fmt(n, digits)}` : fmt(n, digits));
-
-function printTable(rows: Row[]): void {
-  const header = ["target", "statement", "req/s", "p50 ms", "p99 ms", "max ms", "server CPU µs/req", "errors"];
-  const lines = rows.map((r) => [
-    r.target,
-    r.statement,
-    fmt(r.throughput, 0),
-    fmt(r.p50),
-    fmt(r.p99),
-    fmt(r.max),
-    fmt(r.cpuUsPerRequest, 0),
-    String(r.errors),
-  ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] as string).length)));
-  const row = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] as number)).join("  ");
-  console.log(row(header));
-  console.log(widths.map((w) => "-".repeat(w)).join("  "));
-  for (const line of lines) console.log(row(line));
-}
-
-/** Runs each measurement ROUNDS times, interleaved, and keeps the median round of each. */
-async function measureInto(rows: Row[], label: string, runs: (() => Promise<Row>)[]): Promise<void> {
-  const rounds: Row[][] = runs.map(() => []);
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const [i, run] of runs.entries()) (rounds[i] as Row[]).push(await run());
-    process.stderr.write(`\r  ${label}: round ${round + 1}/${ROUNDS} done   `);
+    if (S.only.has("throughput")) {
+      progress.setPhase("PostgreSQL steady load");
+      const targets = [native, dataApi, sdkTarget("poolgate Data API (AWS SDK)", gateway), inProcess, httpTarget("naive HTTP + pg.Pool", "alternative", naive), newConnection, ...bouncerNew];
+      results.throughput = { ...results.throughput, postgres: await measureRounds(targets, steadyWork("postgres"), S.rounds, "throughput", roundStep(() => estimate.steadyRunS())) };
+    }
+    if (S.only.has("burst")) {
+      progress.setPhase(`report 1 (${S.burstCallers} callers)`);
+      const targets = [native, dataApi, inProcess, newConnection, ...bouncerNew];
+      results.burst = { ...results.burst, postgres: await measureRounds(targets, burstWork("postgres"), S.rounds, "p99", roundStep(estimate.burstRunS)) };
+    }
+    if (S.only.has("inserts")) {
+      progress.setPhase("report 4 (sequential inserts)");
+      const full = S.inserts;
+      const sample = S.insertSample;
+      const plans = [
+        { target: native, run: full },
+        { target: inProcess, run: full },
+        ...(bouncer ? [{ target: directTarget("PgBouncer txn, pooled client", "alternative", bouncer.url, "pool", 1), run: full }] : []),
+        { target: directTarget("new connection per insert", "alternative", benchUrl, "per-request", 1), run: sample },
+        ...(bouncer ? [{ target: directTarget("PgBouncer txn, new conn/insert", "alternative", bouncer.url, "per-request", 1), run: sample }] : []),
+      ];
+      results.inserts = await runInserts(plans, full, benchUrl, step, (plan) => estimate.insertsS(plan.target.name, plan.run));
+    }
+    if (S.only.has("conflicts")) {
+      progress.setPhase(`report 2 (${S.conflictCallers} concurrent increments)`);
+      const noRetries = await startGateway(gatewayConfig(benchUrl, { retry: { maxAttempts: 1 } }));
+      servers.push(noRetries);
+      results.conflicts = await conflictsWith(gateway, noRetries, benchUrl);
+    }
+  } finally {
+    for (const server of servers.reverse()) await server.stop();
   }
-  process.stderr.write("\n");
-  rows.push(...rounds.map(median));
 }
 
-function inProcessRun(url: string, target: string) {
-  return async (statement: BenchStatement, callers: number, label: Row["statement"]): Promise<Row> => {
-    const result = await runJson<Row>([
-      here("./in-process-pool.js"),
-      url,
-      String(POOL_SIZE),
-      statement,
-      String(callers),
-      String(DURATION_MS),
-      String(WARMUP_MS),
-    ]);
-    return { ...result, target, statement: label };
-  };
+async function conflictsWith(gateway: Server, noRetries: Server, benchUrl: string) {
+  const http = new Pool(gateway.url, { connections: S.conflictCallers });
+  const httpNoRetries = new Pool(noRetries.url, { connections: S.conflictCallers });
+  const pool = new pg.Pool({ connectionString: benchUrl, max: S.poolSize });
+  const admin = new pg.Pool({ connectionString: benchUrl, max: 1 });
+  try {
+    const targets: ConflictTarget[] = [
+      { name: "poolgate, gateway retries w/ backoff", role: "poolgate", increment: gatewayRetries(http) },
+      { name: "poolgate, caller retries at once", role: "alternative", increment: callerRetriesAtOnce(httpNoRetries) },
+      { name: "pg.Pool, caller retries at once", role: "alternative", increment: inProcessRetries(pool, () => 0) },
+      // The gateway's defaults (retry.baseDelayMs 10, retry.maxDelayMs 1000), in the caller.
+      { name: "pg.Pool, caller full-jitter backoff", role: "alternative", increment: inProcessRetries(pool, fullJitter(10, 1000)) },
+      { name: "serial, no conflicts (poolgate)", role: "floor", increment: gatewayRetries(http), serial: true },
+    ];
+    return await runConflicts(targets, S.conflictCallers, S.conflictRounds, admin, (label, work) => step(label, estimate.conflictRoundS(), work));
+  } finally {
+    await Promise.all([http.close(), httpNoRetries.close(), pool.end(), admin.end()]);
+  }
 }
 
-/** Of several rounds of the same measurement, the one with the median throughput. */
-function median(rounds: Row[]): Row {
-  const sorted = [...rounds].sort((x, y) => x.throughput - y.throughput);
-  const middle = sorted[Math.floor(sorted.length / 2)] as Row;
-  return { ...middle, errors: rounds.reduce((sum, r) => sum + r.errors, 0), firstError: rounds.find((r) => r.firstError)?.firstError };
+async function mysqlPart(): Promise<void> {
+  progress.setPhase("MariaDB");
+  const benchUrl = benchUrlOf(S.mysqlAdminUrl);
+  const servers: Server[] = [];
+  try {
+    const { gateway, naive } = await step("seeding, starting the gateway and the naive server", 3, async () => {
+      results.machine.mariadb = await prepareMysql(S.mysqlAdminUrl);
+      const gateway = await startGateway(gatewayConfig(benchUrl));
+      servers.push(gateway);
+      const naive = await startServer("./naive-server.js", ["mysql-pool", benchUrl, String(S.poolSize)], {}, /^(\d+)\n/);
+      servers.push(naive);
+      return { gateway, naive };
+    });
+    const native = httpTarget("poolgate native (HTTP)", "poolgate", gateway);
+    const inProcess = directTarget("in-process mysql2 pool (floor)", "floor", benchUrl, "pool", S.poolSize);
+    const newConnection = directTarget("new connection per request", "alternative", benchUrl, "per-request", S.poolSize);
+    const steady: Target[] = [native, inProcess, httpTarget("naive HTTP + mysql2 pool", "alternative", naive), newConnection];
+    progress.setPhase("MariaDB steady load");
+    results.throughput = { ...results.throughput, mysql: await measureRounds(steady, steadyWork("mysql"), S.rounds, "throughput", roundStep(() => estimate.steadyRunS())) };
+    progress.setPhase(`MariaDB report 1 (${S.burstCallers} callers)`);
+    results.burst = { ...results.burst, mysql: await measureRounds([native, inProcess, newConnection], burstWork("mysql"), S.rounds, "p99", roundStep(estimate.burstRunS)) };
+  } finally {
+    for (const server of servers.reverse()) await server.stop();
+  }
+}
+
+async function topologyPart(): Promise<void> {
+  const { runFailover, runReadScaling } = await import("./topology-bench.js");
+  progress.setPhase("report 3 (read scaling)");
+  results.readScaling = await runReadScaling(S.callers, S.durationMs, S.poolSize, S.rounds, step);
+  progress.setPhase("failover");
+  results.failover = await runFailover(step);
+}
+
+const PARTS: [name: string, enabled: boolean, run: () => Promise<void>][] = [
+  ["PostgreSQL", POSTGRES_PARTS.some((part) => S.only.has(part)), postgresPart],
+  ["MariaDB", S.only.has("mysql"), mysqlPart],
+  ["topology", S.only.has("topology"), topologyPart],
+];
+
+function save(): { svg: string; json: string } {
+  const dir = resolve(S.outDir);
+  mkdirSync(dir, { recursive: true });
+  const json = join(dir, "bench.json");
+  const svg = join(dir, "bench.svg");
+  writeFileSync(json, `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(svg, renderBenchFigure(results));
+  return { svg, json };
 }
 
 async function main(): Promise<void> {
-  if (process.env.POOLGATE_BENCH_ONLY === "topology") return runTopologyBench(CALLERS, DURATION_MS, POOL_SIZE);
-  if (process.env.POOLGATE_BENCH_ONLY === "mysql") return benchMysql(undefined);
-  await seed();
-  console.log(
-    `poolgate bench: pool size ${POOL_SIZE}, ${CALLERS} concurrent keep-alive callers, ${DURATION_MS} ms per run after ${WARMUP_MS} ms warm-up, ` +
-      `targets interleaved over ${ROUNDS} rounds (median shown), ${SEED_ROWS} seeded rows, node ${process.version}\n`,
+  const started = performance.now();
+  exitCleanlyOnSignals(() => progress.finish());
+  progress.plan(estimate.totalS(S.only));
+  results.notes.push(
+    "new connection per request and PgBouncer clients connect from the driver process itself (as a Lambda would), so they pay no HTTP hop; poolgate's figures include one",
+    "report 1's 750 callers are closed-loop (each sends its next request when the last one answers), on one machine, where report 1 had 4 web servers and an r4.2xlarge Aurora",
+    "report 2 runs on PostgreSQL serializable transactions (40001) rather than Aurora DSQL's optimistic concurrency (OC000); PgBouncer is left out of it (it forwards the same errors and retries nothing)",
+    "report 4 uses an unlogged table so the disk's WAL flush does not set the cost; report 4 itself ran on an embedded database",
+    "ProxySQL (report 3) and RDS Proxy are not on this machine; PgBouncer stands for the proxy, and only in front of PostgreSQL; report 4 runs on PostgreSQL only",
+    "the Data API through the AWS SDK is measured in the steady load only (its driver runs for a duration, not a count); CPU µs/req is the serving process's (the gateway, the naive server, or the in-process pool's own)",
   );
-  const base = { path: "/v1/query", callers: CALLERS, durationMs: DURATION_MS, warmupMs: WARMUP_MS };
-
-  const configFile = join(mkdtempSync(join(tmpdir(), "poolgate-bench-")), "poolgate.json");
-  writeFileSync(configFile, JSON.stringify({ pool: { maxSize: POOL_SIZE } }));
-  const gatewayEnv = { POOLGATE_CONFIG: configFile, POOLGATE_WRITER_URL: benchUrl, PORT: "0", LOG_LEVEL: "info" };
-  const gateway = await startServer([here("../../gateway/main.js")], gatewayEnv, /listening on (http:\/\/[\d.:]+)/);
-  const naive = await startServer([here("./naive-server.js"), "pool", benchUrl, String(POOL_SIZE)], {}, /^(\d+)\n/);
-  const perRequest = await startServer([here("./naive-server.js"), "client", benchUrl], {}, /^(\d+)\n/);
-  const inProcess = inProcessRun(benchUrl, "(b) in-process pg.Pool");
-
-  // JIT and plan caches warm up on every server before anything is measured.
-  for (const server of [gateway, naive]) {
-    for (const statement of ["select1", "point"] as const) await drive(server, "warm-up", { ...base, statement, durationMs: WARMUP_MS }, statement);
-  }
-
-  const rows: Row[] = [];
-  const measure = (label: string, runs: (() => Promise<Row>)[]) => measureInto(rows, label, runs);
-  for (const statement of ["select1", "point"] as const) {
-    await measure(statement, [
-      () => drive(gateway, "(a) poolgate", { ...base, statement }, statement),
-      () => drive(gateway, "(a2) poolgate Data API (HTTP)", { ...base, statement, surface: "data-api" }, statement),
-      () => drive(gateway, "(a3) poolgate Data API (AWS SDK)", { ...base, statement }, statement, "sdk-driver"),
-      () => inProcess(statement, CALLERS, statement),
-      () => drive(naive, "(c) naive http + pg.Pool", { ...base, statement }, statement),
-      () => drive(perRequest, "(d) new pg.Client per request", { ...base, statement }, statement),
-    ]);
-  }
-  for (const [statement, label] of [
-    ["select1", "select1 x1"],
-    ["point", "point x1"],
-  ] as const) {
-    await measure(label, [
-      () => drive(gateway, "(a) poolgate", { ...base, statement, callers: 1 }, label),
-      () => drive(gateway, "(a2) poolgate Data API (HTTP)", { ...base, statement, callers: 1, surface: "data-api" }, label),
-      () => drive(gateway, "(a3) poolgate Data API (AWS SDK)", { ...base, statement, callers: 1 }, label, "sdk-driver"),
-      () => inProcess(statement, 1, label),
-      () => drive(naive, "(c) naive http + pg.Pool", { ...base, statement, callers: 1 }, label),
-    ]);
-  }
-  await measure("point x750", [
-    () =>
-      drive(
-        gateway,
-        "(a) poolgate",
-        { ...base, statement: "point", callers: 750, durationMs: undefined, requestsPerCaller: 20 },
-        "point x750",
-      ),
-  ]);
-  await Promise.all([stop(gateway.child), stop(naive.child), stop(perRequest.child)]);
-
-  rows.sort((x, y) => x.target.localeCompare(y.target));
-  printTable(rows);
-  printVerdicts(rows);
-  if (process.env.POOLGATE_BENCH_ONLY === "postgres") return;
-  await benchMysql(rows);
-  await runTopologyBench(CALLERS, DURATION_MS, POOL_SIZE);
-}
-
-/**
- * The MySQL engine on the local MariaDB, with mysql2 for the comparison targets, and the same
- * statements; beside the PostgreSQL figures when they were measured in this run.
- */
-async function benchMysql(postgresRows: Row[] | undefined): Promise<void> {
-  await seedMysql();
-  console.log(`\nMySQL engine on the local MariaDB (${DATABASE}), same statements with ? placeholders, same pool size and callers\n`);
-  const base = { path: "/v1/query", callers: CALLERS, durationMs: DURATION_MS, warmupMs: WARMUP_MS, dialect: "mysql" as const };
-  const configFile = join(mkdtempSync(join(tmpdir(), "poolgate-bench-")), "poolgate.json");
-  writeFileSync(configFile, JSON.stringify({ pool: { maxSize: POOL_SIZE } }));
-  const gatewayEnv = { POOLGATE_CONFIG: configFile, POOLGATE_WRITER_URL: mysqlBenchUrl, PORT: "0", LOG_LEVEL: "info" };
-  const gateway = await startServer([here("../../gateway/main.js")], gatewayEnv, /listening on (http:\/\/[\d.:]+)/);
-  const naive = await startServer([here("./naive-server.js"), "mysql-pool", mysqlBenchUrl, String(POOL_SIZE)], {}, /^(\d+)\n/);
-  const perRequest = await startServer([here("./naive-server.js"), "mysql-client", mysqlBenchUrl], {}, /^(\d+)\n/);
-  const inProcess = inProcessRun(mysqlBenchUrl, "(b) in-process mysql2 pool");
-  for (const server of [gateway, naive]) {
-    for (const statement of ["select1", "point"] as const) await drive(server, "warm-up", { ...base, statement, durationMs: WARMUP_MS }, statement);
-  }
-  const rows: Row[] = [];
-  for (const statement of ["select1", "point"] as const) {
-    await measureInto(rows, `mysql ${statement}`, [
-      () => drive(gateway, "(a) poolgate -> MySQL", { ...base, statement }, statement),
-      () => inProcess(statement, CALLERS, statement),
-      () => drive(naive, "(c) naive http + mysql2 pool", { ...base, statement }, statement),
-      () => drive(perRequest, "(d) new mysql2 connection per request", { ...base, statement }, statement),
-    ]);
-  }
-  await measureInto(rows, "mysql point x1", [
-    () => drive(gateway, "(a) poolgate -> MySQL", { ...base, statement: "point", callers: 1 }, "point x1"),
-    () => inProcess("point", 1, "point x1"),
-  ]);
-  await measureInto(rows, "mysql point x750", [
-    () => drive(gateway, "(a) poolgate -> MySQL", { ...base, statement: "point", callers: 750, durationMs: undefined, requestsPerCaller: 20 }, "point x750"),
-  ]);
-  await Promise.all([stop(gateway.child), stop(naive.child), stop(perRequest.child)]);
-  rows.sort((x, y) => x.target.localeCompare(y.target));
-  printTable(rows);
-
-  const find = (from: Row[], target: string, statement: Row["statement"]) => from.find((r) => r.target.startsWith(target) && r.statement === statement);
-  const point = { a: find(rows, "(a)", "point"), b: find(rows, "(b)", "point"), c: find(rows, "(c)", "point"), d: find(rows, "(d)", "point") };
-  const burst = find(rows, "(a)", "point x750");
-  console.log("\nMySQL ratios");
-  if (point.a && point.b && point.c && point.d) {
-    console.log(
-      `  point poolgate/naive ${fmt(point.a.throughput / point.c.throughput)}x  poolgate/in-process ${fmt(point.a.throughput / point.b.throughput)}x  poolgate/new-connection ${fmt(point.a.throughput / point.d.throughput, 1)}x`,
-    );
-  }
-  if (burst) console.log(`  750 callers on a pool of ${POOL_SIZE}: ${burst.errors} errors, p99 ${fmt(burst.p99)} ms, max ${fmt(burst.max)} ms`);
-  if (postgresRows) {
-    console.log("\nPostgreSQL beside MySQL through the gateway (same statements, pool, callers)");
-    for (const statement of ["select1", "point", "point x1", "point x750"] as const) {
-      const pgRow = find(postgresRows, "(a)", statement);
-      const myRow = find(rows, "(a)", statement);
-      if (pgRow && myRow) {
-        console.log(
-          `  ${statement.padEnd(10)} PostgreSQL ${fmt(pgRow.throughput, 0)} req/s p50 ${fmt(pgRow.p50)} p99 ${fmt(pgRow.p99)} ms | MySQL ${fmt(myRow.throughput, 0)} req/s p50 ${fmt(myRow.p50)} p99 ${fmt(myRow.p99)} ms`,
-        );
-      }
+  for (const [name, enabled, run] of PARTS) {
+    if (!enabled) continue;
+    try {
+      await run();
+    } catch (err) {
+      results.failures.push(`${name}: ${err instanceof Error ? err.message : String(err)}`.slice(0, 2000));
+      await cleanupAll();
     }
   }
-  for (const r of rows.filter((row) => row.errors > 0)) console.log(`  errors in ${r.target} ${r.statement}: ${r.errors}, first: ${r.firstError}`);
-}
-
-function printVerdicts(rows: Row[]): void {
-  const find = (target: string, statement: Row["statement"]) =>
-    rows.find((r) => r.target.startsWith(target) && r.statement === statement) as Row;
-  const verdict = (ok: boolean) => (ok ? "PASS" : "MISS");
-  console.log("\nratios and targets");
-  for (const statement of ["select1", "point"] as const) {
-    const a = find("(a)", statement);
-    const b = find("(b)", statement);
-    const c = find("(c)", statement);
-    const d = find("(d)", statement);
-    console.log(
-      `  ${statement.padEnd(8)} poolgate/naive ${fmt(a.throughput / c.throughput)}x  poolgate/in-process ${fmt(a.throughput / b.throughput)}x  naive/in-process ${fmt(c.throughput / b.throughput)}x  poolgate/new-connection ${fmt(a.throughput / d.throughput, 1)}x  CPU poolgate ${fmt(a.cpuUsPerRequest, 0)} µs vs naive ${fmt(c.cpuUsPerRequest, 0)} µs`,
-    );
-  }
-  const point = { a: find("(a)", "point"), c: find("(c)", "point"), d: find("(d)", "point") };
-  const seqA = find("(a)", "point x1");
-  const seqB = find("(b)", "point x1");
-  const burst = find("(a)", "point x750");
-  console.log(
-    `  [${verdict(point.a.throughput >= 1.1 * point.c.throughput)}] point-select throughput >= 1.1x the naive gateway (${fmt(point.a.throughput / point.c.throughput)}x)`,
-  );
-  console.log(
-    `  [${verdict(point.a.throughput >= 20 * point.d.throughput)}] >= 20x a new connection per request (${fmt(point.a.throughput / point.d.throughput, 1)}x)`,
-  );
-  console.log(
-    `  [${verdict(seqA.p50 - seqB.p50 <= 0.3)}] sequential caller p50 within 0.3 ms of the in-process pool (${fmt(seqA.p50, 3)} vs ${fmt(seqB.p50, 3)} ms, +${fmt(seqA.p50 - seqB.p50, 3)})`,
-  );
-  console.log(
-    `  [${verdict(burst.errors === 0 && burst.max <= 3 * burst.p99)}] 750 callers on a pool of ${POOL_SIZE}: ${burst.errors} errors, max ${fmt(burst.max)} ms <= 3 x p99 ${fmt(burst.p99)} ms`,
-  );
-  console.log("\nData API compatibility layer (same gateway, same statements; (a2) raw HTTP like (a), (a3) through @aws-sdk/client-rds-data)");
-  for (const statement of ["point", "point x1"] as const) {
-    const native = find("(a)", statement);
-    const dataApi = find("(a2)", statement);
-    const sdk = find("(a3)", statement);
-    console.log(
-      `  ${statement.padEnd(9)} native ${fmt(native.throughput, 0)} req/s p50 ${fmt(native.p50, 3)} ms | Data API ${fmt(dataApi.throughput, 0)} req/s p50 ${fmt(dataApi.p50, 3)} ms (${signed((dataApi.throughput / native.throughput - 1) * 100, 1)}% throughput, ${signed(dataApi.p50 - native.p50, 3)} ms p50, server CPU ${fmt(dataApi.cpuUsPerRequest, 0)} vs ${fmt(native.cpuUsPerRequest, 0)} µs) | via AWS SDK ${fmt(sdk.throughput, 0)} req/s p50 ${fmt(sdk.p50, 3)} ms`,
-    );
-  }
-  const failed = rows.filter((r) => r.errors > 0);
-  for (const r of failed) console.log(`  errors in ${r.target} ${r.statement}: ${r.errors}, first: ${r.firstError}`);
+  results.finishedAt = new Date().toISOString();
+  results.durationMs = Math.round(performance.now() - started);
+  results.machine.loadAfter = loadavg()[0];
+  progress.finish();
+  console.log(reportLines(results).join("\n"));
+  const saved = save();
+  console.log(`\nchart saved to ${saved.svg}\nraw results saved to ${saved.json}\nthe bench took ${(results.durationMs / 60000).toFixed(1)} min`);
+  await cleanupAll();
+  if (results.failures.length > 0) process.exitCode = 1;
 }
 
 await main();

@@ -3,54 +3,34 @@
  * steady read and write load (kill the primary, promote a replica) with its timeline. Runs a real
  * primary and two streaming replicas from the machine's PostgreSQL binaries (test/support/pg-topology).
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
 import { type PgInstance, startTopology } from "../support/pg-topology.js";
-import { SEED_ROWS } from "./workload.js";
+import { estimate } from "./estimates.js";
+import { onCleanup, type Server, startGateway } from "./processes.js";
+import type { FailoverResult, ReadScalingRow } from "./results.js";
+import { SEED_ROWS, summarise } from "./workload.js";
 
-const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+type Step = <T>(label: string, estimateS: number, work: () => Promise<T>) => Promise<T>;
 
-interface Gateway {
-  child: ChildProcess;
-  url: string;
+function gatewayOn(writer: PgInstance, readers: PgInstance[], poolSize: number): Promise<Server> {
+  return startGateway({
+    clusters: { default: { writerUrl: writer.url(), readerUrls: readers.map((r) => r.url()) } },
+    pool: { maxSize: poolSize },
+    topology: { checkIntervalMs: 200, checkTimeoutMs: 500 },
+  });
 }
 
-async function startGateway(writer: PgInstance, readers: PgInstance[], poolSize: number): Promise<Gateway> {
-  const configFile = join(mkdtempSync(join(tmpdir(), "poolgate-bench-topology-")), "poolgate.json");
-  writeFileSync(
-    configFile,
-    JSON.stringify({
-      clusters: { default: { writerUrl: writer.url(), readerUrls: readers.map((r) => r.url()) } },
-      pool: { maxSize: poolSize },
-      topology: { checkIntervalMs: 200, checkTimeoutMs: 500 },
-    }),
-  );
-  const child = spawn(process.execPath, [here("../../gateway/main.js")], {
-    env: { ...process.env, POOLGATE_CONFIG: configFile, PORT: "0", LOG_LEVEL: "info" },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let out = "";
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /listening on (http:\/\/[\d.:]+)/.exec(out);
-      if (match?.[1]) resolve(match[1]);
-    });
-    child.on("exit", (code) => reject(new Error(`gateway exited ${code}: ${out}`)));
-  });
-  return { child, url };
-}
-
-function stopGateway(gateway: Gateway): Promise<void> {
-  return new Promise((resolve) => {
-    if (gateway.child.exitCode !== null) return resolve();
-    gateway.child.once("exit", () => resolve());
-    gateway.child.kill("SIGTERM");
-  });
+/** A topology that is destroyed at exit (or Ctrl-C) unless the caller destroys it first. */
+async function topologyWith(replicas: number, options: Parameters<typeof startTopology>[1] = {}) {
+  const topology = await startTopology(replicas, options);
+  const deregister = onCleanup(() => topology.destroy());
+  return {
+    topology,
+    destroy: async () => {
+      deregister();
+      await topology.destroy();
+    },
+  };
 }
 
 async function post(http: Pool, body: unknown): Promise<{ status: number; body: { rows?: { id?: number }[]; error?: { code: string } } }> {
@@ -58,44 +38,34 @@ async function post(http: Pool, body: unknown): Promise<{ status: number; body: 
   return { status: response.statusCode, body: (await response.body.json()) as { rows?: { id?: number }[]; error?: { code: string } } };
 }
 
-async function readThroughput(gateway: Gateway, callers: number, durationMs: number): Promise<{ throughput: number; errors: number }> {
+async function readThroughput(gateway: Server, callers: number, durationMs: number): Promise<Omit<ReadScalingRow, "replicas">> {
   const http = new Pool(gateway.url, { connections: callers });
   const warmupEnd = Date.now() + 1000;
-  const loop = async (until: number, count: boolean) => {
-    let ok = 0;
-    let errors = 0;
+  const latencies: number[] = [];
+  let errors = 0;
+  const loop = async (until: number, record: boolean) => {
     while (Date.now() < until) {
       const id = 1 + Math.floor(Math.random() * SEED_ROWS);
+      const started = performance.now();
       const response = await post(http, { sql: "SELECT id, name, balance FROM accounts WHERE id = $1", params: [id] });
-      if (response.status === 200) ok++;
+      if (!record) continue;
+      if (response.status === 200) latencies.push(performance.now() - started);
       else errors++;
     }
-    return count ? { ok, errors } : { ok: 0, errors: 0 };
   };
   await Promise.all(Array.from({ length: callers }, () => loop(warmupEnd, false)));
-  const started = Date.now();
-  const results = await Promise.all(Array.from({ length: callers }, () => loop(started + durationMs, true)));
-  const elapsed = Date.now() - started;
+  const started = performance.now();
+  const end = Date.now() + durationMs;
+  await Promise.all(Array.from({ length: callers }, () => loop(end, true)));
+  const summary = summarise(latencies, performance.now() - started);
   await http.close();
-  const ok = results.reduce((sum, r) => sum + r.ok, 0);
-  return { throughput: (ok / elapsed) * 1000, errors: results.reduce((sum, r) => sum + r.errors, 0) };
+  return { throughput: summary.throughput, p99: summary.p99, errors };
 }
 
-interface FailoverReport {
-  acknowledgedWrites: number;
-  writeUnavailableMs: number;
-  resumedAfterPromotionMs: number;
-  failedReads: number;
-  failedWrites: number;
-  unknownOutcomeWrites: number;
-  lostAcknowledgedWrites: number;
-  timeline: string[];
-}
-
-async function failoverRun(writers: number, readers: number): Promise<FailoverReport> {
-  const topology = await startTopology(2, { synchronousStandby: "replica1" });
+async function failoverRun(writers: number, readers: number): Promise<FailoverResult> {
+  const { topology, destroy } = await topologyWith(2, { synchronousStandby: "replica1" });
   const [primary, replica1, replica2] = topology.all() as [PgInstance, PgInstance, PgInstance];
-  const gateway = await startGateway(primary, [replica1, replica2], 10);
+  const gateway = await gatewayOn(primary, [replica1, replica2], 10);
   const http = new Pool(gateway.url, { connections: writers + readers });
   const events: { at: number; event: string }[] = [];
   const mark = (event: string, at = Date.now()) => events.push({ at, event });
@@ -161,36 +131,61 @@ async function failoverRun(writers: number, readers: number): Promise<FailoverRe
     };
   } finally {
     await http.close();
-    await stopGateway(gateway);
-    await topology.destroy();
+    await gateway.stop();
+    await destroy();
   }
 }
 
-export async function runTopologyBench(callers: number, durationMs: number, poolSize: number): Promise<void> {
-  console.log("\nread scaling: point selects through the gateway with 0, 1 and 2 streaming replicas (same machine, 2 cores)");
-  const topology = await startTopology(2);
+/**
+ * Report 3: point selects through the gateway with 0, 1 and 2 streaming replicas behind it, the three
+ * interleaved over `rounds` (a fresh gateway each run), keeping each one's median round.
+ */
+export async function runReadScaling(callers: number, durationMs: number, poolSize: number, rounds: number, step: Step): Promise<ReadScalingRow[]> {
+  const { topology, destroy } = await step("starting a primary and 2 streaming replicas", estimate.topologyStartS(), () => topologyWith(2));
   try {
     const [primary, replica1, replica2] = topology.all() as [PgInstance, PgInstance, PgInstance];
     await primary.query("create table accounts (id int primary key, name text not null, balance int not null)");
     await primary.query(`insert into accounts select g, 'account-' || g, g * 10 from generate_series(1, ${SEED_ROWS}) g`);
     await primary.query("analyze accounts");
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    for (const readers of [[], [replica1], [replica1, replica2]]) {
-      const gateway = await startGateway(primary, readers, poolSize);
-      const result = await readThroughput(gateway, callers, durationMs);
-      await stopGateway(gateway);
-      console.log(`  ${readers.length} replica(s): ${Math.round(result.throughput)} req/s, ${result.errors} errors`);
+    await waitForReplicas(primary, [replica1, replica2]);
+    const setups = [[], [replica1], [replica1, replica2]];
+    const runs: Omit<ReadScalingRow, "replicas">[][] = setups.map(() => []);
+    for (let round = 1; round <= rounds; round++) {
+      for (const [i, readers] of setups.entries()) {
+        await step(`round ${round}/${rounds} · ${readers.length} replica(s)`, estimate.readScalingRunS(durationMs), async () => {
+          const gateway = await gatewayOn(primary, readers, poolSize);
+          try {
+            runs[i]?.push(await readThroughput(gateway, callers, durationMs));
+          } finally {
+            await gateway.stop();
+          }
+        });
+      }
     }
+    return runs.map((results, replicas) => {
+      const sorted = [...results].sort((a, b) => a.throughput - b.throughput);
+      const middle = sorted[Math.floor((sorted.length - 1) / 2)] as Omit<ReadScalingRow, "replicas">;
+      return { ...middle, replicas, errors: results.reduce((sum, r) => sum + r.errors, 0) };
+    });
   } finally {
-    await topology.destroy();
+    await destroy();
   }
+}
 
-  console.log("\nfailover under steady load (4 writers, 8 readers): kill -immediate the primary, promote replica1 after 500 ms");
-  const report = await failoverRun(4, 8);
-  for (const line of report.timeline) console.log(`  ${line}`);
-  console.log(
-    `  write unavailability ${report.writeUnavailableMs} ms (first new write ${report.resumedAfterPromotionMs} ms after pg_ctl promote returned; negative: the monitor saw the new primary first); ` +
-      `${report.acknowledgedWrites} writes acknowledged, ${report.lostAcknowledgedWrites} of them lost; ` +
-      `${report.unknownOutcomeWrites} unknown-outcome writes, ${report.failedWrites} failed writes, ${report.failedReads} failed reads`,
-  );
+/** Waits (with a deadline) until every replica has replayed the seed. */
+async function waitForReplicas(primary: PgInstance, replicas: PgInstance[]): Promise<void> {
+  const [{ lsn } = { lsn: "" }] = await primary.query<{ lsn: string }>("select pg_current_wal_lsn()::text as lsn");
+  const deadline = Date.now() + 15000;
+  for (const replica of replicas) {
+    while (Date.now() < deadline) {
+      const [row] = await replica.query<{ caught: boolean }>("select pg_last_wal_replay_lsn() >= $1::pg_lsn as caught", [lsn]);
+      if (row?.caught) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+/** Failover under steady load (4 writers, 8 readers): kill -immediate the primary, promote replica1 after 500 ms. */
+export function runFailover(step: Step): Promise<FailoverResult> {
+  return step("failover under load", estimate.failoverS(), () => failoverRun(4, 8));
 }

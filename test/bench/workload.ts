@@ -1,23 +1,37 @@
-/** The benchmark's statements and its latency summary, shared by every target. */
-export type BenchStatement = "select1" | "point";
+/** The benchmark's statements and its latency summary, shared by every target and driver. */
+export type BenchStatement = "select1" | "point" | "insert";
 
 export const SEED_ROWS = 10000;
+
+/** Report 4's table: unlogged, so the disk's WAL flush (not the pool) does not set the per-insert cost. */
+export const INSERT_TABLE = "bench_inserts";
 
 /** Which database the statements are written for: only the placeholder differs. */
 export type BenchDialect = "postgres" | "mysql";
 
 export function makeStatement(kind: BenchStatement, dialect: BenchDialect = "postgres"): { sql: string; params?: unknown[] } {
-  if (kind === "select1") return { sql: "SELECT 1" };
   const placeholder = dialect === "mysql" ? "?" : "$1";
-  return { sql: `SELECT id, name, balance FROM accounts WHERE id = ${placeholder}`, params: [1 + Math.floor(Math.random() * SEED_ROWS)] };
+  if (kind === "select1") return { sql: "SELECT 1" };
+  if (kind === "insert") return { sql: `INSERT INTO ${INSERT_TABLE} (payload) VALUES (${placeholder})`, params: [`row-${Math.random().toString(36).slice(2, 10)}`] };
+  return { sql: `SELECT id, name, balance FROM accounts WHERE id = ${placeholder}`, params: [randomId()] };
 }
+
+const randomId = () => 1 + Math.floor(Math.random() * SEED_ROWS);
 
 export interface LatencySummary {
   requests: number;
+  elapsedMs: number;
   throughput: number;
   p50: number;
+  p90: number;
   p99: number;
   max: number;
+}
+
+/** What every driver process prints as its one JSON line. */
+export interface DriverResult extends LatencySummary {
+  errors: number;
+  firstError?: string;
 }
 
 export function summarise(latencies: number[], elapsedMs: number): LatencySummary {
@@ -26,8 +40,10 @@ export function summarise(latencies: number[], elapsedMs: number): LatencySummar
     sorted.length === 0 ? Number.NaN : (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number);
   return {
     requests: sorted.length,
+    elapsedMs,
     throughput: (sorted.length / elapsedMs) * 1000,
     p50: at(0.5),
+    p90: at(0.9),
     p99: at(0.99),
     max: sorted.length === 0 ? Number.NaN : (sorted[sorted.length - 1] as number),
   };
@@ -38,8 +54,13 @@ export const DATA_API_TARGET = {
   secretArn: "arn:aws:secretsmanager:us-east-1:123456789012:secret:bench",
 };
 
-/** The same statements as Data API ExecuteStatement input (named parameter :1, a longValue). */
-export function makeDataApiStatement(kind: BenchStatement): { sql: string; parameters?: { name: string; value: { longValue: number } }[] } {
+type DataApiValue = { longValue: number } | { stringValue: string };
+
+/** The same statements as Data API ExecuteStatement input (named parameter :1). */
+export function makeDataApiStatement(kind: BenchStatement): { sql: string; parameters?: { name: string; value: DataApiValue }[] } {
   if (kind === "select1") return { sql: "SELECT 1" };
-  return { sql: "SELECT id, name, balance FROM accounts WHERE id = :1", parameters: [{ name: "1", value: { longValue: 1 + Math.floor(Math.random() * SEED_ROWS) } }] };
+  if (kind === "insert") {
+    return { sql: `INSERT INTO ${INSERT_TABLE} (payload) VALUES (:1)`, parameters: [{ name: "1", value: { stringValue: `row-${randomId()}` } }] };
+  }
+  return { sql: "SELECT id, name, balance FROM accounts WHERE id = :1", parameters: [{ name: "1", value: { longValue: randomId() } }] };
 }

@@ -26,6 +26,7 @@ import type { z } from "zod";
 import { DATA_API_EXCEPTIONS } from "../../schemas/data-api.js";
 import { ERROR_CODES, errorBodySchema } from "../../schemas/errors.js";
 import { healthResponseSchema, readyResponseSchema, topologyResponseSchema } from "../../schemas/health.js";
+import { statusResponseSchema } from "../../schemas/status.js";
 import { batchResponseSchema, beginResponseSchema, endTransactionResponseSchema, queryResponseSchema } from "../../schemas/query.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { type Engine, type FuzzRequest, fuzzRequestArbitrary, materialize, RESOURCE_ARN, SECRET_ARN, surfaceOf } from "../support/http-fuzz-arbitraries.js";
@@ -86,6 +87,7 @@ const NATIVE_RESPONSE_SCHEMAS: Record<string, z.ZodType> = {
   "GET /readyz": readyResponseSchema,
   "GET /v1/admin/topology": topologyResponseSchema,
   "POST /v1/admin/topology/refresh": topologyResponseSchema,
+  "GET /v1/admin/status": statusResponseSchema,
 };
 
 function header(answer: Answer, name: string): string | undefined {
@@ -149,6 +151,12 @@ function nativeViolations(request: FuzzRequest, answer: Answer): string[] {
   if (answer.status < 300) {
     const route = routeOf(request);
     if ((answer.status === 201) !== (route === "POST /v1/transactions")) problems.push(`status ${answer.status} for ${route}`);
+    // The status page and the Prometheus exposition are the two answers that are not JSON.
+    if (route === "GET /" || route === "GET /metrics") {
+      const type = header(answer, "content-type") ?? "";
+      if (!type.startsWith(route === "GET /" ? "text/html" : "text/plain")) problems.push(`${route} answered ${type}`);
+      return problems;
+    }
     if (!json.ok) return [...problems, "2xx body is not JSON"];
     const schema = NATIVE_RESPONSE_SCHEMAS[route];
     const parsed = schema?.safeParse(json.value);

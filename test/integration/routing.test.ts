@@ -20,6 +20,12 @@ const portOf = async (extra: Record<string, unknown> = {}): Promise<number> => {
   return response.body.rows[0].port as number;
 };
 const topologyOf = async () => (await gw.get("/v1/admin/topology")).body.clusters.default;
+/** One sample of the Prometheus exposition, by metric name and exact label text; 0 when absent. */
+const metric = async (name: string, labels: string): Promise<number> => {
+  const text = await (await fetch(`${gw.baseUrl}/metrics`)).text();
+  const line = text.split("\n").find((candidate) => candidate.startsWith(`${name}{${labels}}`));
+  return line === undefined ? 0 : Number(line.split(" ").at(-1));
+};
 
 beforeAll(async () => {
   topology = await startTopology(2, { synchronousStandby: "replica1" });
@@ -117,6 +123,9 @@ describe("read/write routing", () => {
       for (let i = 0; i < 40; i++) await query("insert into hits (port) values (inet_server_port())");
     })();
     await waitFor(async () => (await topologyOf()).endpoints.find((e: { name: string }) => e.name === "default/reader1").banned !== null, 10000, "ban");
+    expect(await metric("poolgate_replica_bans_total", 'cluster="default",endpoint="default/reader1"')).toBeGreaterThanOrEqual(1);
+    expect(await metric("poolgate_endpoint_banned", 'cluster="default",endpoint="default/reader1"')).toBe(1);
+    expect(await metric("poolgate_replica_lag_seconds", 'cluster="default",endpoint="default/reader1"')).toBeGreaterThan(0.4);
     await writing;
     const ports = new Set<number>();
     for (let i = 0; i < 10; i++) ports.add(await portOf());
@@ -172,6 +181,11 @@ describe("failover", () => {
     const status = await topologyOf();
     expect(status.primary).toBe("default/reader1");
     expect(status.failovers.at(-1)).toMatchObject({ newPrimary: "default/reader1" });
+    // The metrics saw it too: one failover with its duration, and the roles as they are now.
+    expect(await metric("poolgate_failovers_total", 'cluster="default"')).toBe(1);
+    expect(await metric("poolgate_failover_duration_seconds_count", 'cluster="default"')).toBe(1);
+    expect(await metric("poolgate_endpoint_role", 'cluster="default",endpoint="default/reader1",role="primary"')).toBe(1);
+    expect(await metric("poolgate_cluster_has_primary", 'cluster="default"')).toBe(1);
     // A write in flight when the primary died has an unknown outcome; none fails for any other reason.
     expect(writeErrors.filter((code) => code !== "OUTCOME_UNKNOWN" && code !== "PRIMARY_UNAVAILABLE")).toEqual([]);
   });

@@ -38,7 +38,7 @@ export const RESOURCE_ARN = "arn:aws:rds:us-east-1:123456789012:cluster:fuzz";
 export const SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:fuzz";
 const DATA_API_PATHS = ["/Execute", "/BatchExecute", "/BeginTransaction", "/CommitTransaction", "/RollbackTransaction", "/ExecuteSql"];
 const NATIVE_PATHS = ["/v1/query", "/v1/batch", "/v1/transactions", "/v1/transactions/@@tx@@/commit", "/v1/transactions/@@tx@@/rollback"];
-const OPERATOR_PATHS = ["/healthz", "/readyz", "/openapi.json", "/v1/admin/topology", "/v1/admin/topology/refresh"];
+const OPERATOR_PATHS = ["/healthz", "/readyz", "/openapi.json", "/v1/admin/topology", "/v1/admin/topology/refresh", "/metrics", "/v1/admin/status", "/"];
 const TX = "@@tx@@";
 
 // ---------------------------------------------------------------------------------------------------

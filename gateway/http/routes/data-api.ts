@@ -20,6 +20,7 @@ import { GatewayError } from "../../errors.js";
 import type { HttpContext } from "../context.js";
 import { logFailure, toGatewayError } from "../error-handler.js";
 import { parseJsonBody } from "../json-body.js";
+import { noteOutcome } from "../observe.js";
 
 /** A longValue with more digits than a double keeps exactly. */
 const BIG_LONG_VALUE = /"longValue"\s*:\s*(-?\d{16,})(?![\d.eE])/g;
@@ -66,6 +67,7 @@ export function registerDataApiRoutes(app: FastifyInstance, context: HttpContext
     scope.setErrorHandler((err, request, reply) => {
       const gatewayError = err instanceof DataApiRefusal ? err : toGatewayError(err);
       const error = toDataApiError(gatewayError);
+      noteOutcome(request, gatewayError instanceof GatewayError ? gatewayError.code : error.name);
       if (gatewayError instanceof GatewayError) logFailure(gatewayError, err, request, context.logger);
       return reply
         .code(error.status)
@@ -81,21 +83,21 @@ export function registerDataApiRoutes(app: FastifyInstance, context: HttpContext
 
     scope.post("/Execute", options, async (request, reply) => {
       guard();
-      return send(reply, request, await service.execute(request.caller, parse(executeStatementSchema, request.body), extensionsOf(request)));
+      return send(reply, request, await service.execute(request.caller, parse(executeStatementSchema, request.body), extensionsOf(request), request.observation));
     });
     scope.post("/BatchExecute", options, async (request, reply) => {
       guard();
-      return send(reply, request, await service.batchExecute(request.caller, parse(batchExecuteStatementSchema, request.body), extensionsOf(request)));
+      return send(reply, request, await service.batchExecute(request.caller, parse(batchExecuteStatementSchema, request.body), extensionsOf(request), request.observation));
     });
     scope.post("/BeginTransaction", options, async (request, reply) => {
       guard();
-      return send(reply, request, await service.begin(request.caller, parse(beginTransactionSchema, request.body)));
+      return send(reply, request, await service.begin(request.caller, parse(beginTransactionSchema, request.body), request.observation));
     });
     scope.post("/CommitTransaction", options, async (request, reply) => {
-      return send(reply, request, await service.commit(request.caller, parse(endTransactionSchema, request.body)));
+      return send(reply, request, await service.commit(request.caller, parse(endTransactionSchema, request.body), request.observation));
     });
     scope.post("/RollbackTransaction", options, async (request, reply) => {
-      return send(reply, request, await service.rollback(request.caller, parse(endTransactionSchema, request.body)));
+      return send(reply, request, await service.rollback(request.caller, parse(endTransactionSchema, request.body), request.observation));
     });
     scope.post("/ExecuteSql", options, () => {
       throw new DataApiRefusal("BadRequestException", "This API is deprecated and not available. Use ExecuteStatement API instead");

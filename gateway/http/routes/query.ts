@@ -4,6 +4,7 @@ import { batchRequestSchema, queryRequestSchema } from "../../../schemas/query.j
 import { executeOptions } from "../../execution/run-options.js";
 import { checkParamCount, type HttpContext, selectCluster, selectTransactionCluster } from "../context.js";
 import { serializeResult } from "../result-shape.js";
+import { noteWork } from "../observe.js";
 import { parseBody } from "../validate.js";
 
 export function registerQueryRoutes(app: FastifyInstance, context: HttpContext): void {
@@ -14,6 +15,7 @@ export function registerQueryRoutes(app: FastifyInstance, context: HttpContext):
       body.transactionId === undefined
         ? selectCluster(context, request.caller, body.cluster)
         : selectTransactionCluster(context, request.caller, body.transactionId, body.cluster);
+    noteWork(request, cluster.name, body.transactionId !== undefined ? "transaction" : (body.intent ?? cluster.executor.intentOf(body.sql)));
     const rowMode = body.rowMode ?? "object";
     let json: string;
     if (body.transactionId !== undefined) {
@@ -38,6 +40,7 @@ export function registerQueryRoutes(app: FastifyInstance, context: HttpContext):
     const body = parseBody(batchRequestSchema, request.body);
     for (const statement of body.statements) checkParamCount(context, statement.params);
     const { cluster, runAs } = selectCluster(context, request.caller, body.cluster);
+    noteWork(request, cluster.name, body.readOnly ? "read" : "write");
     const rowMode = body.rowMode ?? "object";
     const { value, attempts } = await cluster.executor.batch(body, {}, runAs);
     // Serialised here (schema: BatchResponse) so Fastify sends the text as is.

@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { type BeginResponse, beginRequestSchema, type EndTransactionResponse } from "../../../schemas/query.js";
 import { type HttpContext, selectCluster, selectTransactionCluster } from "../context.js";
+import { noteWork } from "../observe.js";
 import { parseBody } from "../validate.js";
 
 const endQuerySchema = z.strictObject({ cluster: z.string().min(1).optional() });
@@ -11,6 +12,7 @@ export function registerTransactionRoutes(app: FastifyInstance, context: HttpCon
   app.post("/v1/transactions", async (request, reply) => {
     const body = parseBody(beginRequestSchema, request.body ?? {});
     const { cluster, runAs } = selectCluster(context, request.caller, body.cluster);
+    noteWork(request, cluster.name, "transaction");
     const { id, expiresAt } = await cluster.transactions.begin(body, undefined, runAs);
     const response: BeginResponse = {
       transactionId: id,
@@ -25,6 +27,7 @@ export function registerTransactionRoutes(app: FastifyInstance, context: HttpCon
       const query = parseBody(endQuerySchema, request.query);
       const id = request.params.id;
       const { cluster, runAs } = selectTransactionCluster(context, request.caller, id, query.cluster);
+      noteWork(request, cluster.name, "transaction");
       let response: EndTransactionResponse;
       if (action === "commit") {
         const consistencyToken = await cluster.transactions.commit(id, {}, runAs);

@@ -1,0 +1,63 @@
+/**
+ * The operator's views: GET /metrics (Prometheus text format) and GET /v1/admin/status (what the live
+ * status page draws), both for admin principals; and GET /, the status page itself, public because it
+ * holds no data — it asks /v1/admin/status with the operator's credential.
+ */
+import type { FastifyInstance } from "fastify";
+import type { StatusResponse } from "../../../schemas/status.js";
+import type { HttpContext } from "../context.js";
+import { STATUS_PAGE_HTML } from "../status-page/page.js";
+
+export function registerObservabilityRoutes(app: FastifyInstance, context: HttpContext): void {
+  const operator = { config: { access: "operator" as const } };
+
+  app.get("/metrics", operator, async (_request, reply) => {
+    const { contentType, body } = await context.metrics.text();
+    return reply.header("cache-control", "no-store").type(contentType).send(body);
+  });
+
+  app.get("/v1/admin/status", operator, async (_request, reply) => {
+    const clusters: StatusResponse["clusters"] = {};
+    for (const [name, cluster] of context.clusters) {
+      const health = cluster.health();
+      clusters[name] = {
+        engine: health.engine,
+        primary: health.primary,
+        openTransactions: health.openTransactions,
+        failovers: health.failovers,
+        endpoints: cluster.endpoints.map((endpoint) => {
+          const { total, active, idle, waiting } = endpoint.pool.stats();
+          return {
+            name: endpoint.name,
+            role: endpoint.role,
+            healthy: endpoint.healthy,
+            lagMs: endpoint.healthy ? endpoint.lagMs : null,
+            lastError: endpoint.healthy ? null : (endpoint.lastError ?? null),
+            banned: endpoint.banReason,
+            outstanding: endpoint.outstanding,
+            pool: { total, active, idle, waiting, maxSize: endpoint.pool.settings.maxSize },
+          };
+        }),
+      };
+    }
+    const response: StatusResponse = {
+      generatedAt: new Date().toISOString(),
+      version: context.version,
+      status: context.isDraining() ? "draining" : "ok",
+      uptimeS: Math.round((Date.now() - context.startedAt) / 1000),
+      totals: { ...context.metrics.totals },
+      clusters,
+      history: context.history.recent(),
+    };
+    return reply.header("cache-control", "no-store").send(response);
+  });
+
+  app.get("/", { config: { access: "public" } }, async (_request, reply) =>
+    reply
+      .header("cache-control", "no-store")
+      // The page is self-contained: its own script and styles, nothing fetched from elsewhere.
+      .header("content-security-policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+      .type("text/html; charset=utf-8")
+      .send(STATUS_PAGE_HTML),
+  );
+}

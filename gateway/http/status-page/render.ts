@@ -1,0 +1,171 @@
+/**
+ * Browser JavaScript (a string inlined into the status page): turns one `GET /v1/admin/status` answer
+ * into the page — the header facts, the rates panel, and per cluster its topology, pools and failovers.
+ * Markup carries data attributes (data-cluster, data-endpoint, data-role, data-failover, data-field…)
+ * so tests assert structure rather than pixels.
+ */
+export const RENDER_JS = String.raw`
+var ROLE_TEXT = { primary: "primary", replica: "replica", unknown: "role unknown" };
+
+function renderFacts(status) {
+  var totals = status.totals;
+  return [
+    ["Version", "version", status.version],
+    ["Status", "status", h("span", { class: "badge " + (status.status === "ok" ? "ok" : "draining") }, status.status)],
+    ["Uptime", "uptime", formatUptime(status.uptimeS)],
+    ["Requests", "requests", formatCount(totals.requests)],
+    ["4xx", "client-errors", formatCount(totals.clientErrors)],
+    ["5xx", "server-errors", formatCount(totals.serverErrors)],
+    ["Retries", "retries", formatCount(totals.retries)],
+    ["Failovers", "failovers", formatCount(totals.failovers)],
+  ];
+}
+
+function allFailovers(status) {
+  var list = [];
+  Object.keys(status.clusters).forEach(function (name) {
+    status.clusters[name].failovers.forEach(function (failover) { list.push(failover); });
+  });
+  return list;
+}
+
+function swatch(colour) { return h("i", { style: "background: " + colour }); }
+
+/** One rates chart with its scale and legend. */
+function rateFigure(chart, legend) {
+  return h("figure", { class: "rate-figure" },
+    chart,
+    h("figcaption", { class: "legend" },
+      chart.hasAttribute("data-peak") ? h("span", null, "peak " + chart.getAttribute("data-peak") + "/s") : null,
+      legend));
+}
+
+function renderRates(status) {
+  var now = currentRates(status.history);
+  var value = function (key) { return now ? formatRate(now[key]) : "—"; };
+  var failovers = allFailovers(status);
+  var failoverKey = h("span", null, h("i", { style: "background: var(--c5xx); opacity: .3" }), "failover");
+  return h("section", { class: "panel", "data-section": "rates", "aria-labelledby": "rates-title" },
+    h("h2", { id: "rates-title" }, "Requests and errors"),
+    h("div", { class: "rates-now" },
+      facts([
+        ["requests/s", "rate-requests", value("requests")],
+        ["4xx/s", "rate-client-errors", value("clientErrors")],
+        ["5xx/s", "rate-server-errors", value("serverErrors")],
+      ]),
+      h("span", { class: "muted" }, spanCaption(timeWindow(status.history)))),
+    h("div", { class: "rate-charts" },
+      rateFigure(ratesChart("rates", "Requests per second", status.history, failovers, [["requests", "var(--req)", null, 2]]),
+        [h("span", null, swatch("var(--req)"), "requests/s"), failoverKey]),
+      rateFigure(ratesChart("errors", "4xx per second (dashed) and 5xx per second (solid)", status.history, failovers,
+        [["clientErrors", "var(--c4xx)", "5 3", 2], ["serverErrors", "var(--c5xx)", null, 2.5]]),
+        [h("span", null, swatch("var(--c4xx)"), "4xx/s (dashed)"), h("span", null, swatch("var(--c5xx)"), "5xx/s (solid)"), failoverKey.cloneNode(true)])));
+}
+
+function renderPool(endpoint, history) {
+  var pool = endpoint.pool;
+  return h("div", {
+    class: "pool", "data-pool": endpoint.name, "data-active": pool.active, "data-idle": pool.idle,
+    "data-waiting": pool.waiting, "data-max-size": pool.maxSize,
+  },
+    h("div", { class: "numbers" },
+      h("strong", null, "Pool "), pool.active + " active · " + pool.idle + " idle · " + pool.waiting + " waiting",
+      h("span", { class: "muted" }, " of max " + pool.maxSize + " (" + pool.total + " open)")),
+    poolChart(endpoint.name, history, pool.maxSize),
+    h("div", { class: "legend" },
+      h("span", null, h("i", { style: "background: var(--active)" }), "active"),
+      h("span", null, h("i", { style: "background: var(--idle)" }), "idle"),
+      h("span", null, h("i", { style: "background: var(--waiting)" }), "waiting"),
+      h("span", null, "- - max size"),
+      h("span", null, spanCaption(timeWindow((history || []).filter(function (sample) { return sample.pools && sample.pools[endpoint.name]; }))))));
+}
+
+function renderEndpoint(endpoint, cluster, history) {
+  var isPrimary = cluster.primary === endpoint.name;
+  var role = ROLE_TEXT[endpoint.role] ? endpoint.role : "unknown";
+  return h("article", {
+    class: "endpoint", "data-endpoint": endpoint.name, "data-role": role, "data-healthy": endpoint.healthy,
+    "data-banned": endpoint.banned !== null, "data-is-primary": isPrimary, "aria-label": endpoint.name + ", " + ROLE_TEXT[role],
+  },
+    h("div", { class: "endpoint-head" },
+      h("h4", null, endpoint.name),
+      h("span", { class: "badge role " + role, "data-field": "role" }, ROLE_TEXT[role] + (isPrimary ? " · takes writes" : ""))),
+    facts([
+      ["Health", "health", h("span", { class: endpoint.healthy ? "health up" : "health down" }, endpoint.healthy ? "✓ healthy" : "✗ unreachable")],
+      ["Lag", "lag", role === "primary" ? "— (primary)" : endpoint.healthy ? formatMs(endpoint.lagMs) : "— (not reachable)"],
+      ["Outstanding", "outstanding", String(endpoint.outstanding)],
+    ]),
+    endpoint.banned !== null ? h("p", { class: "ban", "data-field": "ban" }, "Banned from reads: " + endpoint.banned) : null,
+    !endpoint.healthy && endpoint.lastError ? h("p", { class: "ban", "data-field": "last-error" }, "Last check: " + endpoint.lastError) : null,
+    role === "primary" && !isPrimary ? h("p", { class: "ban" }, "Reports itself primary, but is not the cluster's primary") : null,
+    renderPool(endpoint, history));
+}
+
+function renderFailover(failover, nowMs) {
+  var resolved = Boolean(failover.resolvedAt);
+  var start = Date.parse(failover.startedAt);
+  var duration = resolved ? failover.durationMs : nowMs - start;
+  return h("li", {
+    class: "failover", "data-failover": failover.startedAt, "data-resolved": resolved,
+    "data-duration-ms": resolved && typeof failover.durationMs === "number" ? failover.durationMs : null,
+  },
+    h("div", null,
+      h("strong", null, resolved ? "Resolved" : "In progress"), " — ",
+      (failover.oldPrimary || "?") + " → " + (failover.newPrimary || "(waiting for a primary)")),
+    facts([
+      ["Started", "started", clockTimeMs(failover.startedAt)],
+      ["Resolved", "resolved", resolved ? clockTimeMs(failover.resolvedAt) : "not yet"],
+      [resolved ? "Duration" : "Running for", "duration", formatMs(duration)],
+    ]),
+    h("p", { class: "muted" }, "Reason: " + failover.reason),
+    failoverBar(failover, nowMs),
+    h("ol", { class: "events", "aria-label": "Failover events" }, failover.timeline.map(function (event) {
+      return h("li", { "data-event": event.event },
+        h("time", { datetime: event.at }, clockTimeMs(event.at) + " (+" + formatMs(Date.parse(event.at) - start) + ")"), event.event);
+    })));
+}
+
+function renderFailovers(cluster, nowMs) {
+  var recent = cluster.failovers.slice(-5).reverse();
+  return h("div", { "data-section": "failovers" },
+    h("h3", null, "Recent failovers"),
+    recent.length === 0
+      ? h("p", { class: "muted" }, "None since the gateway started.")
+      : h("ol", { class: "failovers" }, recent.map(function (failover) { return renderFailover(failover, nowMs); })));
+}
+
+function noPrimaryBanner(name, cluster, nowMs) {
+  var open = cluster.failovers.filter(function (failover) { return !failover.resolvedAt; }).pop();
+  return h("div", { class: "notice bad", role: "alert", "data-banner": "no-primary" },
+    h("strong", null, "No primary in cluster " + name + ": failover in progress. "),
+    "Writes wait for a new primary; reads continue on healthy replicas.",
+    open ? " Started " + clockTime(open.startedAt) + " (" + formatMs(nowMs - Date.parse(open.startedAt)) + " ago): " + open.reason : "");
+}
+
+function renderCluster(name, cluster, history, nowMs) {
+  var titleId = "cluster-" + name.replace(/[^A-Za-z0-9_-]/g, "_");
+  return h("section", {
+    class: "panel", "data-cluster": name, "data-primary": cluster.primary || "", "data-has-primary": cluster.primary !== null,
+    "aria-labelledby": titleId,
+  },
+    h("div", { class: "cluster-head" },
+      h("h2", { id: titleId }, "Cluster " + name),
+      h("span", { class: "muted" }, cluster.engine),
+      h("span", { "data-field": "primary" }, cluster.primary ? "primary: " + cluster.primary : "no primary"),
+      h("span", { class: "muted" }, cluster.openTransactions + " open transaction" + (cluster.openTransactions === 1 ? "" : "s"))),
+    cluster.primary === null ? noPrimaryBanner(name, cluster, nowMs) : null,
+    h("h3", null, "Topology"),
+    h("div", { class: "endpoints" }, cluster.endpoints.map(function (endpoint) { return renderEndpoint(endpoint, cluster, history); })),
+    renderFailovers(cluster, nowMs));
+}
+
+/** The whole dashboard for one status answer. */
+function renderDashboard(status) {
+  var nowMs = Date.parse(status.generatedAt);
+  if (isNaN(nowMs)) nowMs = Date.now();
+  var names = Object.keys(status.clusters).sort();
+  return [renderRates(status)].concat(names.map(function (name) {
+    return renderCluster(name, status.clusters[name], status.history, nowMs);
+  }));
+}
+`;

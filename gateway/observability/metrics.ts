@@ -1,0 +1,241 @@
+/**
+ * The gateway's metrics in Prometheus form (prom-client), one registry per gateway (tests run several
+ * in one process): requests by route, cluster, intent and outcome with latency histograms; per
+ * endpoint pool gauges, acquire-wait histograms and connection churn; retries by reason; replica bans;
+ * failovers and their durations; topology (role, health, lag); plus Node's process metrics. Events are
+ * counted as they happen (hooks on the pools, executors and monitors); states are read at scrape time.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { ErrorCode } from "../../schemas/errors.js";
+import type { Cluster } from "../clusters/cluster.js";
+import { ACQUIRE_WAIT_BUCKETS_MS } from "../pool/stats.js";
+import { TopologyMonitor } from "../topology/monitor.js";
+
+/** What one answered request is counted by. */
+export interface RequestLabels {
+  /** The route's pattern (`/v1/query`, `/v1/transactions/:id/commit`), or "unmatched". */
+  route: string;
+  cluster: string;
+  /** read, write, transaction, or none (no statement). */
+  intent: string;
+  /** "ok", or the registry code of the failure. */
+  outcome: string;
+}
+
+const REQUEST_BUCKETS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const FAILOVER_BUCKETS_S = [0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120];
+
+/** Running totals the status page and the EMF reporter read (cheaper than parsing the registry). */
+export interface RequestTotals {
+  requests: number;
+  /** Answers with a 4xx status (the caller's mistakes and refusals). */
+  clientErrors: number;
+  /** Answers with a 5xx status (the gateway or the database could not serve). */
+  serverErrors: number;
+  retries: number;
+  failovers: number;
+}
+
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  readonly totals: RequestTotals = { requests: 0, clientErrors: 0, serverErrors: 0, retries: 0, failovers: 0 };
+  private readonly requestDuration: Histogram<keyof RequestLabels>;
+  private readonly acquireWait: Histogram<"cluster" | "endpoint">;
+  private readonly retries: Counter<"cluster" | "reason">;
+  private readonly bans: Counter<"cluster" | "endpoint">;
+  private readonly failovers: Counter<"cluster">;
+  private readonly failoverDuration: Histogram<"cluster">;
+  /** Per endpoint, the pool's churn counters as last exported (they are read, not hooked). */
+  private readonly churnSeen = new Map<string, { created: number; evicted: number; retired: number }>();
+
+  constructor(private readonly clusters: () => Iterable<Cluster>) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: "poolgate_" });
+    this.requestDuration = new Histogram({
+      name: "poolgate_request_duration_seconds",
+      help: "Requests answered, by route, cluster, intent and outcome (ok or the error code), and how long they took",
+      labelNames: ["route", "cluster", "intent", "outcome"],
+      buckets: REQUEST_BUCKETS_S,
+      registers,
+    });
+    this.acquireWait = new Histogram({
+      name: "poolgate_pool_acquire_wait_seconds",
+      help: "How long requests waited for a pooled connection, per endpoint",
+      labelNames: ["cluster", "endpoint"],
+      buckets: ACQUIRE_WAIT_BUCKETS_MS.map((ms) => ms / 1000),
+      registers,
+    });
+    this.retries = new Counter({ name: "poolgate_retries_total", help: "Work the gateway ran again, by the failure that caused it", labelNames: ["cluster", "reason"], registers });
+    this.bans = new Counter({ name: "poolgate_replica_bans_total", help: "Replicas taken out of reads for replication lag", labelNames: ["cluster", "endpoint"], registers });
+    this.failovers = new Counter({ name: "poolgate_failovers_total", help: "Failovers followed to a new primary", labelNames: ["cluster"], registers });
+    this.failoverDuration = new Histogram({
+      name: "poolgate_failover_duration_seconds",
+      help: "From the first sign of a failover to writes resuming on the new primary",
+      labelNames: ["cluster"],
+      buckets: FAILOVER_BUCKETS_S,
+      registers,
+    });
+    this.registerStateGauges();
+  }
+
+  /**
+   * Counts an answered request. Only callers' requests go into the totals (the status page's own
+   * polling, health checks and scrapes would otherwise show up as traffic).
+   */
+  observeRequest(labels: RequestLabels, status: number, seconds: number, fromCaller: boolean): void {
+    this.requestDuration.observe(labels, seconds);
+    if (!fromCaller) return;
+    this.totals.requests++;
+    if (status >= 500) this.totals.serverErrors++;
+    else if (status >= 400) this.totals.clientErrors++;
+  }
+
+  /** Hooks the cluster's pools, executor and monitor, so their events are counted. */
+  watch(cluster: Cluster): void {
+    const name = cluster.name;
+    cluster.onAcquireWait = (endpoint, waitedMs) => this.acquireWait.observe({ cluster: name, endpoint }, waitedMs / 1000);
+    cluster.executor.onRetry = (code: ErrorCode) => {
+      this.retries.inc({ cluster: name, reason: code });
+      this.totals.retries++;
+    };
+    if (cluster.topology instanceof TopologyMonitor) {
+      cluster.topology.onBanned = (endpoint) => this.bans.inc({ cluster: name, endpoint: endpoint.name });
+      cluster.topology.onFailoverResolved = (record) => {
+        this.failovers.inc({ cluster: name });
+        this.totals.failovers++;
+        if (record.durationMs !== undefined) this.failoverDuration.observe({ cluster: name }, record.durationMs / 1000);
+      };
+    }
+  }
+
+  /** The exposition text for GET /metrics. */
+  async text(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  /** Gauges read from the pools and the topology at scrape time. */
+  private registerStateGauges(): void {
+    const clusters = this.clusters;
+    const registers = [this.registry];
+    const endpointLabels = ["cluster", "endpoint"] as const;
+    const each = function* () {
+      for (const cluster of clusters()) for (const endpoint of cluster.endpoints) yield { cluster, endpoint };
+    };
+    new Gauge({
+      name: "poolgate_pool_connections",
+      help: "Pooled connections per endpoint by state: active (lent), idle, pending (being opened)",
+      labelNames: [...endpointLabels, "state"],
+      registers,
+      collect() {
+        this.reset();
+        for (const { cluster, endpoint } of each()) {
+          const stats = endpoint.pool.stats();
+          for (const [state, value] of [["active", stats.active], ["idle", stats.idle], ["pending", stats.pendingCreates]] as const) {
+            this.set({ cluster: cluster.name, endpoint: endpoint.name, state }, value);
+          }
+        }
+      },
+    });
+    new Gauge({
+      name: "poolgate_pool_waiting",
+      help: "Requests waiting for a connection, per endpoint",
+      labelNames: endpointLabels,
+      registers,
+      collect() {
+        this.reset();
+        for (const { cluster, endpoint } of each()) this.set({ cluster: cluster.name, endpoint: endpoint.name }, endpoint.pool.stats().waiting);
+      },
+    });
+    new Gauge({
+      name: "poolgate_pool_max_connections",
+      help: "The pool's maximum size, per endpoint",
+      labelNames: endpointLabels,
+      registers,
+      collect() {
+        this.reset();
+        for (const { cluster, endpoint } of each()) this.set({ cluster: cluster.name, endpoint: endpoint.name }, endpoint.pool.settings.maxSize);
+      },
+    });
+    const churnSeen = this.churnSeen;
+    new Counter({
+      name: "poolgate_pool_connection_events_total",
+      help: "Connections opened, evicted (broken) and retired (lifetime, idle timeout), per endpoint",
+      labelNames: [...endpointLabels, "event"],
+      registers,
+      collect() {
+        for (const { cluster, endpoint } of each()) {
+          const key = `${cluster.name}\n${endpoint.name}`;
+          const stats = endpoint.pool.stats();
+          const seen = churnSeen.get(key) ?? { created: 0, evicted: 0, retired: 0 };
+          for (const event of ["created", "evicted", "retired"] as const) {
+            const delta = stats[event] - seen[event];
+            if (delta > 0) this.inc({ cluster: cluster.name, endpoint: endpoint.name, event }, delta);
+          }
+          churnSeen.set(key, { created: stats.created, evicted: stats.evicted, retired: stats.retired });
+        }
+      },
+    });
+    new Gauge({
+      name: "poolgate_endpoint_up",
+      help: "1 when the monitor's last check reached the endpoint",
+      labelNames: endpointLabels,
+      registers,
+      collect() {
+        this.reset();
+        for (const { cluster, endpoint } of each()) this.set({ cluster: cluster.name, endpoint: endpoint.name }, endpoint.healthy ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: "poolgate_endpoint_role",
+      help: "1 for the role the endpoint has now (primary, replica or unknown)",
+      labelNames: [...endpointLabels, "role"],
+      registers,
+      collect() {
+        this.reset();
+        for (const { cluster, endpoint } of each()) this.set({ cluster: cluster.name, endpoint: endpoint.name, role: endpoint.role }, 1);
+      },
+    });
+    new Gauge({
+      name: "poolgate_endpoint_banned",
+      help: "1 while a replica gets no reads because it lags",
+      labelNames: endpointLabels,
+      registers,
+      collect() {
+        this.reset();
+        for (const { cluster, endpoint } of each()) this.set({ cluster: cluster.name, endpoint: endpoint.name }, endpoint.banReason === null ? 0 : 1);
+      },
+    });
+    new Gauge({
+      name: "poolgate_replica_lag_seconds",
+      help: "Estimated replication lag of each replica (0 when caught up)",
+      labelNames: endpointLabels,
+      registers,
+      collect() {
+        this.reset();
+        for (const { cluster, endpoint } of each()) {
+          if (endpoint.role === "replica" && endpoint.lagMs !== null) this.set({ cluster: cluster.name, endpoint: endpoint.name }, endpoint.lagMs / 1000);
+        }
+      },
+    });
+    new Gauge({
+      name: "poolgate_cluster_has_primary",
+      help: "1 while the cluster has a primary; 0 during a failover",
+      labelNames: ["cluster"],
+      registers,
+      collect() {
+        this.reset();
+        for (const cluster of clusters()) this.set({ cluster: cluster.name }, cluster.topology.primary() ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: "poolgate_transactions_open",
+      help: "Interactive transactions open, per cluster",
+      labelNames: ["cluster"],
+      registers,
+      collect() {
+        this.reset();
+        for (const cluster of clusters()) this.set({ cluster: cluster.name }, cluster.transactions.size);
+      },
+    });
+  }
+}

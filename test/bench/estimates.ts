@@ -1,0 +1,57 @@
+/**
+ * How long each step of the bench should take (seconds), for the progress bar's plan and its time
+ * left: rough rates measured on a 2-core machine. The bar corrects them by the pace of the steps
+ * already done, so they only need to be right relative to one another.
+ */
+import { type Part, POSTGRES_PARTS, settings as S } from "./settings.js";
+
+/** Requests per second each kind of target reaches in report 1's burst; start-up cost per run added. */
+const BURST_RATE: [match: string, perSecond: number][] = [
+  ["new connection", 400],
+  ["PgBouncer", 3000],
+  ["Data API", 3000],
+  ["in-process", 8000],
+];
+
+/** Seconds per insert by target kind (one sequential caller). */
+const INSERT_COST_S: [match: string, seconds: number][] = [
+  ["poolgate", 0.35e-3],
+  ["PgBouncer txn, pooled", 0.15e-3],
+  ["in-process", 0.12e-3],
+  ["new connection", 6.5e-3],
+  ["PgBouncer txn, new", 0.8e-3],
+];
+
+const TOPOLOGY_START_S = 8;
+const FAILOVER_S = 24;
+
+const rateFor = <T>(table: [string, T][], name: string, fallback: T) => table.find(([match]) => name.includes(match))?.[1] ?? fallback;
+
+export const estimate = {
+  steadyRunS: () => (S.warmupMs + S.durationMs) / 1000 + 0.5,
+  burstRunS: (label: string) => (S.burstCallers * S.burstRequests) / rateFor(BURST_RATE, label, 4000) + 1,
+  insertsS: (name: string, count: number) => count * rateFor(INSERT_COST_S, name, 0.35e-3) + 0.3,
+  conflictRoundS: () => 0.4,
+  readScalingRunS: (durationMs: number) => 2.5 + durationMs / 1000,
+  topologyStartS: () => TOPOLOGY_START_S,
+  failoverS: () => FAILOVER_S,
+
+  /** The whole plan for the selected parts. */
+  totalS(only: Set<Part>): number {
+    let total = 0;
+    const burstNames = (names: string[]) => names.reduce((sum, name) => sum + this.burstRunS(name), 0) * S.rounds;
+    if (POSTGRES_PARTS.some((part) => only.has(part))) total += 4;
+    if (only.has("throughput")) total += 7 * S.rounds * this.steadyRunS();
+    if (only.has("burst")) total += burstNames(["poolgate", "Data API", "in-process", "new connection", "PgBouncer"]);
+    if (only.has("inserts")) {
+      total += [["poolgate", S.inserts], ["in-process", S.inserts], ["PgBouncer txn, pooled", S.inserts], ["new connection", S.insertSample], ["PgBouncer txn, new", S.insertSample]].reduce(
+        (sum, [name, count]) => sum + this.insertsS(String(name), Number(count)),
+        0,
+      );
+    }
+    if (only.has("conflicts")) total += S.conflictRounds * this.conflictRoundS();
+    if (only.has("mysql")) total += 3 + 4 * S.rounds * this.steadyRunS() + burstNames(["poolgate", "in-process", "new connection"]);
+    if (only.has("topology")) total += TOPOLOGY_START_S + 3 * S.rounds * this.readScalingRunS(S.durationMs) + FAILOVER_S;
+    return total;
+  },
+};

@@ -1,0 +1,236 @@
+/**
+ * The printed report: one table per scenario (targets as rows, the gateway's edge over each
+ * alternative as a column), the field report's own figures beside ours, and a verdict line each.
+ * Reads only BenchResults, so the same figures reach stdout, bench.json and the chart.
+ */
+import type { BenchResults, ConflictRow, InsertRow, TargetRow } from "./results.js";
+
+/** The field reports' figures (/work/shared/reference/seed-scenarios.md), quoted beside ours. */
+export const REFERENCE = {
+  burst: { dbcp2MaxMs: 22800, hikariMaxMs: 347 },
+  inserts: { count: 100000, newConnectionMs: 1834591, dbcp2Ms: 866, hikariMs: 637 },
+  conflicts: { serialMs: 297, immediateMs: 370, immediateRetries: "more than 20 sometimes", backoffMs: 394, backoffRetries: "about 10" },
+  readScaling: { primaryTps: 77.5, twoReplicasTps: 54.5 },
+} as const;
+
+export function num(value: number | undefined, digits?: number): string {
+  if (value === undefined || !Number.isFinite(value)) return "-";
+  const d = digits ?? (Math.abs(value) < 1 ? 3 : Math.abs(value) < 10 ? 2 : Math.abs(value) < 100 ? 1 : 0);
+  return value.toLocaleString("en-US", { minimumFractionDigits: d, maximumFractionDigits: d });
+}
+
+/** How many times better poolgate is than `other` (>1: poolgate better); `lowerIsBetter` for latencies. */
+export function edge(poolgate: number, other: number, lowerIsBetter: boolean): string {
+  const ratio = lowerIsBetter ? other / poolgate : poolgate / other;
+  return Number.isFinite(ratio) && ratio > 0 ? `${num(ratio, ratio < 10 ? 2 : ratio < 100 ? 1 : 0)}x` : "-";
+}
+
+function table(header: string[], rows: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  // The first column (the target) reads left-aligned, the figures right-aligned.
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join("  ");
+  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)];
+}
+
+const errorsOf = (r: TargetRow) => (r.errorsAllRounds === 0 ? "0" : `${num(r.errorsAllRounds, 0)}/${num(r.requestsAllRounds, 0)}`);
+const poolgateOf = <T extends { role: string }>(rows: T[]) => rows.find((r) => r.role === "poolgate");
+
+function throughputTable(title: string, rows: TargetRow[]): string[] {
+  const ref = poolgateOf(rows);
+  const body = rows.map((r) => [
+    r.target,
+    num(r.throughput, 0),
+    num(r.p50),
+    num(r.p99),
+    num(r.max),
+    r.cpuUsPerRequest === undefined ? "-" : num(r.cpuUsPerRequest, 0),
+    errorsOf(r),
+    ref && r !== ref ? edge(ref.throughput, r.throughput, false) : "",
+  ]);
+  return [title, ...table(["target", "req/s", "p50 ms", "p99 ms", "max ms", "CPU µs/req", "errors", "poolgate req/s ÷ this"], body)];
+}
+
+function burstTable(title: string, rows: TargetRow[]): string[] {
+  const ref = poolgateOf(rows);
+  const body = rows.map((r) => [
+    r.target,
+    num(r.p50),
+    num(r.p90),
+    num(r.p99),
+    num(r.max),
+    num(r.throughput, 0),
+    errorsOf(r),
+    ref && r !== ref ? `${edge(ref.p99, r.p99, true)} / ${edge(ref.max, r.max, true)}` : "",
+  ]);
+  const reference = [
+    "(report 1) Tomcat + DBCP2, 750 threads", "", "", "", num(REFERENCE.burst.dbcp2MaxMs, 0), "", "", "",
+  ];
+  const hikari = ["(report 1) Tomcat + HikariCP, 750 threads", "", "", "", num(REFERENCE.burst.hikariMaxMs, 0), "", "", ""];
+  return [title, ...table(["target", "p50 ms", "p90 ms", "p99 ms", "max ms", "req/s", "errors", "this ÷ poolgate p99 / max"], [...body, reference, hikari])];
+}
+
+function insertsTable(rows: InsertRow[]): string[] {
+  const ref = poolgateOf(rows);
+  const count = rows[0]?.count ?? REFERENCE.inserts.count;
+  const body = rows.map((r) => [
+    r.target,
+    `${num(r.ran, 0)}${r.extrapolated ? " (sample)" : ""}`,
+    `${r.extrapolated ? "~" : ""}${num(r.totalMs, 0)}${r.extrapolated ? " (extrapolated)" : ""}`,
+    num(r.perInsertUs, 1),
+    r.errors === 0 ? "0" : num(r.errors, 0),
+    ref && r !== ref ? edge(ref.perInsertUs, r.perInsertUs, true) : "",
+  ]);
+  const scale = count / REFERENCE.inserts.count;
+  const quoted = (name: string, ms: number) => [`(report 4) ${name}`, "", num(ms * scale, 0), num((ms * 1000) / REFERENCE.inserts.count, 1), "", ""];
+  return [
+    `report 4: ${num(count, 0)} sequential inserts by one caller (unlogged table), pooled vs a new connection each`,
+    ...table(
+      ["target", "inserts run", `total ms for ${num(count, 0)}`, "µs/insert", "errors", "this ÷ poolgate"],
+      [
+        ...body,
+        quoted("new connection each (embedded DB)", REFERENCE.inserts.newConnectionMs),
+        quoted("DBCP2", REFERENCE.inserts.dbcp2Ms),
+        quoted("HikariCP", REFERENCE.inserts.hikariMs),
+      ],
+    ),
+  ];
+}
+
+function conflictsTable(rows: ConflictRow[], increments: number): string[] {
+  const body = rows.map((r) => [
+    r.target,
+    num(r.medianMs, 1),
+    num(r.p90Ms, 1),
+    num(r.meanRetries, 1),
+    num(r.maxRetries, 0),
+    r.failed === 0 && r.wrongFinalValues === 0 ? `${increments} in ${r.rounds}/${r.rounds}` : `WRONG in ${r.wrongFinalValues}, ${r.failed} failed`,
+  ]);
+  const R = REFERENCE.conflicts;
+  return [
+    `report 2: ${increments} concurrent increments of one row (serializable read + update), automatic retry; ${rows[0]?.rounds ?? 0} rounds`,
+    ...table(
+      ["target", "median ms", "p90 ms", "retries/round (mean)", "max", "final value"],
+      [
+        ...body,
+        ["(report 2) DSQL, serial, no conflicts", num(R.serialMs, 0), "", "0", "", ""],
+        ["(report 2) DSQL, immediate retry", num(R.immediateMs, 0), "", R.immediateRetries, "", ""],
+        ["(report 2) DSQL, jittered backoff", num(R.backoffMs, 0), "", R.backoffRetries, "", ""],
+      ],
+    ),
+  ];
+}
+
+export function reportLines(results: BenchResults): string[] {
+  const out: string[] = [];
+  const s = results.settings;
+  const m = results.machine;
+  out.push(
+    `poolgate bench — ${m.cpus} CPUs, node ${m.node}; ${[m.postgres, m.mariadb, m.pgbouncer].filter(Boolean).join("; ")}`,
+    `pool size ${s.poolSize} everywhere (gateway, in-process pools, PgBouncer's server pool); medians of ${s.rounds} interleaved rounds; errors over all rounds; ` +
+      `load average ${num(m.loadBefore, 1)} before, ${num(m.loadAfter, 1)} after`,
+  );
+  if (m.loadBefore > m.cpus / 2) {
+    out.push(`WARNING: the machine was busy before the run (load average ${num(m.loadBefore, 1)} on ${m.cpus} CPUs): other work skews every figure below`);
+  }
+  const section = (lines: string[], verdict: string) => out.push("", ...lines, `=> ${verdict}`);
+  const t = results.throughput;
+  if (t?.postgres) section(throughputTable(`steady load: ${s.callers} concurrent callers, point selects, PostgreSQL, ${s.durationMs} ms per run`, t.postgres), throughputVerdict(t.postgres));
+  if (t?.mysql) section(throughputTable(`steady load: ${s.callers} concurrent callers, point selects, MariaDB (MySQL engine)`, t.mysql), throughputVerdict(t.mysql));
+  const b = results.burst;
+  const burstTitle = (engine: string) => `report 1: ${s.burstCallers} concurrent callers on a pool of ${s.poolSize}, ${s.burstRequests} point selects each, ${engine}`;
+  if (b?.postgres) section(burstTable(burstTitle("PostgreSQL"), b.postgres), burstVerdict(b.postgres));
+  if (b?.mysql) section(burstTable(burstTitle("MariaDB (MySQL engine)"), b.mysql), burstVerdict(b.mysql));
+  if (results.inserts) section(insertsTable(results.inserts), insertsVerdict(results.inserts));
+  if (results.conflicts) section(conflictsTable(results.conflicts, Number(s.conflictCallers)), conflictsVerdict(results.conflicts));
+  out.push(...topologyLines(results));
+  if (results.notes.length > 0) out.push("", "left out or adapted:", ...results.notes.map((n) => `  - ${n}`));
+  if (results.failures.length > 0) out.push("", "FAILED parts (the rest above is valid):", ...results.failures.map((f) => `  - ${f}`));
+  const scenarios: [string, TargetRow[] | undefined][] = [
+    ["steady load, PostgreSQL", t?.postgres],
+    ["steady load, MariaDB", t?.mysql],
+    ["report 1, PostgreSQL", b?.postgres],
+    ["report 1, MariaDB", b?.mysql],
+  ];
+  const errors = scenarios.flatMap(([scenario, rows]) => (rows ?? []).filter((r) => r.firstError).map((r) => `  ${scenario}, ${r.target}: ${r.firstError?.slice(0, 160)}`));
+  if (errors.length > 0) out.push("", "first error of each target that had errors:", ...errors);
+  return out;
+}
+
+function topologyLines(results: BenchResults): string[] {
+  const out: string[] = [];
+  const rs = results.readScaling;
+  if (rs && rs.length > 0) {
+    const base = rs[0]?.throughput ?? Number.NaN;
+    out.push("", `report 3: read scaling, point selects through the gateway, ${results.settings.callers} callers, primary + 0/1/2 streaming replicas on this machine`);
+    out.push(...table(["replicas", "req/s", "p99 ms", "errors", "vs 0 replicas"], rs.map((r) => [String(r.replicas), num(r.throughput, 0), num(r.p99), String(r.errors), `${num(r.throughput / base, 2)}x`])));
+    out.push(
+      `=> ${rs.map((r) => `${r.replicas} replica(s) ${num(r.throughput, 0)} req/s`).join(", ")}, ${rs.reduce((a, r) => a + r.errors, 0)} errors. ` +
+        `Every instance shares the same ${results.machine.cpus} cores here, so extra replicas cannot add capacity; on separate hosts each adds its own. ` +
+        `(Report 3's proxy went from ${REFERENCE.readScaling.primaryTps} tps on the primary alone to ${REFERENCE.readScaling.twoReplicasTps} tps with 2 replicas.)`,
+    );
+  }
+  const f = results.failover;
+  if (f) {
+    out.push("", "failover under steady load (4 writers, 8 readers): kill -immediate the primary, promote replica1 after 500 ms", ...f.timeline.map((l) => `  ${l}`));
+    out.push(
+      ...table(
+        ["write outage ms", "first write after promote ms", "writes acked", "acked writes lost", "unknown outcome", "failed writes", "failed reads"],
+        [[num(f.writeUnavailableMs, 0), num(f.resumedAfterPromotionMs, 0), num(f.acknowledgedWrites, 0), String(f.lostAcknowledgedWrites), String(f.unknownOutcomeWrites), String(f.failedWrites), String(f.failedReads)]],
+      ),
+      `=> writes were unavailable for ${num(f.writeUnavailableMs, 0)} ms and resumed ${num(f.resumedAfterPromotionMs, 0)} ms after the promotion (negative: the monitor found the new primary before pg_ctl returned); ` +
+        `${f.lostAcknowledgedWrites} acknowledged writes lost, ${f.failedWrites + f.unknownOutcomeWrites} writes and ${f.failedReads} reads answered with an error.`,
+    );
+  }
+  return out;
+}
+
+function throughputVerdict(rows: TargetRow[]): string {
+  const ref = poolgateOf(rows);
+  if (!ref) return "poolgate not measured";
+  const alternatives = rows.filter((r) => r.role === "alternative").map((r) => `${edge(ref.throughput, r.throughput, false)} the ${r.target}`);
+  const floor = rows.find((r) => r.role === "floor");
+  return (
+    `${ref.target} serves ${num(ref.throughput, 0)} req/s: ${alternatives.join(", ")}` +
+    (floor ? `; ${num((ref.throughput / floor.throughput) * 100, 0)}% of the ${floor.target.replace(" (floor)", "")}, which pays no HTTP hop` : "")
+  );
+}
+
+function burstVerdict(rows: TargetRow[]): string {
+  const ref = poolgateOf(rows);
+  if (!ref) return "poolgate not measured";
+  // With every caller busy, the median wait is set by throughput (Little's law); a fair queue keeps the slowest close to it.
+  const spread = (r: TargetRow) => `max ${num(r.max, 0)} ms = ${num(r.max / r.p50, 1)}x its p50`;
+  const errors = (r: TargetRow) => (r.errorsAllRounds === 0 ? "no errors" : `${num(r.errorsAllRounds, 0)} errors`);
+  const others = rows.filter((r) => r.role !== "poolgate").map((r) => `${r.target}: ${errors(r)}, ${spread(r)}`);
+  return (
+    `${ref.target}: ${errors(ref)}, p99 ${num(ref.p99, 0)} ms, ${spread(ref)} ` +
+    `(report 1's slowest: DBCP2 ${num(REFERENCE.burst.dbcp2MaxMs, 0)} ms, HikariCP ${REFERENCE.burst.hikariMaxMs} ms); ${others.join("; ")}`
+  );
+}
+
+function insertsVerdict(rows: InsertRow[]): string {
+  const ref = poolgateOf(rows);
+  if (!ref) return "poolgate not measured";
+  const newConnection = rows.find((r) => r.target.toLowerCase().startsWith("new connection"));
+  const floor = rows.find((r) => r.role === "floor");
+  return [
+    `${ref.target}: ${num(ref.totalMs / 1000, 1)} s for ${num(ref.count, 0)} (${num(ref.perInsertUs, 0)} µs each)`,
+    newConnection ? `${edge(ref.perInsertUs, newConnection.perInsertUs, true)} faster than a new connection each (~${num(newConnection.totalMs / 1000, 0)} s, extrapolated; report 4: ${num(REFERENCE.inserts.newConnectionMs / 1000, 0)} s)` : "",
+    floor ? `the HTTP hop costs ${num(ref.perInsertUs - floor.perInsertUs, 0)} µs per insert over the ${floor.target} (${num(floor.perInsertUs, 0)} µs; report 4's HikariCP: ${num((REFERENCE.inserts.hikariMs * 1000) / REFERENCE.inserts.count, 1)} µs on an embedded database)` : "",
+  ]
+    .filter(Boolean)
+    .join("; ");
+}
+
+function conflictsVerdict(rows: ConflictRow[]): string {
+  const gateway = poolgateOf(rows);
+  const immediate = rows.filter((r) => r.target.includes("at once"));
+  const allRight = rows.every((r) => r.failed === 0 && r.wrongFinalValues === 0);
+  if (!gateway) return "poolgate not measured";
+  return (
+    `${allRight ? "every round of every target ended at exactly the number of increments" : "SOME ROUNDS ENDED WRONG (see the table)"}; ` +
+    `the gateway's backoff took ${num(gateway.meanRetries, 1)} retries per round (max ${gateway.maxRetries}) and ${num(gateway.medianMs, 0)} ms; ` +
+    immediate.map((r) => `${r.target}: ${num(r.meanRetries, 1)} retries (max ${r.maxRetries}), ${num(r.medianMs, 0)} ms`).join("; ") +
+    ` (report 2: backoff about half the retries for a few % more time)`
+  );
+}

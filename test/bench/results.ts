@@ -1,0 +1,92 @@
+/**
+ * What one `npm run bench` measured: the shape of bench-results/bench.json, read by the tables
+ * (report.ts) and the chart (figure.ts). Milliseconds unless a name says otherwise.
+ */
+import type { DriverResult } from "./workload.js";
+
+/** One target's figures for one scenario: the median round, with errors and requests over all rounds. */
+export interface TargetRow extends DriverResult {
+  target: string;
+  /** Poolgate itself, an alternative, or the in-process floor (ratios are taken against `poolgate`). */
+  role: "poolgate" | "alternative" | "floor";
+  rounds: number;
+  requestsAllRounds: number;
+  errorsAllRounds: number;
+  /** CPU of the process that serves the requests (the gateway, the naive server, the in-process pool). */
+  cpuUsPerRequest?: number;
+}
+
+export interface InsertRow {
+  target: string;
+  role: TargetRow["role"];
+  /** Inserts actually run. */
+  ran: number;
+  /** Inserts the total is given for (the scenario's count); above `ran` when extrapolated. */
+  count: number;
+  extrapolated: boolean;
+  totalMs: number;
+  perInsertUs: number;
+  errors: number;
+  firstError?: string;
+}
+
+export interface ConflictRow {
+  target: string;
+  role: TargetRow["role"];
+  rounds: number;
+  /** Median over rounds of the time for all concurrent increments to finish. */
+  medianMs: number;
+  p90Ms: number;
+  meanRetries: number;
+  maxRetries: number;
+  /** Rounds whose final value was not the number of increments (should be none). */
+  wrongFinalValues: number;
+  /** Increments that failed for good (retries exhausted). */
+  failed: number;
+  firstError?: string;
+}
+
+export interface ReadScalingRow {
+  replicas: number;
+  throughput: number;
+  p99: number;
+  errors: number;
+}
+
+export interface FailoverResult {
+  acknowledgedWrites: number;
+  writeUnavailableMs: number;
+  resumedAfterPromotionMs: number;
+  failedReads: number;
+  failedWrites: number;
+  unknownOutcomeWrites: number;
+  lostAcknowledgedWrites: number;
+  timeline: string[];
+}
+
+export interface BenchResults {
+  startedAt: string;
+  finishedAt?: string;
+  durationMs?: number;
+  machine: {
+    cpus: number;
+    node: string;
+    postgres?: string;
+    mariadb?: string;
+    pgbouncer?: string;
+    /** 1-minute load average before and after the run: other work on the machine skews every figure. */
+    loadBefore: number;
+    loadAfter?: number;
+  };
+  settings: Record<string, number | string>;
+  throughput?: { postgres?: TargetRow[]; mysql?: TargetRow[] };
+  burst?: { postgres?: TargetRow[]; mysql?: TargetRow[] };
+  inserts?: InsertRow[];
+  conflicts?: ConflictRow[];
+  readScaling?: ReadScalingRow[];
+  failover?: FailoverResult;
+  /** Targets or scenarios left out, and why. */
+  notes: string[];
+  /** Parts that failed, with the error: the rest is still printed and saved. */
+  failures: string[];
+}
