@@ -45,6 +45,12 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
+  // Settings that only prove impossible while starting (a CA file that cannot be read, a secret ARN
+  // without a region) are configuration errors too: said in one line, exit code 2.
+  if (err instanceof ConfigError) {
+    process.stderr.write(`poolgate: ${err.message}\n`);
+    process.exit(2);
+  }
   process.stderr.write(`poolgate: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

@@ -19,7 +19,7 @@ import type { DataApiExtension, GatewayConfig } from "../config/schema.js";
 import type { ExecuteOptions, StatementResult } from "../engines/engine.js";
 import type { ExecutionPolicy } from "../execution/executor.js";
 import type { RunAs } from "../execution/run-as.js";
-import { executeOptions } from "../execution/run-options.js";
+import { checkParamCount, executeOptions } from "../execution/run-options.js";
 import { type BoundStatement, bindStatement } from "./bind.js";
 import { DataApiRefusal } from "./errors.js";
 import { columnMetadataText, formattedRecordsText, recordsText } from "./records.js";
@@ -53,7 +53,7 @@ export class DataApiService {
     const target = this.resolve(caller, request, note);
     const extensions = union(target.extensions, requested);
     const engine = target.cluster.engine.kind;
-    this.checkParamCount(request.parameters?.length ?? 0);
+    checkParamCount(this.config, request.parameters?.length ?? 0);
     const bound = bindStatement(request.sql, request.parameters ?? [], engine, extensions.has("array-parameters"));
     const result = await this.run(target, bound, request.transactionId, extensions);
     const json = this.executeResponse(engine, result, request);
@@ -67,7 +67,7 @@ export class DataApiService {
     const target = this.resolve(caller, request, note);
     const extensions = union(target.extensions, requested);
     const sets = request.parameterSets ?? [];
-    for (const set of sets) this.checkParamCount(set.length);
+    for (const set of sets) checkParamCount(this.config, set.length);
     if (sets.length === 0) return '{"updateResults":[]}';
     const engine = target.cluster.engine.kind;
     const statements = sets.map((set: SqlParameter[]) => bindStatement(request.sql, set, engine, extensions.has("array-parameters")));
@@ -127,11 +127,6 @@ export class DataApiService {
     note.cluster = target.clusterName;
     note.intent = request.sql === undefined || request.transactionId !== undefined ? "transaction" : target.cluster.executor.intentOf(request.sql);
     return { cluster: target.cluster, extensions: target.extensions, runAs: this.policy.runAs(caller, target.clusterName) };
-  }
-
-  private checkParamCount(count: number): void {
-    const max = this.config.limits.maxParams;
-    if (count > max) throw new DataApiRefusal("BadRequestException", `${count} parameters exceed limits.maxParams (${max})`);
   }
 
   private timeoutMs(runAs: RunAs): number {

@@ -72,6 +72,7 @@ export async function instanceIsReadOnly(connection: EngineConnection, timeoutMs
  * a write got past READ ONLY. A statement that ended the transaction is an error. Nothing commits, so
  * a session lost on the way is safe to run again.
  */
+// `options` come from executeOptions with a read-only RunAs: one statement per string already.
 async function readOnlyUnit(
   connection: EngineConnection,
   statements: readonly { sql: string; params: readonly Param[] }[],
@@ -82,7 +83,7 @@ async function readOnlyUnit(
     await connection.begin({ isolation, readOnly: true, lockReadOnly: true }, options.timeoutMs);
     const results: StatementResult[] = [];
     for (const statement of statements) {
-      results.push(await connection.execute(statement.sql, statement.params, { ...options, singleStatement: true }));
+      results.push(await connection.execute(statement.sql, statement.params, options));
       if (!connection.inTransaction) throw new GatewayError("FORBIDDEN", "this principal may only read: the statement ended the read-only transaction");
     }
     return results;

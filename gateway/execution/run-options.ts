@@ -9,6 +9,16 @@ export interface RequestRunOptions {
   bigNumbers?: "string" | "number" | undefined;
 }
 
+/** limits.maxParams: a statement carrying more parameters is refused before anything runs. */
+export function checkParamCount(config: GatewayConfig, count: number): void {
+  const max = config.limits.maxParams;
+  if (count > max) {
+    throw new GatewayError("INVALID_REQUEST", `${count} parameters exceed limits.maxParams (${max})`, {
+      issues: [{ path: "params", message: `at most ${max} parameters` }],
+    });
+  }
+}
+
 export function executeOptions(config: GatewayConfig, request: RequestRunOptions, runAs: RunAs = UNRESTRICTED): ExecuteOptions {
   const maxTimeoutMs = Math.min(config.statements.maxTimeoutMs, runAs.maxTimeoutMs ?? Number.POSITIVE_INFINITY);
   const timeoutMs = request.timeoutMs ?? Math.min(config.statements.defaultTimeoutMs, maxTimeoutMs);

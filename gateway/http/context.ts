@@ -68,12 +68,3 @@ export function selectTransactionCluster(context: HttpContext, caller: Caller, t
   return selectCluster(context, caller, name);
 }
 
-/** limits.maxParams: a statement carrying more parameters is refused before anything runs. */
-export function checkParamCount(context: HttpContext, params: readonly unknown[] | undefined): void {
-  const max = context.config.limits.maxParams;
-  if (params !== undefined && params.length > max) {
-    throw new GatewayError("INVALID_REQUEST", `${params.length} parameters exceed limits.maxParams (${max})`, {
-      issues: [{ path: "params", message: `at most ${max} parameters` }],
-    });
-  }
-}

@@ -62,5 +62,6 @@ export function replyWithError(err: unknown, request: FastifyRequest, reply: Fas
   noteOutcome(request, error.code);
   logFailure(error, err, request, logger);
   if (error.status === 503 || error.status === 429) reply.header("retry-after", String(error.retryAfterS ?? 1));
+  // Set here too: Fastify's own refusals (frameworkErrors) are sent without the onSend hooks.
   return reply.code(error.status).header("x-request-id", request.id).send(errorBody(error, request.id));
 }

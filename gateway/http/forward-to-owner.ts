@@ -7,6 +7,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { request as undiciRequest } from "undici";
+import { AUTH_HEADER } from "../auth/authenticator.js";
 import type { TransactionOwnership } from "../peers/transaction-ownership.js";
 
 const FORWARDED = "x-poolgate-forwarded";
@@ -33,7 +34,7 @@ export function registerOwnerForwarding(app: FastifyInstance, ownership: Transac
     const headers: Record<string, string> = { [FORWARDED]: "1", "x-request-id": request.id };
     if (request.body !== undefined) headers["content-type"] = "application/json";
     // The owner checks the caller again: the credential travels with the call.
-    for (const name of ["authorization", "x-poolgate-auth", "x-poolgate-extensions"]) {
+    for (const name of ["authorization", AUTH_HEADER, "x-poolgate-extensions"]) {
       const value = request.headers[name];
       if (typeof value === "string") headers[name] = value;
     }

@@ -1,7 +1,7 @@
 /** The OpenAPI 3.1 document of the native API, generated from the zod wire schemas in schemas/. */
 import { z } from "zod";
 import { errorBodySchema } from "../../schemas/errors.js";
-import { healthResponseSchema, readyResponseSchema } from "../../schemas/health.js";
+import { healthResponseSchema, readyResponseSchema, topologyResponseSchema } from "../../schemas/health.js";
 import {
   batchRequestSchema,
   batchResponseSchema,
@@ -11,6 +11,7 @@ import {
   queryRequestSchema,
   queryResponseSchema,
 } from "../../schemas/query.js";
+import { statusResponseSchema } from "../../schemas/status.js";
 
 const json = (schema: z.ZodType, io: "input" | "output") => ({
   "application/json": { schema: z.toJSONSchema(schema, { io, unrepresentable: "any" }) },
@@ -31,6 +32,15 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
   return {
     openapi: "3.1.0",
     info: { title: "Poolgate native API", version },
+    components: {
+      securitySchemes: {
+        // `AWS-STS <proof>` (client iamAuth) or `Bearer <token>`; see the README's Security section.
+        poolgateAuth: { type: "apiKey", in: "header", name: "x-poolgate-auth", description: "AWS-STS <proof> or Bearer <token>" },
+        bearer: { type: "http", scheme: "bearer", description: "Bearer tokens also travel in Authorization on the native API" },
+      },
+    },
+    // Needed when the gateway has authentication configured; the public routes say none.
+    security: [{ poolgateAuth: [] }, { bearer: [] }],
     paths: {
       "/v1/query": { post: operation("Run one statement", queryRequestSchema, queryResponseSchema) },
       "/v1/batch": { post: operation("Run statements atomically in one transaction", batchRequestSchema, batchResponseSchema) },
@@ -41,8 +51,20 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
       "/v1/transactions/{id}/rollback": {
         post: { ...operation("Roll back", null, endTransactionResponseSchema), parameters: idParameter },
       },
-      "/healthz": { get: operation("Gateway and database state", null, healthResponseSchema) },
-      "/readyz": { get: operation("Started and not draining", null, readyResponseSchema) },
+      "/healthz": { get: operation("Gateway and database state (operator)", null, healthResponseSchema) },
+      "/readyz": { get: { ...operation("Started and not draining", null, readyResponseSchema), security: [] } },
+      "/v1/admin/topology": { get: operation("Every cluster's topology and recent failovers (operator)", null, topologyResponseSchema) },
+      "/v1/admin/topology/refresh": { post: operation("Check the topology now (operator)", null, topologyResponseSchema) },
+      "/v1/admin/status": { get: operation("What the status page draws (operator)", null, statusResponseSchema) },
+      "/metrics": {
+        get: {
+          summary: "Prometheus metrics (operator)",
+          responses: { "200": { description: "OK", content: { "text/plain": { schema: { type: "string" } } } }, default: errorResponse },
+        },
+      },
+      "/": {
+        get: { summary: "The live status page", security: [], responses: { "200": { description: "OK", content: { "text/html": { schema: { type: "string" } } } } } },
+      },
     },
   };
 }

@@ -54,7 +54,7 @@ export function createHttpServer(context: HttpContext, authenticator: Authentica
       done(err as GatewayError, undefined);
     }
   });
-  // Every answer names its request, whichever route (or none) produced it.
+  // Every answer names its request, whichever route (or none, or the error handler) produced it.
   app.addHook("onSend", (request, reply, payload, done) => {
     if (!reply.hasHeader("x-request-id")) reply.header("x-request-id", request.id);
     done(null, payload);

@@ -20,6 +20,15 @@ export interface PoolSample {
   stats: PoolStats;
 }
 
+/** The request totals, by their EMF metric names. */
+const TOTALS_METRICS: Record<keyof RequestTotals, string> = {
+  requests: "Requests",
+  clientErrors: "ClientErrors",
+  serverErrors: "ServerErrors",
+  retries: "Retries",
+  failovers: "Failovers",
+};
+
 interface Previous {
   count: number;
   sumMs: number;
@@ -131,16 +140,15 @@ export class EmfReporter {
   private reportTotals(timestamp: number, now: RequestTotals): void {
     const before = this.previousTotals ?? { requests: 0, clientErrors: 0, serverErrors: 0, retries: 0, failovers: 0 };
     this.previousTotals = { ...now };
-    const names = ["Requests", "ClientErrors", "ServerErrors", "Retries", "Failovers"] as const;
-    const keys = ["requests", "clientErrors", "serverErrors", "retries", "failovers"] as const;
-    const document: Record<string, unknown> = {
+    const counts = Object.entries(TOTALS_METRICS).map(([key, name]) => [name, Math.max(0, now[key as keyof RequestTotals] - before[key as keyof RequestTotals])] as const);
+    const document = {
       _aws: {
         Timestamp: timestamp,
-        CloudWatchMetrics: [{ Namespace: this.settings.namespace, Dimensions: [["service"]], Metrics: names.map((name) => ({ Name: name, Unit: "Count" })) }],
+        CloudWatchMetrics: [{ Namespace: this.settings.namespace, Dimensions: [["service"]], Metrics: counts.map(([name]) => ({ Name: name, Unit: "Count" })) }],
       },
       service: "poolgate",
+      ...Object.fromEntries(counts),
     };
-    for (const [i, name] of names.entries()) document[name] = Math.max(0, now[keys[i] as (typeof keys)[number]] - before[keys[i] as (typeof keys)[number]]);
     this.write(JSON.stringify(document));
   }
 }

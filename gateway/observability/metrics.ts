@@ -9,6 +9,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom
 import type { ErrorCode } from "../../schemas/errors.js";
 import type { Cluster } from "../clusters/cluster.js";
 import { ACQUIRE_WAIT_BUCKETS_MS } from "../pool/stats.js";
+import type { Endpoint } from "../topology/endpoint.js";
 import { TopologyMonitor } from "../topology/monitor.js";
 
 /** What one answered request is counted by. */
@@ -117,125 +118,91 @@ export class GatewayMetrics {
   private registerStateGauges(): void {
     const clusters = this.clusters;
     const registers = [this.registry];
-    const endpointLabels = ["cluster", "endpoint"] as const;
     const each = function* () {
-      for (const cluster of clusters()) for (const endpoint of cluster.endpoints) yield { cluster, endpoint };
+      for (const cluster of clusters()) for (const endpoint of cluster.endpoints) yield { cluster: cluster.name, endpoint };
     };
+    /** One value per endpoint (none where `read` answers undefined). */
+    const perEndpoint = (name: string, help: string, read: (endpoint: Endpoint) => number | undefined): void => {
+      new Gauge({
+        name,
+        help,
+        labelNames: ["cluster", "endpoint"],
+        registers,
+        collect() {
+          this.reset();
+          for (const { cluster, endpoint } of each()) {
+            const value = read(endpoint);
+            if (value !== undefined) this.set({ cluster, endpoint: endpoint.name }, value);
+          }
+        },
+      });
+    };
+    /** One value per cluster. */
+    const perCluster = (name: string, help: string, read: (cluster: Cluster) => number): void => {
+      new Gauge({
+        name,
+        help,
+        labelNames: ["cluster"],
+        registers,
+        collect() {
+          this.reset();
+          for (const cluster of clusters()) this.set({ cluster: cluster.name }, read(cluster));
+        },
+      });
+    };
+
     new Gauge({
       name: "poolgate_pool_connections",
       help: "Pooled connections per endpoint by state: active (lent), idle, pending (being opened)",
-      labelNames: [...endpointLabels, "state"],
+      labelNames: ["cluster", "endpoint", "state"],
       registers,
       collect() {
         this.reset();
         for (const { cluster, endpoint } of each()) {
           const stats = endpoint.pool.stats();
           for (const [state, value] of [["active", stats.active], ["idle", stats.idle], ["pending", stats.pendingCreates]] as const) {
-            this.set({ cluster: cluster.name, endpoint: endpoint.name, state }, value);
+            this.set({ cluster, endpoint: endpoint.name, state }, value);
           }
         }
       },
     });
-    new Gauge({
-      name: "poolgate_pool_waiting",
-      help: "Requests waiting for a connection, per endpoint",
-      labelNames: endpointLabels,
-      registers,
-      collect() {
-        this.reset();
-        for (const { cluster, endpoint } of each()) this.set({ cluster: cluster.name, endpoint: endpoint.name }, endpoint.pool.stats().waiting);
-      },
-    });
-    new Gauge({
-      name: "poolgate_pool_max_connections",
-      help: "The pool's maximum size, per endpoint",
-      labelNames: endpointLabels,
-      registers,
-      collect() {
-        this.reset();
-        for (const { cluster, endpoint } of each()) this.set({ cluster: cluster.name, endpoint: endpoint.name }, endpoint.pool.settings.maxSize);
-      },
-    });
+    perEndpoint("poolgate_pool_waiting", "Requests waiting for a connection, per endpoint", (endpoint) => endpoint.pool.stats().waiting);
+    perEndpoint("poolgate_pool_max_connections", "The pool's maximum size, per endpoint", (endpoint) => endpoint.pool.settings.maxSize);
     const churnSeen = this.churnSeen;
     new Counter({
       name: "poolgate_pool_connection_events_total",
       help: "Connections opened, evicted (broken) and retired (lifetime, idle timeout), per endpoint",
-      labelNames: [...endpointLabels, "event"],
+      labelNames: ["cluster", "endpoint", "event"],
       registers,
       collect() {
         for (const { cluster, endpoint } of each()) {
-          const key = `${cluster.name}\n${endpoint.name}`;
+          const key = `${cluster}\n${endpoint.name}`;
           const stats = endpoint.pool.stats();
           const seen = churnSeen.get(key) ?? { created: 0, evicted: 0, retired: 0 };
           for (const event of ["created", "evicted", "retired"] as const) {
             const delta = stats[event] - seen[event];
-            if (delta > 0) this.inc({ cluster: cluster.name, endpoint: endpoint.name, event }, delta);
+            if (delta > 0) this.inc({ cluster, endpoint: endpoint.name, event }, delta);
           }
           churnSeen.set(key, { created: stats.created, evicted: stats.evicted, retired: stats.retired });
         }
       },
     });
-    new Gauge({
-      name: "poolgate_endpoint_up",
-      help: "1 when the monitor's last check reached the endpoint",
-      labelNames: endpointLabels,
-      registers,
-      collect() {
-        this.reset();
-        for (const { cluster, endpoint } of each()) this.set({ cluster: cluster.name, endpoint: endpoint.name }, endpoint.healthy ? 1 : 0);
-      },
-    });
+    perEndpoint("poolgate_endpoint_up", "1 when the monitor's last check reached the endpoint", (endpoint) => (endpoint.healthy ? 1 : 0));
     new Gauge({
       name: "poolgate_endpoint_role",
       help: "1 for the role the endpoint has now (primary, replica or unknown)",
-      labelNames: [...endpointLabels, "role"],
+      labelNames: ["cluster", "endpoint", "role"],
       registers,
       collect() {
         this.reset();
-        for (const { cluster, endpoint } of each()) this.set({ cluster: cluster.name, endpoint: endpoint.name, role: endpoint.role }, 1);
+        for (const { cluster, endpoint } of each()) this.set({ cluster, endpoint: endpoint.name, role: endpoint.role }, 1);
       },
     });
-    new Gauge({
-      name: "poolgate_endpoint_banned",
-      help: "1 while a replica gets no reads because it lags",
-      labelNames: endpointLabels,
-      registers,
-      collect() {
-        this.reset();
-        for (const { cluster, endpoint } of each()) this.set({ cluster: cluster.name, endpoint: endpoint.name }, endpoint.banReason === null ? 0 : 1);
-      },
-    });
-    new Gauge({
-      name: "poolgate_replica_lag_seconds",
-      help: "Estimated replication lag of each replica (0 when caught up)",
-      labelNames: endpointLabels,
-      registers,
-      collect() {
-        this.reset();
-        for (const { cluster, endpoint } of each()) {
-          if (endpoint.role === "replica" && endpoint.lagMs !== null) this.set({ cluster: cluster.name, endpoint: endpoint.name }, endpoint.lagMs / 1000);
-        }
-      },
-    });
-    new Gauge({
-      name: "poolgate_cluster_has_primary",
-      help: "1 while the cluster has a primary; 0 during a failover",
-      labelNames: ["cluster"],
-      registers,
-      collect() {
-        this.reset();
-        for (const cluster of clusters()) this.set({ cluster: cluster.name }, cluster.topology.primary() ? 1 : 0);
-      },
-    });
-    new Gauge({
-      name: "poolgate_transactions_open",
-      help: "Interactive transactions open, per cluster",
-      labelNames: ["cluster"],
-      registers,
-      collect() {
-        this.reset();
-        for (const cluster of clusters()) this.set({ cluster: cluster.name }, cluster.transactions.size);
-      },
-    });
+    perEndpoint("poolgate_endpoint_banned", "1 while a replica gets no reads because it lags", (endpoint) => (endpoint.banReason === null ? 0 : 1));
+    perEndpoint("poolgate_replica_lag_seconds", "Estimated replication lag of each replica (0 when caught up)", (endpoint) =>
+      endpoint.role === "replica" && endpoint.lagMs !== null ? endpoint.lagMs / 1000 : undefined,
+    );
+    perCluster("poolgate_cluster_has_primary", "1 while the cluster has a primary; 0 during a failover", (cluster) => (cluster.topology.primary() ? 1 : 0));
+    perCluster("poolgate_transactions_open", "Interactive transactions open, per cluster", (cluster) => cluster.transactions.size);
   }
 }

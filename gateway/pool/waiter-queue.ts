@@ -116,9 +116,10 @@ export class WaiterQueue {
   }
 
   /** Tenants starting after the one served last, wrapping around. */
-  private visitOrder(): string[] {
+  private visitOrder(): Iterable<string> {
+    // The common case — callers not told apart, or one principal waiting — allocates nothing.
+    if (this.tenants.size < 2 || this.lastServed === undefined) return this.tenants.keys();
     const order = [...this.tenants.keys()];
-    if (order.length < 2 || this.lastServed === undefined) return order;
     const at = order.indexOf(this.lastServed);
     return at < 0 ? order : [...order.slice(at + 1), ...order.slice(0, at + 1)];
   }

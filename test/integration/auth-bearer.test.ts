@@ -3,12 +3,11 @@
  * local PostgreSQL: who may call, which clusters, the operator routes, transactions that belong to
  * their principal, requests in flight per principal, and tokens rotated in their file.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { ExecuteStatementCommand, RDSDataClient } from "@aws-sdk/client-rds-data";
+import { ExecuteStatementCommand } from "@aws-sdk/client-rds-data";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "../../gateway/config/load.js";
+import { bearer, type TokensFile, writeTokensFile } from "../support/bearer-tokens.js";
+import { bearerAuth, dataApiClient } from "../support/data-api-client.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
 
@@ -19,48 +18,22 @@ const TOKENS = {
   stranger: "stranger-token-0123456789abcdef01",
   narrow: "narrow-token-0123456789abcdef01234",
 };
-const bearer = (token: string) => ({ "x-poolgate-auth": `Bearer ${token}` });
 const RESOURCE = "arn:aws:rds:us-east-1:123456789012:cluster:app";
 const SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:app";
-
-function dataApiClient(gateway: TestGateway, header: string | undefined): RDSDataClient {
-  const client = new RDSDataClient({
-    region: "us-east-1",
-    endpoint: gateway.baseUrl,
-    credentials: { accessKeyId: "x", secretAccessKey: "y" },
-    maxAttempts: 1,
-  });
-  if (header !== undefined) {
-    client.middlewareStack.add(
-      (next) => (args) => {
-        (args.request as { headers: Record<string, string> }).headers["x-poolgate-auth"] = header;
-        return next(args);
-      },
-      { step: "build", name: "poolgateAuth" },
-    );
-  }
-  return client;
-}
 
 describe("bearer tokens and per-principal grants", () => {
   let db: TestDatabase;
   let gateway: TestGateway;
-  let dir: string;
-  let tokensFile: string;
+  let tokens: TokensFile;
 
   beforeAll(async () => {
     db = await createTestDatabase();
     await db.admin.query("create table notes (id serial primary key, body text not null)");
-    dir = mkdtempSync(join(tmpdir(), "poolgate-bearer-"));
-    tokensFile = join(dir, "tokens.json");
-    writeFileSync(
-      tokensFile,
-      JSON.stringify({ writer: TOKENS.writer, reader: TOKENS.reader, operator: TOKENS.operator, stranger: TOKENS.stranger, narrow: TOKENS.narrow }),
-    );
+    tokens = writeTokensFile(TOKENS);
     gateway = await startTestGateway({
       clusters: { default: { writerUrl: db.url } },
       auth: {
-        bearer: { tokensFile },
+        bearer: { tokensFile: tokens.path },
         principals: {
           writer: { clusters: { default: "read-write" } },
           reader: { clusters: { "*": "read-only" } },
@@ -74,7 +47,7 @@ describe("bearer tokens and per-principal grants", () => {
   afterAll(async () => {
     await gateway?.stop();
     await db?.drop();
-    rmSync(dir, { recursive: true, force: true });
+    tokens?.remove();
   });
 
   it("refuses a call without a credential, with a wrong token, or with an unknown scheme", async () => {
@@ -152,15 +125,15 @@ describe("bearer tokens and per-principal grants", () => {
 
   it("applies the same rules on the Data API surface, answered as the AWS SDK reads them", async () => {
     const command = new ExecuteStatementCommand({ resourceArn: RESOURCE, secretArn: SECRET, sql: "select 1 as one" });
-    await expect(dataApiClient(gateway, undefined).send(command)).rejects.toMatchObject({ name: "AccessDeniedException", $metadata: { httpStatusCode: 403 } });
-    await expect(dataApiClient(gateway, `Bearer ${TOKENS.stranger}`).send(command)).rejects.toMatchObject({ name: "AccessDeniedException" });
-    const answer = await dataApiClient(gateway, `Bearer ${TOKENS.writer}`).send(command);
+    await expect(dataApiClient(gateway.baseUrl).send(command)).rejects.toMatchObject({ name: "AccessDeniedException", $metadata: { httpStatusCode: 403 } });
+    await expect(dataApiClient(gateway.baseUrl, { auth: bearerAuth(TOKENS.stranger) }).send(command)).rejects.toMatchObject({ name: "AccessDeniedException" });
+    const answer = await dataApiClient(gateway.baseUrl, { auth: bearerAuth(TOKENS.writer) }).send(command);
     expect(answer.records).toEqual([[{ longValue: 1 }]]);
   });
 
   it("reads rotated tokens from the file: a new token works, a removed one stops working", async () => {
     const rotated = "writer-token-rotated-0123456789abcdef";
-    writeFileSync(tokensFile, JSON.stringify({ writer: rotated, reader: TOKENS.reader, operator: TOKENS.operator }));
+    tokens.write({ writer: rotated, reader: TOKENS.reader, operator: TOKENS.operator });
     await gateway.gateway.authenticator.refresh();
     expect((await gateway.post("/v1/query", { sql: "select 1" }, bearer(rotated))).status).toBe(200);
     expect((await gateway.post("/v1/query", { sql: "select 1" }, bearer(TOKENS.writer))).status).toBe(401);

@@ -5,10 +5,11 @@
  * verifies SigV4, and the principal found (the role, its session name stripped) gets its grants.
  * Replayed, expired, re-targeted and tampered proofs are refused.
  */
-import { ExecuteStatementCommand, RDSDataClient } from "@aws-sdk/client-rds-data";
+import { ExecuteStatementCommand } from "@aws-sdk/client-rds-data";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addPoolgateAuth, iamAuth } from "../../client/iam-auth.js";
+import { iamAuth } from "../../client/iam-auth.js";
 import { createClient, PoolgateError } from "../../client/index.js";
+import { dataApiClient } from "../support/data-api-client.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
 import { startStsStandIn, type StsStandIn } from "../support/sts-standin.js";
@@ -73,8 +74,7 @@ describe("IAM caller authentication through the gateway", () => {
   });
 
   it("serves the AWS SDK's Data API client with the one-line middleware", async () => {
-    const client = new RDSDataClient({ region: REGION, endpoint: gateway.baseUrl, credentials: { accessKeyId: "x", secretAccessKey: "y" }, maxAttempts: 1 });
-    addPoolgateAuth(client, iamAuth({ audience: AUDIENCE, region: REGION, credentials: APP }));
+    const client = dataApiClient(gateway.baseUrl, { region: REGION, auth: iamAuth({ audience: AUDIENCE, region: REGION, credentials: APP }) });
     const answer = await client.send(new ExecuteStatementCommand({ ...ARNS, sql: "select count(*) from visits" }));
     expect(answer.records?.[0]?.[0]).toEqual({ longValue: 20 });
     client.destroy();

@@ -5,16 +5,14 @@
  * Latencies are compared with each other, not with wall-clock targets, so the test holds on a slow
  * or shared machine.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cluster } from "../../gateway/clusters/cluster.js";
+import { bearer, type TokensFile, writeTokensFile } from "../support/bearer-tokens.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
 
 const TOKENS = { greedy: "greedy-token-0123456789abcdef01234", polite: "polite-token-0123456789abcdef01234", hog: "hog-token-0123456789abcdef0123456" };
-const as = (principal: keyof typeof TOKENS) => ({ "x-poolgate-auth": `Bearer ${TOKENS[principal]}` });
+const as = (principal: keyof typeof TOKENS) => bearer(TOKENS[principal]);
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
@@ -23,19 +21,17 @@ function percentile(sorted: number[], p: number): number {
 describe("fair share between principals", () => {
   let db: TestDatabase;
   let gateway: TestGateway;
-  let dir: string;
+  let tokens: TokensFile;
   let cluster: Cluster;
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    dir = mkdtempSync(join(tmpdir(), "poolgate-fair-"));
-    const tokensFile = join(dir, "tokens.json");
-    writeFileSync(tokensFile, JSON.stringify(TOKENS));
+    tokens = writeTokensFile(TOKENS);
     gateway = await startTestGateway({
       clusters: { default: { writerUrl: db.url } },
       pool: { maxSize: 4, acquireTimeoutMs: 60000 },
       auth: {
-        bearer: { tokensFile },
+        bearer: { tokensFile: tokens.path },
         principals: {
           greedy: { clusters: { default: "read-write" } },
           polite: { clusters: { default: "read-write" } },
@@ -49,7 +45,7 @@ describe("fair share between principals", () => {
   afterAll(async () => {
     await gateway?.stop();
     await db?.drop();
-    rmSync(dir, { recursive: true, force: true });
+    tokens?.remove();
   });
 
   it("serves a second caller promptly while a greedy one keeps 200 requests waiting", async () => {

@@ -14,12 +14,7 @@
  * non-idle gateway session in the database, no more sessions than the pool may hold, nothing logged as
  * an unhandled error, and a valid request still answered on both surfaces.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Writable } from "node:stream";
 import fc from "fast-check";
-import { pino } from "pino";
 import { Agent, request as undiciRequest } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { z } from "zod";
@@ -28,7 +23,9 @@ import { ERROR_CODES, errorBodySchema } from "../../schemas/errors.js";
 import { healthResponseSchema, readyResponseSchema, topologyResponseSchema } from "../../schemas/health.js";
 import { statusResponseSchema } from "../../schemas/status.js";
 import { batchResponseSchema, beginResponseSchema, endTransactionResponseSchema, queryResponseSchema } from "../../schemas/query.js";
+import { type TokensFile, writeTokensFile } from "../support/bearer-tokens.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
+import { captureLogs } from "../support/log-capture.js";
 import { type Engine, type FuzzRequest, fuzzRequestArbitrary, materialize, RESOURCE_ARN, SECRET_ARN, surfaceOf } from "../support/http-fuzz-arbitraries.js";
 import { createTestMysqlDatabase, mysqlGatewaySessions } from "../support/mysql.js";
 import { createTestDatabase, gatewaySessions } from "../support/postgres.js";
@@ -198,20 +195,12 @@ function fuzzSuite(target: FuzzTarget): void {
   describe(`fuzzing both HTTP surfaces on ${target.engine}`, () => {
     let gateway: TestGateway;
     let database: Awaited<ReturnType<FuzzTarget["setup"]>>;
-    let dir: string;
-    const errorLines: string[] = [];
+    let tokens: TokensFile | undefined;
+    const { logger, lines: errorLines } = captureLogs("error");
 
     beforeAll(async () => {
       database = await target.setup();
-      dir = mkdtempSync(join(tmpdir(), "poolgate-fuzz-"));
-      const tokensFile = join(dir, "tokens.json");
-      writeFileSync(tokensFile, JSON.stringify(TOKENS));
-      const capture = new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          errorLines.push(...chunk.toString("utf8").split("\n").filter((line) => line.length > 0));
-          done();
-        },
-      });
+      tokens = writeTokensFile(TOKENS);
       gateway = await startTestGateway(
         {
           clusters: { default: { writerUrl: database.url } },
@@ -225,18 +214,18 @@ function fuzzSuite(target: FuzzTarget): void {
           // Conflicts and lost sessions are retried for at most 1 s: part of REQUEST_TIMEOUT_MS's budget.
           retry: { maxTotalMs: 1_000 },
           auth: {
-            bearer: { tokensFile },
+            bearer: { tokensFile: tokens.path },
             principals: { writer: { clusters: { default: "read-write" } }, reader: { clusters: { default: "read-only" } }, operator: { admin: true } },
           },
         },
-        { logger: pino({ level: "error" }, capture) },
+        { logger },
       );
     });
 
     afterAll(async () => {
       await gateway?.stop();
       await database?.drop();
-      if (dir) rmSync(dir, { recursive: true, force: true });
+      tokens?.remove();
     });
 
     /** Sends one request; no answer within REQUEST_TIMEOUT_MS (a hang) or no HTTP answer at all fails. */

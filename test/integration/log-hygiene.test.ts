@@ -5,13 +5,10 @@
  * is captured and searched for the tokens, the database password and the parameter values. Error
  * bodies are searched for the database's addresses and credentials too.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Writable } from "node:stream";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type TokensFile, writeTokensFile } from "../support/bearer-tokens.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
+import { captureLogs } from "../support/log-capture.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
 import { unusedPort } from "../support/ports.js";
 
@@ -27,23 +24,15 @@ const SECRETS = {
 describe("log and error-body hygiene", () => {
   let db: TestDatabase;
   let gateway: TestGateway;
-  let dir: string;
-  const lines: string[] = [];
+  let tokens: TokensFile;
+  const { logger, lines } = captureLogs("trace");
   const bodies: string[] = [];
   let deadPort = 0;
 
   beforeAll(async () => {
     db = await createTestDatabase();
     await db.admin.query("create table items (id serial primary key, name text unique)");
-    dir = mkdtempSync(join(tmpdir(), "poolgate-logs-"));
-    const tokensFile = join(dir, "tokens.json");
-    writeFileSync(tokensFile, JSON.stringify({ app: SECRETS.token }));
-    const capture = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(...chunk.toString("utf8").split("\n").filter((line) => line.length > 0));
-        done();
-      },
-    });
+    tokens = writeTokensFile({ app: SECRETS.token });
     const url = new URL(db.url);
     url.password = SECRETS.password;
     deadPort = await unusedPort();
@@ -57,16 +46,16 @@ describe("log and error-body hygiene", () => {
         pool: { acquireTimeoutMs: 300 },
         topology: { failoverWaitMs: 300 },
         log: { level: "trace" },
-        auth: { bearer: { tokensFile }, principals: { app: { clusters: { "*": "read-write" }, admin: true } } },
+        auth: { bearer: { tokensFile: tokens.path }, principals: { app: { clusters: { "*": "read-write" }, admin: true } } },
       },
-      { logger: pino({ level: "trace" }, capture) },
+      { logger },
     );
   });
 
   afterAll(async () => {
     await gateway?.stop();
     await db?.drop();
-    rmSync(dir, { recursive: true, force: true });
+    tokens?.remove();
   });
 
   it("logs refusals, failures and connects without a token, a password or a parameter value", async () => {

@@ -4,18 +4,15 @@
  * with log.requests, every answered request is one JSON line with its request id and principal, and
  * no line holds a parameter value or a token.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Writable } from "node:stream";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bearer, type TokensFile, writeTokensFile } from "../support/bearer-tokens.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
+import { captureLogs } from "../support/log-capture.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
 
 const TOKENS = { app: "app-token-0123456789abcdef0123456789", ops: "ops-token-0123456789abcdef0123456789" };
-const app = { "x-poolgate-auth": `Bearer ${TOKENS.app}` };
-const ops = { "x-poolgate-auth": `Bearer ${TOKENS.ops}` };
+const app = bearer(TOKENS.app);
+const ops = bearer(TOKENS.ops);
 const SECRET_PARAM = "param-SENTINEL-4f2a91";
 
 /** The value of one sample by metric name and exact label text, or undefined. */
@@ -27,37 +24,29 @@ function sample(text: string, name: string, labels: string): number | undefined 
 describe("metrics and request logs", () => {
   let db: TestDatabase;
   let gateway: TestGateway;
-  let dir: string;
-  const lines: string[] = [];
+  let tokens: TokensFile;
+  const { logger, lines } = captureLogs("info");
 
   beforeAll(async () => {
     db = await createTestDatabase();
     await db.admin.query("create table counters (id int primary key, n int not null)");
     await db.admin.query("insert into counters values (1, 0)");
-    dir = mkdtempSync(join(tmpdir(), "poolgate-obs-"));
-    const tokensFile = join(dir, "tokens.json");
-    writeFileSync(tokensFile, JSON.stringify(TOKENS));
-    const capture = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(...chunk.toString("utf8").split("\n").filter((line) => line.length > 0));
-        done();
-      },
-    });
+    tokens = writeTokensFile(TOKENS);
     gateway = await startTestGateway(
       {
         clusters: { default: { writerUrl: db.url } },
         pool: { maxSize: 4 },
         log: { requests: true },
-        auth: { bearer: { tokensFile }, principals: { app: { clusters: { default: "read-write" } }, ops: { admin: true } } },
+        auth: { bearer: { tokensFile: tokens.path }, principals: { app: { clusters: { default: "read-write" } }, ops: { admin: true } } },
       },
-      { logger: pino({ level: "info" }, capture) },
+      { logger },
     );
   });
 
   afterAll(async () => {
     await gateway?.stop();
     await db?.drop();
-    rmSync(dir, { recursive: true, force: true });
+    tokens?.remove();
   });
 
   it("serves Prometheus metrics to operators only", async () => {

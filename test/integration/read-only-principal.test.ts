@@ -5,18 +5,17 @@
  * change the access mode, implicit commits and procedures (MySQL), batches and interactive
  * transactions. A read-write principal on the same cluster is the control.
  */
-import { BatchExecuteStatementCommand, BeginTransactionCommand, CommitTransactionCommand, ExecuteStatementCommand, RDSDataClient } from "@aws-sdk/client-rds-data";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { BatchExecuteStatementCommand, BeginTransactionCommand, CommitTransactionCommand, ExecuteStatementCommand, type RDSDataClient } from "@aws-sdk/client-rds-data";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bearer, type TokensFile, writeTokensFile } from "../support/bearer-tokens.js";
+import { bearerAuth, dataApiClient } from "../support/data-api-client.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { createTestMysqlDatabase } from "../support/mysql.js";
 import { createTestDatabase } from "../support/postgres.js";
 
 const TOKENS = { reader: "reader-token-0123456789abcdef01234", writer: "writer-token-0123456789abcdef01234" };
-const reader = { "x-poolgate-auth": `Bearer ${TOKENS.reader}` };
-const writer = { "x-poolgate-auth": `Bearer ${TOKENS.writer}` };
+const reader = bearer(TOKENS.reader);
+const writer = bearer(TOKENS.writer);
 const ARNS = { resourceArn: "arn:aws:rds:us-east-1:123456789012:cluster:app", secretArn: "arn:aws:secretsmanager:us-east-1:123456789012:secret:app" };
 
 interface Target {
@@ -63,40 +62,29 @@ const MYSQL: Target = {
   },
 };
 
-function dataApi(gateway: TestGateway, token: string): RDSDataClient {
-  const client = new RDSDataClient({ region: "us-east-1", endpoint: gateway.baseUrl, credentials: { accessKeyId: "x", secretAccessKey: "y" }, maxAttempts: 1 });
-  client.middlewareStack.add(
-    (next) => (args) => {
-      (args.request as { headers: Record<string, string> }).headers["x-poolgate-auth"] = `Bearer ${token}`;
-      return next(args);
-    },
-    { step: "build", name: "poolgateAuth" },
-  );
-  return client;
-}
+const dataApi = (gateway: TestGateway, token: string): RDSDataClient => dataApiClient(gateway.baseUrl, { auth: bearerAuth(token) });
 
 for (const target of [POSTGRES, MYSQL]) {
   describe(`a read-only principal on ${target.name}`, () => {
     let gateway: TestGateway;
     let env: Awaited<ReturnType<Target["setup"]>>;
-    const dir = mkdtempSync(join(tmpdir(), "poolgate-ro-"));
+    let tokens: TokensFile;
     const insert = "insert into ledger (note) values ('direct')";
 
     beforeAll(async () => {
       env = await target.setup();
-      const tokensFile = join(dir, "tokens.json");
-      writeFileSync(tokensFile, JSON.stringify({ reader: TOKENS.reader, writer: TOKENS.writer }));
+      tokens = writeTokensFile(TOKENS);
       gateway = await startTestGateway({
         clusters: { default: { writerUrl: env.url } },
         pool: { maxSize: 3 },
-        auth: { bearer: { tokensFile }, principals: { reader: { clusters: { default: "read-only" } }, writer: { clusters: { default: "read-write" } } } },
+        auth: { bearer: { tokensFile: tokens.path }, principals: { reader: { clusters: { default: "read-only" } }, writer: { clusters: { default: "read-write" } } } },
       });
     });
 
     afterAll(async () => {
       await gateway?.stop();
       await env?.cleanup();
-      rmSync(dir, { recursive: true, force: true });
+      tokens?.remove();
     });
 
     it("reads", async () => {

@@ -5,11 +5,12 @@
  * error or CSP violation on the way. A screenshot is kept in test-results/ and at
  * /tmp/poolgate-status-page.png for a person to look at.
  */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BrowserContext, chromium, type ConsoleMessage, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type TokensFile, writeTokensFile } from "../support/bearer-tokens.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { type PgInstance, type PgTopology, startTopology } from "../support/pg-topology.js";
 
@@ -28,9 +29,6 @@ const CHROMIUM_ARGS = [
 const TOKENS = { operator: "operator-token-0123456789abcdef01", app: "app-token-0123456789abcdef0123456" };
 const SCREENSHOT_DIR = join(import.meta.dirname, "../../test-results");
 const SCREENSHOT_COPY = "/tmp/poolgate-status-page.png";
-const browserMissing = !existsSync(CHROMIUM);
-const underCi = process.env.CI === "true";
-if (browserMissing && !underCi) console.warn(`status page tests skipped: no ${CHROMIUM} (apt-get install -y chromium); under CI=true they fail`);
 
 /** What a page said on its console and as uncaught errors, and the CSP violations it reported. */
 interface PageWatch {
@@ -44,7 +42,7 @@ let replica: PgInstance;
 let gw: TestGateway;
 let context: BrowserContext | undefined;
 let profileDir: string;
-let tokensDir: string;
+let tokens: TokensFile | undefined;
 let stopTraffic = false;
 let traffic: Promise<void> = Promise.resolve();
 
@@ -95,20 +93,20 @@ function pngInfo(path: string): { width: number; height: number; bytes: number }
   return { width: data.readUInt32BE(16), height: data.readUInt32BE(20), bytes: data.length };
 }
 
-describe.skipIf(browserMissing && !underCi)("the live status page", () => {
+describe("the live status page", () => {
   beforeAll(async () => {
-    if (browserMissing) throw new Error(`Chromium is not installed at ${CHROMIUM}: run \`apt-get install -y chromium\` (.ci/run does this)`);
+    // Like a missing database, a missing browser fails the run: it is never skipped.
+    if (!existsSync(CHROMIUM)) throw new Error(`Chromium is not installed at ${CHROMIUM}: run \`apt-get install -y chromium\` (.ci/run does this)`);
     topology = await startTopology(1);
     [primary, replica] = topology.all() as [PgInstance, PgInstance];
     await primary.query("create table hits (id serial primary key, note text)");
-    tokensDir = mkdtempSync(join(tmpdir(), "poolgate-status-page-"));
-    writeFileSync(join(tokensDir, "tokens.json"), JSON.stringify({ operator: TOKENS.operator, app: TOKENS.app }));
+    tokens = writeTokensFile({ operator: TOKENS.operator, app: TOKENS.app });
     gw = await startTestGateway({
       clusters: { default: { writerUrl: primary.url(), readerUrls: [replica.url()] } },
       pool: { maxSize: 4, minIdle: 1, acquireTimeoutMs: 3000 },
       topology: { checkIntervalMs: 100, checkTimeoutMs: 500, failoverWaitMs: 5000 },
       auth: {
-        bearer: { tokensFile: join(tokensDir, "tokens.json") },
+        bearer: { tokensFile: tokens.path },
         principals: { operator: { admin: true }, app: { clusters: { default: "read-write" } } },
       },
     });
@@ -131,7 +129,7 @@ describe.skipIf(browserMissing && !underCi)("the live status page", () => {
     await gw?.stop();
     await topology?.destroy();
     if (profileDir) rmSync(profileDir, { recursive: true, force: true });
-    if (tokensDir) rmSync(tokensDir, { recursive: true, force: true });
+    tokens?.remove();
   });
 
   it("asks for an operator token when the status route answers 401, and explains a 403", async () => {

@@ -1,8 +1,8 @@
 /** POST /v1/query (one statement, optionally inside a transaction) and POST /v1/batch (atomic). */
 import type { FastifyInstance } from "fastify";
 import { batchRequestSchema, queryRequestSchema } from "../../../schemas/query.js";
-import { executeOptions } from "../../execution/run-options.js";
-import { checkParamCount, type HttpContext, selectCluster, selectTransactionCluster } from "../context.js";
+import { checkParamCount, executeOptions } from "../../execution/run-options.js";
+import { type HttpContext, selectCluster, selectTransactionCluster } from "../context.js";
 import { serializeResult } from "../result-shape.js";
 import { noteWork } from "../observe.js";
 import { parseBody } from "../validate.js";
@@ -10,7 +10,7 @@ import { parseBody } from "../validate.js";
 export function registerQueryRoutes(app: FastifyInstance, context: HttpContext): void {
   app.post("/v1/query", async (request, reply) => {
     const body = parseBody(queryRequestSchema, request.body);
-    checkParamCount(context, body.params);
+    checkParamCount(context.config, body.params?.length ?? 0);
     const { cluster, runAs } =
       body.transactionId === undefined
         ? selectCluster(context, request.caller, body.cluster)
@@ -33,12 +33,12 @@ export function registerQueryRoutes(app: FastifyInstance, context: HttpContext):
       json = serializeResult(value.value, rowMode, attempts, value.consistencyToken);
     }
     // Serialised here (schema: QueryResponse) so Fastify sends the text as is.
-    return reply.header("x-request-id", request.id).type("application/json; charset=utf-8").send(json);
+    return reply.type("application/json; charset=utf-8").send(json);
   });
 
   app.post("/v1/batch", async (request, reply) => {
     const body = parseBody(batchRequestSchema, request.body);
-    for (const statement of body.statements) checkParamCount(context, statement.params);
+    for (const statement of body.statements) checkParamCount(context.config, statement.params?.length ?? 0);
     const { cluster, runAs } = selectCluster(context, request.caller, body.cluster);
     noteWork(request, cluster.name, body.readOnly ? "read" : "write");
     const rowMode = body.rowMode ?? "object";
@@ -46,6 +46,6 @@ export function registerQueryRoutes(app: FastifyInstance, context: HttpContext):
     // Serialised here (schema: BatchResponse) so Fastify sends the text as is.
     const token = value.consistencyToken === undefined ? "" : `,"consistencyToken":${JSON.stringify(value.consistencyToken)}`;
     const json = `{"results":[${value.value.map((result) => serializeResult(result, rowMode)).join(",")}],"attempts":${attempts}${token}}`;
-    return reply.header("x-request-id", request.id).type("application/json; charset=utf-8").send(json);
+    return reply.type("application/json; charset=utf-8").send(json);
   });
 }

@@ -19,7 +19,7 @@ export function registerTransactionRoutes(app: FastifyInstance, context: HttpCon
       idleTimeoutMs: context.config.transactions.idleTimeoutMs,
       expiresAt: expiresAt.toISOString(),
     };
-    return reply.code(201).header("x-request-id", request.id).send(response);
+    return reply.code(201).send(response);
   });
 
   for (const action of ["commit", "rollback"] as const) {
@@ -36,7 +36,7 @@ export function registerTransactionRoutes(app: FastifyInstance, context: HttpCon
         await cluster.transactions.rollback(id, {}, runAs);
         response = { transactionId: id, outcome: "rolled back" };
       }
-      return reply.header("x-request-id", request.id).send(response);
+      return reply.send(response);
     });
   }
 }
