@@ -9,8 +9,9 @@ import { Authenticator } from "./auth/authenticator.js";
 import { SecretsReader } from "./aws/secrets-manager.js";
 import { Cluster } from "./clusters/cluster.js";
 import { type DatabaseAccess, databaseAccessFor } from "./credentials/database-access.js";
+import { READ_WRITE_LOGIN } from "./credentials/logins.js";
 import { DataApiService } from "./data-api/service.js";
-import { credentialVariants, DataApiTargets } from "./data-api/targets.js";
+import { DataApiTargets, dataApiSecretLogins } from "./data-api/targets.js";
 import { EmfReporter } from "./observability/emf-reporter.js";
 import { GatewayMetrics } from "./observability/metrics.js";
 import { StatusHistory } from "./observability/status-history.js";
@@ -66,11 +67,14 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     );
     clusters.set(config.defaultCluster, new Cluster(config.defaultCluster, { writerUrl: embedded.url, readerUrls: [] }, true, config, logger, clock, mint));
   }
-  const access = await prepareDatabaseAccess(config, { secrets, logger }).catch((err: unknown) => {
+  let access: Map<string, DatabaseAccess>;
+  try {
+    access = withDataApiSecretLogins(config, await prepareDatabaseAccess(config, { secrets, logger }));
+  } catch (err) {
     authenticator.close();
     secrets.close();
     throw err;
-  });
+  }
   for (const [name, cluster] of configured) {
     logger.info(
       {
@@ -78,20 +82,14 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
         writer: redactUrl(cluster.writerUrl),
         readers: cluster.readerUrls.map(redactUrl),
         credentials: cluster.credentials?.source ?? "url",
+        logins: [...(access.get(name)?.logins?.keys() ?? [])],
         tls: cluster.tls?.mode ?? "url",
       },
       "cluster configured",
     );
     clusters.set(name, new Cluster(name, { ...cluster, access: access.get(name) }, false, config, logger, clock, mint));
   }
-  // Data API secrets with database credentials of their own reach their cluster through pools of their
-  // own: with those credentials, over the cluster's TLS.
-  const variants = new Map<string, Cluster>();
-  for (const [i, variant] of credentialVariants(config).entries()) {
-    const endpoints = { ...variant.endpoints, access: { tls: access.get(variant.baseCluster)?.tls } };
-    variants.set(variant.key, new Cluster(`${variant.baseCluster}~secret${i + 1}`, endpoints, false, config, logger, clock, mint));
-  }
-  const everyCluster = [...clusters.values(), ...variants.values()];
+  const everyCluster = [...clusters.values()];
   await Promise.all(everyCluster.map((cluster) => cluster.start()));
 
   const metrics = new GatewayMetrics(() => everyCluster);
@@ -103,7 +101,9 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
         config.metrics.emf,
         function* () {
           for (const cluster of everyCluster) {
-            for (const endpoint of cluster.endpoints) yield { cluster: cluster.name, endpoint: endpoint.name, stats: endpoint.pool.stats() };
+            for (const { endpoint, login, pool } of cluster.pools.all()) {
+              yield { cluster: cluster.name, endpoint: login === READ_WRITE_LOGIN ? endpoint.name : `${endpoint.name} (${login})`, stats: pool.stats() };
+            }
           }
         },
         undefined,
@@ -114,7 +114,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   emf?.start();
 
   let draining = false;
-  const dataApi = new DataApiService(new DataApiTargets(config, clusters, variants), config, policy);
+  const dataApi = new DataApiService(new DataApiTargets(config, clusters), config, policy);
   const context: HttpContext = {
     config,
     clusters,
@@ -173,6 +173,18 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
 }
 
 /**
+ * Data API secrets that stand for a user of their own are logins of their cluster: pools of their own
+ * on every endpoint, over the cluster's TLS.
+ */
+function withDataApiSecretLogins(config: GatewayConfig, access: Map<string, DatabaseAccess>): Map<string, DatabaseAccess> {
+  for (const [name, secretLogins] of dataApiSecretLogins(config)) {
+    const current = access.get(name) ?? {};
+    access.set(name, { ...current, logins: new Map([...(current.logins ?? []), ...secretLogins]) });
+  }
+  return access;
+}
+
+/**
  * Builds every cluster's credentials source and TLS and reads each source once (the secret, a first
  * IAM token), so that a wrong ARN, a missing permission or an unreadable CA bundle stops the start.
  */
@@ -182,6 +194,7 @@ async function prepareDatabaseAccess(
 ): Promise<Map<string, DatabaseAccess>> {
   const access = new Map<string, DatabaseAccess>();
   for (const [name, cluster] of Object.entries(config.clusters)) access.set(name, databaseAccessFor(name, cluster, dependencies));
-  await Promise.all([...access.values()].map((each) => each.credentials?.prepare() ?? Promise.resolve()));
+  const sources = [...access.values()].flatMap((each) => [each.credentials, ...(each.logins?.values() ?? [])]);
+  await Promise.all(sources.map((source) => source?.prepare() ?? Promise.resolve()));
   return access;
 }

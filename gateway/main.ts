@@ -17,11 +17,11 @@ async function main(): Promise<void> {
   const logger = createLogger(config.log.level);
   const gateway = await createGateway(config, logger);
   for (const cluster of gateway.clusters.values()) {
-    for (const endpoint of cluster.endpoints) {
-      const warm = await endpoint.pool.whenWarm(config.pool.acquireTimeoutMs);
-      const context = { endpoint: endpoint.name, role: endpoint.role, idle: endpoint.pool.stats().idle };
+    for (const { endpoint, pool } of cluster.pools.all()) {
+      const warm = await pool.whenWarm(config.pool.acquireTimeoutMs);
+      const context = { pool: pool.name, role: endpoint.role, idle: pool.stats().idle };
       if (warm) logger.info(context, "pool warmed");
-      else logger.warn({ ...context, database: endpoint.pool.databaseState() }, "pool not warm yet; serving anyway and retrying");
+      else logger.warn({ ...context, database: pool.databaseState() }, "pool not warm yet; serving anyway and retrying");
     }
   }
   const address = await gateway.listen();

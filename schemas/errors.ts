@@ -111,7 +111,7 @@ export const ERROR_CODES = {
   TOO_MANY_TRANSACTIONS: {
     status: 503,
     retryable: true,
-    summary: "transactions.maxOpen interactive transactions are already open.",
+    summary: "transactions.maxOpen interactive transactions are already open, or the principal's open transactions already pin its maxTransactionShare of the pool.",
   },
   UNAUTHENTICATED: {
     status: 401,

@@ -34,7 +34,8 @@ export const endpointStatusSchema = z.object({
   position: z.string().nullable().describe("WAL position: written on a primary, replayed on a replica"),
   outstanding: z.number().int(),
   lastError: z.string().nullable(),
-  pool: poolStatsSchema,
+  pool: poolStatsSchema.describe("The read-write login's pool"),
+  logins: z.record(z.string(), poolStatsSchema).optional().describe("With more than one database login: each login's pool"),
 });
 
 export const failoverSchema = z.object({

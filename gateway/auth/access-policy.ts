@@ -6,6 +6,7 @@
  * anonymous caller may do everything.
  */
 import type { AuthConfig, GatewayConfig, PrincipalConfig } from "../config/schema.js";
+import { type LoginChoice, loginFor } from "../credentials/logins.js";
 import { GatewayError } from "../errors.js";
 import type { RunAs } from "../execution/run-as.js";
 import type { Caller } from "./caller.js";
@@ -26,10 +27,19 @@ export class AccessPolicy {
   private readonly principals = new Map<string, PrincipalConfig>();
   private readonly defaults: AuthConfig["defaults"];
   private readonly open: boolean;
+  /** Per cluster: which logins besides the read-write one it has. */
+  private readonly logins = new Map<string, LoginChoice>();
 
   constructor(config: GatewayConfig) {
     this.defaults = config.auth.defaults;
     this.open = config.auth.iam === undefined && config.auth.bearer === undefined;
+    for (const [name, cluster] of Object.entries(config.clusters)) {
+      if (cluster.logins === undefined) continue;
+      this.logins.set(name, {
+        readOnly: cluster.logins.readOnly !== undefined,
+        principals: new Set(Object.keys(cluster.logins.principals).map(normalizePrincipalKey)),
+      });
+    }
     for (const [key, grants] of Object.entries(config.auth.principals)) {
       const principal = normalizePrincipalKey(key);
       if (this.principals.has(principal)) throw new Error(`auth.principals lists ${principal} twice (role paths are not part of a principal)`);
@@ -46,13 +56,19 @@ export class AccessPolicy {
     return access;
   }
 
-  /** How work for `caller` on `cluster` runs: its pool tenant and share, read-only or not, its timeout ceiling. */
+  /**
+   * How work for `caller` on `cluster` runs: its pool tenant and shares, its database login (its own,
+   * else the read-only login for read-only access, else the read-write one), read-only or not, its
+   * timeout ceiling.
+   */
   runAs(caller: Caller, cluster: string): RunAs {
     const readOnly = this.access(caller, cluster) === "read-only";
     const grants = this.open ? undefined : this.grantsOf(caller);
     return {
       tenant: caller.principal,
       share: grants?.maxPoolShare ?? this.defaults.maxPoolShare,
+      transactionShare: grants?.maxTransactionShare ?? this.defaults.maxTransactionShare,
+      login: loginFor(this.logins.get(cluster), caller.principal, readOnly),
       readOnly,
       maxTimeoutMs: grants?.maxTimeoutMs,
     };

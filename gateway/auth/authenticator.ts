@@ -27,9 +27,12 @@ const STS = /^AWS-STS\s/;
 export class Authenticator {
   private readonly sts: StsVerifier | undefined;
   private readonly bearer: BearerTokens | undefined;
+  /** auth.iam.accounts: the AWS accounts whose identities are accepted (undefined: any). */
+  private readonly accounts: ReadonlySet<string> | undefined;
 
   constructor(config: GatewayConfig, secrets: SecretsReader, logger: Logger) {
     this.sts = config.auth.iam ? new StsVerifier(config.auth.iam) : undefined;
+    this.accounts = config.auth.iam?.accounts === undefined ? undefined : new Set(config.auth.iam.accounts);
     this.bearer = config.auth.bearer ? new BearerTokens(config.auth.bearer, secrets, logger) : undefined;
   }
 
@@ -61,6 +64,10 @@ export class Authenticator {
     if (STS.test(value)) {
       if (!this.sts) throw new GatewayError("UNAUTHENTICATED", `IAM proofs are not accepted by this gateway; send ${AUTH_HEADER}: ${this.accepted()}`);
       const identity = await this.sts.verify(value);
+      const account = identity.arn.split(":")[4] ?? "";
+      if (this.accounts && !this.accounts.has(account)) {
+        throw new GatewayError("UNAUTHENTICATED", `identities of AWS account ${account} are not accepted by this gateway (auth.iam.accounts)`);
+      }
       return { principal: identity.principal, method: "iam", arn: identity.arn };
     }
     const bearer = BEARER.exec(value);

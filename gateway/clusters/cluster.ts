@@ -1,11 +1,14 @@
 /**
- * A configured cluster at run time: its engine, one endpoint (with its own pool) per configured
- * writer/reader URL, the topology that says which is the primary, the router, and the executor and
- * transaction registry on top. Every new pooled connection checks the role it really reached.
+ * A configured cluster at run time: its engine, one endpoint per configured writer/reader URL (and
+ * per discovered instance), a pool per endpoint and database login, the topology that says which is
+ * the primary, the router, and the executor and transaction registry on top. Every new pooled
+ * connection checks the role it really reached.
  */
 import type { HealthResponse } from "../../schemas/health.js";
 import type { GatewayConfig } from "../config/schema.js";
 import type { DatabaseAccess } from "../credentials/database-access.js";
+import type { DatabaseCredentials } from "../credentials/database-credentials.js";
+import { type LoginKey, READ_WRITE_LOGIN } from "../credentials/logins.js";
 import type { Engine, EngineConnection } from "../engines/engine.js";
 import { engineForUrl } from "../engines/engine-for-url.js";
 import { GatewayError } from "../errors.js";
@@ -15,11 +18,11 @@ import type { Logger } from "../observability/logger.js";
 import { type Clock, monotonicClock } from "../pool/clock.js";
 import { Pool, type PoolSettings } from "../pool/pool.js";
 import { Router } from "../routing/router.js";
-import { StatementClassifier } from "../routing/statement-classifier.js";
 import { type DiscoveredInstance, type DiscoverySettings, InstanceDiscovery } from "../topology/discovery.js";
 import { Endpoint } from "../topology/endpoint.js";
 import { TopologyMonitor } from "../topology/monitor.js";
 import { FixedTopology, type Topology } from "../topology/topology.js";
+import { PoolSet } from "./pool-set.js";
 
 /** Time allowed for the server to answer a CancelRequest before the socket is cut. */
 const CANCEL_GRACE_MS = 2000;
@@ -28,13 +31,15 @@ export interface ClusterEndpoints {
   writerUrl: string;
   readerUrls: readonly string[];
   discovery?: DiscoverySettings | undefined;
-  /** Credentials source and TLS for every session of the cluster; default: as the URLs say. */
+  /** Credentials source and TLS for every session of the cluster, and its other logins; default: as the URLs say. */
   access?: DatabaseAccess | undefined;
 }
 
 export class Cluster {
   readonly engine: Engine;
   readonly endpoints: Endpoint[];
+  /** A pool per endpoint and login. */
+  readonly pools: PoolSet;
   readonly topology: Topology;
   readonly router: Router;
   readonly executor: Executor;
@@ -46,9 +51,8 @@ export class Cluster {
   private readonly checkTimeoutMs: number;
   private discovering: Promise<void> | undefined;
   private started = false;
-  private readonly makeEndpoint: (name: string, url: string, writer: boolean) => Endpoint;
   /** Told every acquire's wait on any of the cluster's pools, discovered ones included (metrics). */
-  onAcquireWait: ((endpoint: string, waitedMs: number) => void) | undefined;
+  onAcquireWait: ((endpoint: string, waitedMs: number, login: LoginKey) => void) | undefined;
 
   constructor(
     readonly name: string,
@@ -65,31 +69,34 @@ export class Cluster {
       cancelGraceMs: CANCEL_GRACE_MS,
       credentials: urls.access?.credentials,
       tls: urls.access?.tls,
+      logins: urls.access?.logins,
+      writingFunctions: config.routing.writingFunctions,
     });
+    const logins: ReadonlyMap<LoginKey, DatabaseCredentials> = urls.access?.logins ?? new Map<LoginKey, DatabaseCredentials>();
     const settings = poolSettings(config, embedded);
-    this.makeEndpoint = (endpointName, url, writer) =>
-      new Endpoint(
-        endpointName,
-        url,
-        writer,
-        (endpoint) => {
-          const pool = new Pool(
-            endpointName,
-            {
-              open: (connectTimeoutMs) => this.openChecked(endpoint, connectTimeoutMs),
-              describeError: (err) => this.engine.describeConnectError(err),
-            },
-            settings,
-            logger,
-            clock,
-          );
-          pool.onAcquireWait = (waitedMs) => this.onAcquireWait?.(endpointName, waitedMs);
-          return pool;
+    const loginSettings: PoolSettings = {
+      ...settings,
+      maxSize: config.clusters[name]?.logins?.maxSize ?? settings.maxSize,
+      minIdle: Math.min(config.clusters[name]?.logins?.minIdle ?? settings.minIdle, config.clusters[name]?.logins?.maxSize ?? settings.maxSize),
+    };
+    this.pools = new PoolSet([READ_WRITE_LOGIN, ...logins.keys()], (endpoint, login) => {
+      const readWrite = login === READ_WRITE_LOGIN;
+      const pool = new Pool(
+        readWrite ? endpoint.name : `${endpoint.name} (${login})`,
+        {
+          open: (connectTimeoutMs) => this.openChecked(endpoint, readWrite ? undefined : logins.get(login), connectTimeoutMs),
+          describeError: (err) => this.engine.describeConnectError(err),
         },
+        readWrite ? settings : loginSettings,
+        logger,
+        clock,
       );
+      pool.onAcquireWait = (waitedMs) => this.onAcquireWait?.(endpoint.name, waitedMs, login);
+      return pool;
+    });
     this.endpoints = [
-      this.makeEndpoint(`${name}/writer`, urls.writerUrl, true),
-      ...urls.readerUrls.map((url, i) => this.makeEndpoint(`${name}/reader${i + 1}`, url, false)),
+      this.addEndpoint(`${name}/writer`, urls.writerUrl, true),
+      ...urls.readerUrls.map((url, i) => this.addEndpoint(`${name}/reader${i + 1}`, url, false)),
     ];
     this.discovery = urls.discovery && !embedded ? new InstanceDiscovery(this.engine, urls.writerUrl, urls.discovery, logger) : undefined;
     this.discoveryIntervalMs = urls.discovery?.refreshIntervalMs ?? 0;
@@ -110,19 +117,22 @@ export class Cluster {
       // through a stale name during a failover, or before a role change) are replaced.
       this.topology.onRoleChange = (endpoint, previous) => {
         const role = endpoint.role;
-        const retired = endpoint.pool.retireWhere((connection) => connection.reachedRole !== role, `endpoint is now ${role}`);
+        let retired = 0;
+        for (const pool of this.pools.of(endpoint).values()) retired += pool.retireWhere((connection) => connection.reachedRole !== role, `endpoint is now ${role}`);
         if (retired > 0) logger.warn({ endpoint: endpoint.name, from: previous, to: role, retired }, "endpoint role settled; mismatched sessions renewed");
       };
       // Callers queued on a lost primary's pool are failed at once, so they retry on the new one.
       this.topology.onPrimaryLost = (lost) => {
         const endpoint = this.endpoints.find((candidate) => candidate.name === lost);
-        endpoint?.pool.rejectWaiters(() => new GatewayError("PRIMARY_UNAVAILABLE", `${endpoint.name} is no longer the primary; nothing was applied`));
+        if (!endpoint) return;
+        for (const pool of this.pools.of(endpoint).values()) {
+          pool.rejectWaiters(() => new GatewayError("PRIMARY_UNAVAILABLE", `${endpoint.name} is no longer the primary; nothing was applied`));
+        }
       };
     }
     this.router = new Router(this.topology, this.engine, { ...config.routing, failoverWaitMs: config.topology.failoverWaitMs }, clock);
-    const classifier = new StatementClassifier({ writingFunctions: config.routing.writingFunctions, dialect: this.engine.kind });
-    this.executor = new Executor(this.router, this.topology, classifier, config, clock);
-    this.transactions = new TransactionRegistry(this.router, this.executor, config, clock, logger, mintTransactionId);
+    this.executor = new Executor(this.router, this.topology, this.pools, this.engine.reader, config, clock);
+    this.transactions = new TransactionRegistry(this.router, this.executor, this.pools, config, clock, logger, mintTransactionId);
   }
 
   /** Learns the topology once, then warms the pools and starts the housekeepers. */
@@ -133,7 +143,7 @@ export class Cluster {
       this.discoveryTimer.unref();
     }
     if (this.topology instanceof TopologyMonitor) await this.topology.start();
-    for (const endpoint of this.endpoints) endpoint.pool.start();
+    for (const { pool } of this.pools.all()) pool.start();
     this.transactions.start();
     this.started = true;
   }
@@ -167,10 +177,10 @@ export class Cluster {
     const known = new Set(this.endpoints.map((endpoint) => endpoint.url));
     for (const instance of instances) {
       if (known.has(instance.url)) continue;
-      const endpoint = this.makeEndpoint(`${this.name}/${instance.serverId}`, instance.url, false);
+      const endpoint = this.addEndpoint(`${this.name}/${instance.serverId}`, instance.url, false);
       this.endpoints.push(endpoint);
       this.discovered.add(endpoint);
-      if (this.started) endpoint.pool.start();
+      if (this.started) for (const pool of this.pools.of(endpoint).values()) pool.start();
       this.logger.info({ endpoint: endpoint.name, writer: instance.writer }, "instance discovered");
     }
     const listed = new Set(instances.map((instance) => instance.url));
@@ -180,9 +190,16 @@ export class Cluster {
       this.discovered.delete(endpoint);
       this.endpoints.splice(this.endpoints.indexOf(endpoint), 1);
       if (this.topology instanceof TopologyMonitor) this.topology.forget(endpoint);
-      void endpoint.pool.close(this.checkTimeoutMs);
+      for (const pool of this.pools.delete(endpoint)) void pool.close(this.checkTimeoutMs);
       this.logger.info({ endpoint: endpoint.name }, "instance left the cluster");
     }
+  }
+
+  /** An endpoint with its pools, one per login. */
+  private addEndpoint(name: string, url: string, writer: boolean): Endpoint {
+    const endpoint = new Endpoint(name, url, writer);
+    this.pools.add(endpoint);
+    return endpoint;
   }
 
   /** The configured writer endpoint: its pool is the one reported as the cluster's pool. */
@@ -190,13 +207,18 @@ export class Cluster {
     return this.endpoints[0] as Endpoint;
   }
 
+  /** The endpoint's pool for a login (default: the read-write login). */
+  poolOf(endpoint: Endpoint, login: LoginKey = READ_WRITE_LOGIN): Pool {
+    return this.pools.get(endpoint, login);
+  }
+
   /**
    * Opens a pooled connection and checks what it really reached: a connection whose role contradicts
    * what the topology believes of its endpoint (a stale DNS name after failover) is closed, and the
    * topology looks again, instead of serving read-only errors.
    */
-  private async openChecked(endpoint: Endpoint, connectTimeoutMs: number): Promise<EngineConnection> {
-    const connection = await this.engine.connect({ url: endpoint.url }, connectTimeoutMs);
+  private async openChecked(endpoint: Endpoint, credentials: DatabaseCredentials | undefined, connectTimeoutMs: number): Promise<EngineConnection> {
+    const connection = await this.engine.connect({ url: endpoint.url, credentials }, connectTimeoutMs);
     if (this.embedded) return connection;
     try {
       const state = await connection.inspect(connectTimeoutMs);
@@ -217,8 +239,8 @@ export class Cluster {
     return {
       engine: this.engine.kind,
       embedded: this.embedded,
-      database: this.writer.pool.databaseState(),
-      pool: (primary ?? this.writer).pool.stats(),
+      database: this.poolOf(this.writer).databaseState(),
+      pool: this.poolOf(primary ?? this.writer).stats(),
       openTransactions: this.transactions.size,
       primary: primary?.name ?? null,
       endpoints: this.endpoints.map((endpoint) => ({
@@ -230,7 +252,8 @@ export class Cluster {
         position: endpoint.position,
         outstanding: endpoint.outstanding,
         lastError: endpoint.lastError ?? null,
-        pool: endpoint.pool.stats(),
+        pool: this.poolOf(endpoint).stats(),
+        ...(this.pools.logins.length > 1 ? { logins: Object.fromEntries([...this.pools.of(endpoint)].map(([login, pool]) => [login, pool.stats()])) } : {}),
       })),
       failovers: this.topology instanceof TopologyMonitor ? this.topology.failovers : [],
     };
@@ -241,7 +264,7 @@ export class Cluster {
     clearInterval(this.discoveryTimer);
     this.transactions.closeAll();
     this.topology.close();
-    await Promise.all(this.endpoints.map((endpoint) => endpoint.pool.close(timeoutMs)));
+    await Promise.all([...this.pools.all()].map(({ pool }) => pool.close(timeoutMs)));
     this.logger.debug({ cluster: this.name }, "cluster closed");
   }
 }

@@ -44,6 +44,34 @@ export const databaseCredentialsSchema = z.discriminatedUnion("source", [
 ]);
 export type DatabaseCredentialsConfig = z.infer<typeof databaseCredentialsSchema>;
 
+/**
+ * A database login of the gateway's: a user and password given here, or any credentials source.
+ * Each login has pools of its own on every endpoint.
+ */
+export const databaseLoginSchema = z.discriminatedUnion("source", [
+  z.strictObject({
+    source: z.literal("password"),
+    username: z.string().min(1).describe("Database user"),
+    password: z.string().describe("Its password (prefer secrets-manager outside development)"),
+  }),
+  ...databaseCredentialsSchema.options,
+]);
+export type DatabaseLoginConfig = z.infer<typeof databaseLoginSchema>;
+
+/** The logins a cluster uses besides its read-write one (the URL's, or `credentials`). */
+export const clusterLoginsSchema = z.strictObject({
+  readOnly: databaseLoginSchema
+    .optional()
+    .describe("Login for read-only principals: a user the database limits to reading (PostgreSQL pg_read_all_data or SELECT grants; MySQL SELECT only)"),
+  principals: z
+    .record(z.string().min(1), databaseLoginSchema)
+    .default({})
+    .describe("Principal (as in auth.principals) -> a login of its own, used for everything it does on this cluster"),
+  maxSize: z.number().int().min(1).max(10000).optional().describe("Pool size of each of these logins' pools; default: pool.maxSize"),
+  minIdle: z.number().int().min(0).optional().describe("Idle connections kept warm in each of these logins' pools; default: pool.minIdle"),
+});
+export type ClusterLoginsConfig = z.infer<typeof clusterLoginsSchema>;
+
 /** TLS to the database. */
 export const databaseTlsSchema = z.strictObject({
   mode: z
@@ -75,6 +103,9 @@ export const clusterConfigSchema = z.strictObject({
     .optional()
     .describe("Database credentials from Secrets Manager or IAM authentication tokens; default: the URLs' user and password"),
   tls: databaseTlsSchema.optional().describe("TLS to every instance of the cluster; default: as the URL says (PostgreSQL sslmode), else none"),
+  logins: clusterLoginsSchema
+    .optional()
+    .describe("More database logins: one the database limits to reading, for read-only principals, and optionally one per principal"),
 }).refine(
   (cluster) => cluster.readerUrls.every((url) => engineOfUrl(url) === engineOfUrl(cluster.writerUrl)),
   { message: "readerUrls must use the same engine (URL scheme) as writerUrl", path: ["readerUrls"] },
@@ -154,6 +185,12 @@ export const principalSchema = z.strictObject({
     .describe("Largest fraction of each endpoint pool this principal may hold at once; default: auth.defaults.maxPoolShare"),
   maxInFlight: z.number().int().min(1).optional().describe("Most requests of this principal in the gateway at once; default: auth.defaults.maxInFlight"),
   maxTimeoutMs: z.number().int().min(1).optional().describe("Largest statement timeout this principal may ask for; default: statements.maxTimeoutMs"),
+  maxTransactionShare: z
+    .number()
+    .gt(0)
+    .max(1)
+    .optional()
+    .describe("Largest fraction of each endpoint pool this principal's open interactive transactions may pin; default: auth.defaults.maxTransactionShare"),
 });
 export type PrincipalConfig = z.infer<typeof principalSchema>;
 
@@ -177,6 +214,11 @@ export const authConfigSchema = z
         cacheMaxEntries: z.number().int().min(1).default(10000).describe("Most cached identities"),
         maxConcurrentChecks: z.number().int().min(1).default(16).describe("Most STS calls in flight at once; more wait their turn"),
         checkTimeoutMs: ms("Limit for one STS call").min(100).default(5000),
+        accounts: z
+          .array(z.string().regex(/^\d{12}$/, "a 12-digit AWS account id"))
+          .min(1)
+          .optional()
+          .describe("Only identities of these AWS accounts are accepted (UNAUTHENTICATED otherwise); default: any account"),
       })
       .optional()
       .describe("Callers prove their IAM identity with a presigned sts:GetCallerIdentity request (x-poolgate-auth: AWS-STS <proof>)"),
@@ -201,6 +243,12 @@ export const authConfigSchema = z
       .strictObject({
         maxPoolShare: z.number().gt(0).max(1).default(1).describe("Largest fraction of each endpoint pool one principal may hold at once"),
         maxInFlight: z.number().int().min(1).default(1000).describe("Most requests of one principal in the gateway at once (THROTTLED above)"),
+        maxTransactionShare: z
+          .number()
+          .gt(0)
+          .max(1)
+          .default(0.5)
+          .describe("Largest fraction of each endpoint pool one principal's open interactive transactions may pin (TOO_MANY_TRANSACTIONS above)"),
       })
       .prefault({}),
   })
@@ -214,6 +262,9 @@ export const configSchema = z.strictObject({
       port: z.number().int().min(0).max(65535).default(8080).describe("Listen port (env PORT)"),
       maxRequestBytes: z.number().int().min(1024).default(1048576).describe("Largest accepted request body"),
       keepAliveTimeoutMs: ms("HTTP keep-alive; keep above the load balancer's idle timeout").default(72000),
+      requestTimeoutMs: ms("A request's headers and body must have arrived within this long, or its connection is closed (slow or stalled senders)")
+        .min(100)
+        .default(10000),
       drainTimeoutMs: ms("On SIGTERM, how long in-flight work may take before it is cut off").default(20000),
     })
     .prefault({}),

@@ -5,11 +5,14 @@
  */
 import { defaultProvider } from "@aws-sdk/credential-provider-node";
 import { ConfigError } from "../config/load.js";
-import type { ClusterConfig } from "../config/schema.js";
+import { normalizePrincipalKey } from "../auth/principal-arn.js";
+import type { ClusterConfig, DatabaseLoginConfig } from "../config/schema.js";
 import type { Logger } from "../observability/logger.js";
 import { type DatabaseCredentials, sessionTargetOf } from "./database-credentials.js";
 import { IamTokenCredentials, rdsSignerMinter, regionOfRdsHost, type TokenMinter } from "./iam-token-credentials.js";
+import { type LoginKey, principalLogin, READ_ONLY_LOGIN } from "./logins.js";
 import { type SecretSource, SecretsManagerCredentials } from "./secrets-manager-credentials.js";
+import { StaticCredentials } from "./static-credentials.js";
 import { type DatabaseTls, loadDatabaseTls, urlTlsParameters } from "./tls-options.js";
 
 export interface DatabaseAccess {
@@ -17,6 +20,8 @@ export interface DatabaseAccess {
   credentials?: DatabaseCredentials | undefined;
   /** TLS for every session; undefined: as the URL says (PostgreSQL sslmode), else none. */
   tls?: DatabaseTls | undefined;
+  /** The cluster's other logins (read-only, per principal), each with its credentials. */
+  logins?: ReadonlyMap<LoginKey, DatabaseCredentials> | undefined;
 }
 
 export interface DatabaseAccessDependencies {
@@ -43,17 +48,26 @@ export function databaseAccessFor(name: string, cluster: ClusterConfig, dependen
       }
     }
   }
-  return { tls, credentials: credentialsFor(where, cluster, dependencies) };
+  const credentials = cluster.credentials === undefined ? undefined : credentialsFor(`${where}.credentials`, cluster.credentials, cluster, dependencies);
+  const logins = new Map<LoginKey, DatabaseCredentials>();
+  const readOnly = cluster.logins?.readOnly;
+  if (readOnly !== undefined) logins.set(READ_ONLY_LOGIN, credentialsFor(`${where}.logins.readOnly`, readOnly, cluster, dependencies));
+  for (const [principal, login] of Object.entries(cluster.logins?.principals ?? {})) {
+    const key = principalLogin(normalizePrincipalKey(principal));
+    if (logins.has(key)) throw settingError(`${where}.logins.principals`, `lists ${principal} twice (role paths are not part of a principal)`);
+    logins.set(key, credentialsFor(`${where}.logins.principals["${principal}"]`, login, cluster, dependencies));
+  }
+  return logins.size === 0 ? { tls, credentials } : { tls, credentials, logins };
 }
 
-function credentialsFor(where: string, cluster: ClusterConfig, dependencies: DatabaseAccessDependencies): DatabaseCredentials | undefined {
-  const config = cluster.credentials;
-  if (config === undefined) return undefined;
+/** The credentials source a login names. */
+function credentialsFor(where: string, config: DatabaseLoginConfig, cluster: ClusterConfig, dependencies: DatabaseAccessDependencies): DatabaseCredentials {
+  if (config.source === "password") return new StaticCredentials(config.username, config.password);
   if (config.source === "secrets-manager") return new SecretsManagerCredentials(config.secretArn, dependencies.secrets, dependencies.logger);
   const writer = sessionTargetOf(cluster.writerUrl);
   const region = config.region ?? regionOfRdsHost(writer.host);
   if (region === undefined) {
-    throw settingError(`${where}.credentials.region`, `is needed: the writer host "${writer.host}" is not *.<region>.rds.amazonaws.com`);
+    throw settingError(`${where}.region`, `is needed: the writer host "${writer.host}" is not *.<region>.rds.amazonaws.com`);
   }
   const mint = dependencies.mintToken?.(region) ?? rdsSignerMinter(region, defaultProvider());
   return new IamTokenCredentials(config.username, mint, writer);

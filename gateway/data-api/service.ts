@@ -16,6 +16,7 @@ import type { AccessPolicy } from "../auth/access-policy.js";
 import type { Caller } from "../auth/caller.js";
 import type { Cluster } from "../clusters/cluster.js";
 import type { DataApiExtension, GatewayConfig } from "../config/schema.js";
+import { READ_WRITE_LOGIN } from "../credentials/logins.js";
 import type { ExecuteOptions, StatementResult } from "../engines/engine.js";
 import type { ExecutionPolicy } from "../execution/executor.js";
 import type { RunAs } from "../execution/run-as.js";
@@ -75,17 +76,7 @@ export class DataApiService {
     if (request.transactionId !== undefined) {
       // One turn on the transaction for every set: nothing else of it (a COMMIT...) runs in between.
       const options = this.transactionOptions(extensions, target.runAs);
-      results = await target.cluster.transactions.run(
-        request.transactionId,
-        request.sql,
-        async (connection) => {
-          const done: StatementResult[] = [];
-          for (const statement of statements) done.push(await connection.execute(statement.sql, statement.params, options));
-          return done;
-        },
-        QUEUE,
-        target.runAs,
-      );
+      results = await target.cluster.transactions.run(request.transactionId, statements, options, QUEUE, target.runAs);
     } else {
       // One implicit transaction: all parameter sets or none.
       const { value } = await target.cluster.executor.batch(
@@ -126,7 +117,11 @@ export class DataApiService {
     const target = this.targets.resolve(request.resourceArn, request.secretArn);
     note.cluster = target.clusterName;
     note.intent = request.sql === undefined || request.transactionId !== undefined ? "transaction" : target.cluster.executor.intentOf(request.sql);
-    return { cluster: target.cluster, extensions: target.extensions, runAs: this.policy.runAs(caller, target.clusterName) };
+    const runAs = this.policy.runAs(caller, target.clusterName);
+    // A secret's own user replaces the read-write login only: a read-only principal keeps the
+    // read-only login, a principal with a login of its own keeps that.
+    const login = target.login !== undefined && runAs.login === READ_WRITE_LOGIN ? target.login : runAs.login;
+    return { cluster: target.cluster, extensions: target.extensions, runAs: login === runAs.login ? runAs : { ...runAs, login } };
   }
 
   private timeoutMs(runAs: RunAs): number {
@@ -152,13 +147,8 @@ export class DataApiService {
       return value.value;
     }
     const options = this.transactionOptions(extensions, target.runAs);
-    return target.cluster.transactions.run(
-      transactionId,
-      bound.sql,
-      (connection) => connection.execute(bound.sql, bound.params, options),
-      QUEUE,
-      target.runAs,
-    );
+    const [result] = await target.cluster.transactions.run(transactionId, [bound], options, QUEUE, target.runAs);
+    return result as StatementResult;
   }
 
   private transactionOptions(extensions: ReadonlySet<DataApiExtension>, runAs: RunAs): ExecuteOptions {

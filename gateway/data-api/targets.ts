@@ -1,42 +1,37 @@
 /**
- * Which cluster (and which database credentials) a Data API call reaches: `resourceArn` names a
- * configured resource (`dataApi.resources`), whose `secrets` list the secretArns it accepts and the
- * credentials each stands for. With no resources configured and exactly one cluster, every
- * resourceArn selects that cluster with its own credentials. A secret with credentials of its own gets
- * its own clusters' worth of pools, built at start-up (`credentialVariants`).
+ * Which cluster (and which database login) a Data API call reaches: `resourceArn` names a configured
+ * resource (`dataApi.resources`), whose `secrets` list the secretArns it accepts and the user each
+ * stands for. With no resources configured and exactly one cluster, every resourceArn selects that
+ * cluster with its own login. A secret with a user of its own is a login of that cluster, with pools of
+ * its own on every endpoint (`dataApiSecretLogins`).
  */
-import type { Cluster, ClusterEndpoints } from "../clusters/cluster.js";
+import type { Cluster } from "../clusters/cluster.js";
 import { ConfigError } from "../config/load.js";
 import type { DataApiExtension, GatewayConfig } from "../config/schema.js";
+import type { DatabaseCredentials } from "../credentials/database-credentials.js";
+import { dataApiSecretLogin, type LoginKey } from "../credentials/logins.js";
+import { StaticCredentials } from "../credentials/static-credentials.js";
 import { DataApiRefusal } from "./errors.js";
 
 export interface DataApiTarget {
   cluster: Cluster;
-  /** The configured cluster it reaches (a secret's own pools included): what grants are checked against. */
+  /** The configured cluster it reaches: what grants are checked against. */
   clusterName: string;
   /** Extensions the resource turns on for every call. */
   extensions: ReadonlySet<DataApiExtension>;
+  /** The secret's own login, when it stands for a user of its own. */
+  login?: LoginKey | undefined;
 }
 
-/** A cluster reached with a secret's own credentials: its key, base cluster and rewritten URLs. */
-export interface CredentialVariant {
-  key: string;
-  baseCluster: string;
-  endpoints: ClusterEndpoints;
-}
-
-const variantKey = (resourceArn: string, secretArn: string) => `${resourceArn}\n${secretArn}`;
-
-function withCredentials(url: string, username: string | undefined, password: string | undefined): string {
+/** The URL's user and password, decoded. */
+function urlLogin(url: string): { user: string; password: string } {
   const parsed = new URL(url);
-  if (username !== undefined) parsed.username = encodeURIComponent(username);
-  if (password !== undefined) parsed.password = encodeURIComponent(password);
-  return parsed.toString();
+  return { user: decodeURIComponent(parsed.username), password: decodeURIComponent(parsed.password) };
 }
 
-/** The secrets that carry credentials of their own, each as the cluster URLs it needs. */
-export function credentialVariants(config: GatewayConfig): CredentialVariant[] {
-  const variants: CredentialVariant[] = [];
+/** Per cluster, the logins of the Data API secrets that stand for a user of their own. */
+export function dataApiSecretLogins(config: GatewayConfig): Map<string, Map<LoginKey, DatabaseCredentials>> {
+  const logins = new Map<string, Map<LoginKey, DatabaseCredentials>>();
   for (const [resourceArn, resource] of Object.entries(config.dataApi.resources)) {
     const cluster = config.clusters[resource.cluster];
     if (!cluster) continue;
@@ -49,26 +44,25 @@ export function credentialVariants(config: GatewayConfig): CredentialVariant[] {
           `invalid configuration:\n  - dataApi.resources["${resourceArn}"].secrets["${secretArn}"]: cluster "${resource.cluster}" takes its credentials from ${cluster.credentials.source}; give both username and password, or neither`,
         );
       }
-      variants.push({
-        key: variantKey(resourceArn, secretArn),
-        baseCluster: resource.cluster,
-        endpoints: {
-          writerUrl: withCredentials(cluster.writerUrl, secret.username, secret.password),
-          readerUrls: cluster.readerUrls.map((url) => withCredentials(url, secret.username, secret.password)),
-          discovery: cluster.discovery,
-        },
-      });
+      const fromUrl = urlLogin(cluster.writerUrl);
+      let clusterLogins = logins.get(resource.cluster);
+      if (!clusterLogins) {
+        clusterLogins = new Map();
+        logins.set(resource.cluster, clusterLogins);
+      }
+      clusterLogins.set(dataApiSecretLogin(resourceArn, secretArn), new StaticCredentials(secret.username ?? fromUrl.user, secret.password ?? fromUrl.password));
     }
   }
-  return variants;
+  return logins;
 }
+
+const hasLogin = (secret: { username?: string | undefined; password?: string | undefined }): boolean =>
+  secret.username !== undefined || secret.password !== undefined;
 
 export class DataApiTargets {
   constructor(
     private readonly config: GatewayConfig,
     private readonly clusters: ReadonlyMap<string, Cluster>,
-    /** Clusters of secrets with credentials of their own, by credentialVariants' key. */
-    private readonly variants: ReadonlyMap<string, Cluster>,
   ) {}
 
   resolve(resourceArn: string, secretArn: string): DataApiTarget {
@@ -92,6 +86,8 @@ export class DataApiTargets {
     if (!Object.hasOwn(resource.secrets, secretArn)) {
       throw new DataApiRefusal("ForbiddenException", `secret ${secretArn} is not allowed for resource ${resourceArn}`);
     }
-    return { cluster: this.variants.get(variantKey(resourceArn, secretArn)) ?? base, clusterName: resource.cluster, extensions };
+    const secret = resource.secrets[secretArn];
+    const login = secret !== undefined && hasLogin(secret) ? dataApiSecretLogin(resourceArn, secretArn) : undefined;
+    return { cluster: base, clusterName: resource.cluster, extensions, login };
   }
 }

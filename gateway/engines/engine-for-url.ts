@@ -10,6 +10,8 @@ export interface EngineSettings extends DatabaseAccess {
   preparedCacheSize: number;
   /** After a cancel (CancelRequest, KILL QUERY), how long to wait for the server before cutting the socket. */
   cancelGraceMs: number;
+  /** More functions (routing.writingFunctions) whose SELECTs must run on the primary. */
+  writingFunctions: readonly string[];
 }
 
 export function engineForUrl(url: string, settings: EngineSettings): Engine {

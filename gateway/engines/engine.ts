@@ -4,6 +4,8 @@
  * role checks — lives behind these two interfaces.
  */
 import type { Column, Isolation, Param } from "../../schemas/query.js";
+import type { DatabaseCredentials } from "../credentials/database-credentials.js";
+import type { SqlReader } from "./sql-analysis.js";
 
 /** What the engine knows of a result column beyond its name and type (for the Data API's columnMetadata). */
 export interface ColumnDetail {
@@ -44,6 +46,20 @@ export interface ExecuteOptions {
    * statements), so that the server itself refuses a string holding a second one.
    */
   singleStatement?: boolean;
+  /**
+   * The statement runs in a transaction the gateway began (a batch, an interactive transaction), which
+   * a hidden COMMIT would break. A string of several statements is then sent as text only while the
+   * session reads SQL exactly as the engine's reader does (nothing since its last reset changed
+   * settings such as standard_conforming_strings, sql_mode or the character set); otherwise as one
+   * statement, which the server refuses to split.
+   */
+  gatewayTransaction?: boolean;
+  /**
+   * The caller is a read-only principal: besides its READ ONLY transaction, the engine refuses what
+   * a transaction does not stop (PostgreSQL: volatile built-in functions that signal other sessions,
+   * advance sequences, change settings or take advisory locks).
+   */
+  readOnlyPrincipal?: boolean;
 }
 
 /** What a session really reached: the role-truth check of a new connection and of the monitor. */
@@ -97,10 +113,23 @@ export interface EngineConnection {
   ping(timeoutMs: number): Promise<void>;
   /** Whether the session is inside a transaction block, as the server last reported it. */
   readonly inTransaction: boolean;
-  /** True when a statement may have left session state (SET, temp table, lock, open transaction...). */
+  /**
+   * True when a statement may have left session state (SET, temp table, lock, open transaction...):
+   * every statement not known to leave none counts.
+   */
   readonly needsReset: boolean;
-  /** Returns the session to its just-connected state. */
-  reset(timeoutMs: number): Promise<void>;
+  /**
+   * Undoes what `needsReset` reports, for the next caller of the same principal. Resolves true when
+   * that took the full reset (the session is as just connected), false when a rollback was enough.
+   */
+  reset(timeoutMs: number): Promise<boolean>;
+  /**
+   * Returns the session to its just-connected state whatever it holds, for a caller of another
+   * principal: PostgreSQL DISCARD ALL (settings, role, temporary objects, advisory locks, LISTEN,
+   * cursors, sequence state, prepared statements); MySQL COM_RESET_CONNECTION (variables, warnings,
+   * temporary tables, locks, prepared statements), the role and the session settings again.
+   */
+  resetFully(timeoutMs: number): Promise<void>;
   /** False once the session died or was closed. */
   readonly alive: boolean;
   /** Called once when the session dies on its own (server shutdown, network). */
@@ -116,10 +145,14 @@ export interface EngineEndpoint {
   url: string;
   /** Who the session says it is to the server (PostgreSQL application_name); default "poolgate". */
   purpose?: "pool" | "monitor";
+  /** The login to open the session with; default: the cluster's read-write login. */
+  credentials?: DatabaseCredentials | undefined;
 }
 
 export interface Engine {
   readonly kind: "postgres" | "mysql";
+  /** Answers every question the gateway asks about a SQL text, in this engine's dialect. */
+  readonly reader: SqlReader;
   /**
    * Compares two positions from InstanceState/commitPosition: >= 0 when an instance at `a` has applied
    * everything up to `b` (0 when they are the same), negative otherwise. WAL positions are totally

@@ -8,11 +8,12 @@
 import type { ErrorCode } from "../../schemas/errors.js";
 import type { BatchRequest, Intent, Param, QueryRequest } from "../../schemas/query.js";
 import type { GatewayConfig } from "../config/schema.js";
+import type { PoolSet } from "../clusters/pool-set.js";
 import type { EngineConnection, ExecuteOptions, StatementResult } from "../engines/engine.js";
+import type { SqlReader } from "../engines/sql-analysis.js";
 import { GatewayError } from "../errors.js";
 import type { Clock } from "../pool/clock.js";
 import type { RouteRequest, Router } from "../routing/router.js";
-import type { StatementClassifier } from "../routing/statement-classifier.js";
 import type { Endpoint } from "../topology/endpoint.js";
 import type { Topology } from "../topology/topology.js";
 import { type Attempted, type RetrySettings, runWithRetry } from "./retry.js";
@@ -67,10 +68,10 @@ export async function instanceIsReadOnly(connection: EngineConnection, timeoutMs
 }
 
 /**
- * A read-only principal's statements: in a READ ONLY transaction (on MySQL the session's default access
- * mode too), one statement per string, ending in ROLLBACK so that nothing it did can persist even if
- * a write got past READ ONLY. A statement that ended the transaction is an error. Nothing commits, so
- * a session lost on the way is safe to run again.
+ * A read-only principal's statements: on its read-only login where one is configured, in a READ ONLY
+ * transaction (on MySQL the session's default access mode too), one statement per string, ending in
+ * ROLLBACK so that nothing it did can persist even if a write got past READ ONLY. A statement that
+ * ended the transaction is an error. Nothing commits, so a session lost on the way is safe to run again.
  */
 // `options` come from executeOptions with a read-only RunAs: one statement per string already.
 async function readOnlyUnit(
@@ -110,6 +111,11 @@ function isReadOnlyRefusal(err: unknown): boolean {
   return err instanceof GatewayError && err.code === "DATABASE_ERROR" && err.refusedAsReadOnly;
 }
 
+/** Batches and interactive transactions: a hidden COMMIT must not end them (see ExecuteOptions.gatewayTransaction). */
+export function inGatewayTransaction(options: ExecuteOptions): ExecuteOptions {
+  return { ...options, gatewayTransaction: true };
+}
+
 export class Executor {
   /** Told the code of every failure the executor retries (the metrics count them). */
   onRetry: ((code: ErrorCode) => void) | undefined;
@@ -117,7 +123,8 @@ export class Executor {
   constructor(
     private readonly router: Router,
     private readonly topology: Topology,
-    private readonly classifier: StatementClassifier,
+    private readonly pools: PoolSet,
+    private readonly reader: SqlReader,
     private readonly config: GatewayConfig,
     private readonly clock: Clock,
   ) {}
@@ -125,8 +132,9 @@ export class Executor {
   query(request: QueryRequest, policy: ExecutionPolicy = {}, runAs: RunAs = UNRESTRICTED): Promise<Attempted<Written<StatementResult>>> {
     const options = withPolicy(executeOptions(this.config, request, runAs), policy);
     const params = request.params ?? [];
-    const intent = request.intent ?? this.classifier.infer(request.sql);
-    const route = this.route(intent, request, options.timeoutMs);
+    const analysis = this.reader.analyse(request.sql);
+    const intent = request.intent ?? analysis.intent;
+    let route = this.route(intent, request, options.timeoutMs);
     if (runAs.readOnly) {
       this.refuseForReadOnly([request.sql]);
       return this.retrying(this.config.retry, async () => {
@@ -135,23 +143,34 @@ export class Executor {
         return { value: value as StatementResult, consistencyToken: undefined };
       });
     }
-    // SQL with its own COMMIT may have committed part of its work before failing: run it once only.
-    const controlsTransactions = this.classifier.commitsInParts(request.sql);
+    // SQL with its own COMMIT (or, on MySQL, several statements) may have committed part of its work
+    // before failing: run it once only.
+    const controlsTransactions = analysis.commitsInParts;
     const retry = controlsTransactions ? { ...this.config.retry, maxAttempts: 1 } : this.config.retry;
     return this.retrying(retry, async () => {
       const endpoint = await this.endpointFor(route, policy);
-      return this.onEndpoint(endpoint, intent, async (connection) => {
-        const value = await connection.execute(request.sql, params, options).catch((err: unknown) => {
-          throw controlsTransactions ? partOfItMayHaveCommitted(err) : err;
-        });
-        return { value, consistencyToken: policy.withoutToken ? undefined : await this.tokenAfter(intent, connection, options.timeoutMs) };
-      }, runAs);
+      const run = (target: Endpoint) =>
+        this.onEndpoint(target, route.intent, async (connection) => {
+          const value = await connection.execute(request.sql, params, options).catch((err: unknown) => {
+            throw controlsTransactions ? partOfItMayHaveCommitted(err) : err;
+          });
+          return { value, consistencyToken: policy.withoutToken ? undefined : await this.tokenAfter(route.intent, connection, options.timeoutMs) };
+        }, runAs);
+      try {
+        return await run(endpoint);
+      } catch (err) {
+        // A "read" that wrote after all (a user function not in routing.writingFunctions): a replica
+        // refused it, so nothing was applied; it runs on the primary, as a write.
+        if (!(route.intent === "read" && endpoint.role === "replica" && isReadOnlyRefusal(err))) throw err;
+        route = { ...route, intent: "write" };
+        return run(await this.endpointFor(route, policy));
+      }
     });
   }
 
   batch(request: BatchRequest, policy: ExecutionPolicy = {}, runAs: RunAs = UNRESTRICTED): Promise<Attempted<Written<StatementResult[]>>> {
     this.refuseTransactionControl(request.statements.map((statement) => statement.sql), "a batch");
-    const options = withPolicy(executeOptions(this.config, request, runAs), policy);
+    const options = inGatewayTransaction(withPolicy(executeOptions(this.config, request, runAs), policy));
     const intent: Intent = request.readOnly || runAs.readOnly ? "read" : "write";
     const route = this.route(intent, request, options.timeoutMs);
     if (runAs.readOnly) {
@@ -193,17 +212,17 @@ export class Executor {
 
   /** Where a statement would go by its text: read or write (the metrics label requests with it). */
   intentOf(sql: string): Intent {
-    return this.classifier.infer(sql);
+    return this.reader.analyse(sql).intent;
   }
 
   private retrying<T>(settings: RetrySettings, unit: (attempt: number) => Promise<T>): Promise<Attempted<T>> {
     return runWithRetry(settings, unit, (code) => this.onRetry?.(code));
   }
 
-  /** Read-only principals: refuses what could end their READ ONLY transaction or change its access mode. */
+  /** Read-only principals may send only what the reader knows to read; the rest is refused before anything runs. */
   refuseForReadOnly(sqls: readonly string[]): void {
     for (const [at, sql] of sqls.entries()) {
-      const reason = this.classifier.refusedForReadOnly(sql);
+      const reason = this.reader.analyse(sql).readOnlyRefusal;
       if (reason === undefined) continue;
       throw new GatewayError("FORBIDDEN", `this principal may only read: ${reason} are refused`, {
         issues: [{ path: sqls.length > 1 ? `statements.${at}.sql` : "sql", message: "not allowed for a read-only principal" }],
@@ -216,12 +235,19 @@ export class Executor {
    * itself — or, on MySQL, commits implicitly (DDL, LOCK TABLES...) — is refused there.
    */
   refuseTransactionControl(sqls: readonly string[], where: string): void {
-    const at = sqls.findIndex((sql) => this.classifier.endsTransaction(sql));
+    const at = sqls.findIndex((sql) => this.reader.analyse(sql).endsTransaction);
     if (at < 0) return;
+    const path = where === "a batch" ? `statements.${at}.sql` : "sql";
+    const analysis = this.reader.analyse(sqls[at] as string);
+    if (!analysis.understood) {
+      throw new GatewayError("INVALID_REQUEST", `the gateway cannot read this statement (${analysis.readOnlyRefusal ?? "syntax"}), so it is not run in ${where}`, {
+        issues: [{ path, message: "cannot be read" }],
+      });
+    }
     throw new GatewayError(
       "INVALID_REQUEST",
       `transaction control (BEGIN, COMMIT, ROLLBACK, XA, SET autocommit...) or a statement that commits implicitly (MySQL DDL, LOCK TABLES...) is not allowed in ${where}; the gateway begins and ends it, so run such SQL on its own`,
-      { issues: [{ path: where === "a batch" ? `statements.${at}.sql` : "sql", message: "begins or ends the transaction" }] },
+      { issues: [{ path, message: "begins or ends the transaction" }] },
     );
   }
 
@@ -244,14 +270,15 @@ export class Executor {
     // What the endpoint was when the work was sent there, not when an error comes back.
     const onReplica = endpoint.role === "replica";
     endpoint.outstanding++;
-    const entry = await endpoint.pool.acquire({ tenant: runAs.tenant, share: runAs.share }).catch((err: unknown) => {
+    const pool = this.pools.get(endpoint, runAs.login);
+    const entry = await pool.acquire({ tenant: runAs.tenant, share: runAs.share }).catch((err: unknown) => {
       endpoint.outstanding--;
       throw this.failoverAware(err, endpoint, intent, onReplica);
     });
     try {
       return await work(entry.connection);
     } catch (err) {
-      if (isReadOnlyRefusal(err)) {
+      if (isReadOnlyRefusal(err) && !onReplica) {
         // The session's own READ ONLY (SET TRANSACTION READ ONLY, default_transaction_read_only) is the
         // caller's business; only an instance that is really read-only now is a failover sign.
         if (!(await instanceIsReadOnly(entry.connection, this.config.topology.checkTimeoutMs, true))) throw err;
@@ -261,7 +288,7 @@ export class Executor {
       throw this.failoverAware(err, endpoint, intent, onReplica);
     } finally {
       endpoint.outstanding--;
-      endpoint.pool.release(entry);
+      pool.release(entry);
     }
   }
 

@@ -35,5 +35,6 @@ export function executeOptions(config: GatewayConfig, request: RequestRunOptions
     maxResultRows: config.limits.maxResultRows,
     // A read-only principal's string cannot smuggle a second statement past its checks.
     singleStatement: runAs.readOnly,
+    readOnlyPrincipal: runAs.readOnly,
   };
 }

@@ -4,21 +4,24 @@
  * its maximum age, is rolled back by the sweeper and its id remembered as expired for a clear error.
  */
 import { randomUUID } from "node:crypto";
-import type { BeginRequest } from "../../schemas/query.js";
+import type { BeginRequest, Param } from "../../schemas/query.js";
+import type { PoolSet } from "../clusters/pool-set.js";
 import type { GatewayConfig } from "../config/schema.js";
-import type { EngineConnection } from "../engines/engine.js";
+import type { ExecuteOptions, StatementResult } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
 import type { Clock } from "../pool/clock.js";
 import type { Router } from "../routing/router.js";
+import type { Pool } from "../pool/pool.js";
 import type { PoolEntry } from "../pool/pool-entry.js";
 import type { Endpoint } from "../topology/endpoint.js";
-import { type Executor, instanceIsReadOnly, readOnlyFailure } from "./executor.js";
+import { type Executor, instanceIsReadOnly, inGatewayTransaction, readOnlyFailure } from "./executor.js";
 import { type RunAs, UNRESTRICTED } from "./run-as.js";
 
 interface OpenTransaction {
   readonly id: string;
   readonly endpoint: Endpoint;
+  readonly pool: Pool;
   readonly entry: PoolEntry;
   readonly readOnly: boolean;
   /** The principal that began it: the only one that may use it. */
@@ -45,6 +48,12 @@ export interface TurnOptions {
   queue?: boolean;
 }
 
+/** One statement of a transaction, as the caller sent it. */
+export interface TransactionStatement {
+  sql: string;
+  params: readonly Param[];
+}
+
 /** How many expired ids are remembered to tell "expired" from "unknown". */
 const EXPIRED_MEMORY = 10000;
 
@@ -60,6 +69,7 @@ export class TransactionRegistry {
   constructor(
     private readonly router: Router,
     private readonly executor: Executor,
+    private readonly pools: PoolSet,
     private readonly config: GatewayConfig,
     private readonly clock: Clock,
     private readonly logger: Logger,
@@ -98,14 +108,17 @@ export class TransactionRegistry {
     const readOnly = (request.readOnly ?? false) || runAs.readOnly;
     this.opening++;
     let endpoint: Endpoint;
+    let pool: Pool;
     let entry: PoolEntry;
     try {
       endpoint = await this.router.endpointFor(this.executor.route(readOnly ? "read" : "write", request, timeoutMs));
-      entry = await endpoint.pool.acquire({ tenant: runAs.tenant, share: runAs.share });
+      pool = this.pools.get(endpoint, runAs.login);
+      this.refuseOverTransactionShare(pool, endpoint, runAs);
+      entry = await pool.acquire({ tenant: runAs.tenant, share: runAs.share });
       try {
         await entry.connection.begin({ isolation: request.isolation, readOnly, lockReadOnly: runAs.readOnly }, timeoutMs);
       } catch (err) {
-        endpoint.pool.release(entry);
+        pool.release(entry);
         if (err instanceof GatewayError && err.code === "OUTCOME_UNKNOWN") {
           // BEGIN applies nothing: a session lost during it is simply lost.
           if (!readOnly) this.router.signalFailover(`${endpoint.name}: ${err.message}`);
@@ -122,6 +135,7 @@ export class TransactionRegistry {
     this.open.set(id, {
       id,
       endpoint,
+      pool,
       entry,
       readOnly,
       tenant: runAs.tenant,
@@ -136,15 +150,25 @@ export class TransactionRegistry {
     return { id, expiresAt: new Date(Date.now() + maxAgeMs) };
   }
 
-  /** Runs a caller's SQL on the transaction's connection, one statement at a time. */
-  async run<T>(id: string, sql: string, work: (connection: EngineConnection) => Promise<T>, turn: TurnOptions = {}, runAs: RunAs = UNRESTRICTED): Promise<T> {
-    this.executor.refuseTransactionControl([sql], "an interactive transaction (use its commit and rollback endpoints)");
-    if (runAs.readOnly) this.executor.refuseForReadOnly([sql]);
+  /**
+   * Runs a caller's statements on the transaction's connection, in one turn (nothing else of the
+   * transaction runs in between), each string as exactly one statement.
+   */
+  async run(id: string, statements: readonly TransactionStatement[], options: ExecuteOptions, turn: TurnOptions = {}, runAs: RunAs = UNRESTRICTED): Promise<StatementResult[]> {
+    const sqls = statements.map((statement) => statement.sql);
+    this.executor.refuseTransactionControl(sqls, "an interactive transaction (use its commit and rollback endpoints)");
+    if (runAs.readOnly) this.executor.refuseForReadOnly(sqls);
+    const single = inGatewayTransaction(options);
     const tx = await this.claim(id, turn, runAs);
     try {
-      const result = await work(tx.entry.connection).catch((err: unknown) => {
-        throw tx.readOnlyPrincipal ? readOnlyFailure(err) : err;
-      });
+      const result: StatementResult[] = [];
+      for (const statement of statements) {
+        result.push(
+          await tx.entry.connection.execute(statement.sql, statement.params, single).catch((err: unknown) => {
+            throw tx.readOnlyPrincipal ? readOnlyFailure(err) : err;
+          }),
+        );
+      }
       if (tx.readOnlyPrincipal && !tx.entry.connection.inTransaction) {
         this.end(tx);
         throw new GatewayError("FORBIDDEN", `this principal may only read: the statement ended transaction ${id}, which is closed`);
@@ -253,7 +277,22 @@ export class TransactionRegistry {
     // Queued callers wake to find it gone.
     for (const wake of tx.turns.splice(0)) wake();
     tx.endpoint.outstanding--;
-    tx.endpoint.pool.release(tx.entry);
+    tx.pool.release(tx.entry);
+  }
+
+  /**
+   * One principal's open transactions may pin at most its transaction share of a pool, so that the
+   * statements of everyone else (its own autocommit work included) keep connections to run on.
+   */
+  private refuseOverTransactionShare(pool: Pool, endpoint: Endpoint, runAs: RunAs): void {
+    const cap = Math.max(1, Math.floor(runAs.transactionShare * pool.settings.maxSize + 1e-9));
+    let pinned = 0;
+    for (const tx of this.open.values()) if (tx.pool === pool && tx.tenant === runAs.tenant) pinned++;
+    if (pinned < cap) return;
+    throw new GatewayError(
+      "TOO_MANY_TRANSACTIONS",
+      `this principal's ${pinned} open interactive transactions already pin its share of ${endpoint.name}'s pool (${cap} of ${pool.settings.maxSize}, maxTransactionShare); commit or roll one back first`,
+    );
   }
 
   private expire(tx: OpenTransaction, reason: string): void {

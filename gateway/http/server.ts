@@ -21,9 +21,14 @@ import { registerTransactionRoutes } from "./routes/transactions.js";
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export function createHttpServer(context: HttpContext, authenticator: Authenticator, version: string): FastifyInstance {
+  const receiveMs = context.config.server.requestTimeoutMs;
   const app = Fastify({
     bodyLimit: context.config.server.maxRequestBytes,
     keepAliveTimeout: context.config.server.keepAliveTimeoutMs,
+    // A request's headers and body must arrive within server.requestTimeoutMs, authenticated or not:
+    // a sender trickling bytes holds a socket for that long at most (Node checks every quarter of it).
+    requestTimeout: receiveMs,
+    http: { requestTimeout: receiveMs, headersTimeout: receiveMs, connectionsCheckingInterval: Math.max(25, Math.min(1000, Math.floor(receiveMs / 4))) },
     // Draining is answered by the routes with GATEWAY_DRAINING in our own error format.
     return503OnClosing: false,
     forceCloseConnections: "idle",

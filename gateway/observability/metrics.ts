@@ -8,6 +8,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { ErrorCode } from "../../schemas/errors.js";
 import type { Cluster } from "../clusters/cluster.js";
+import { READ_WRITE_LOGIN } from "../credentials/logins.js";
+import type { Pool } from "../pool/pool.js";
 import { ACQUIRE_WAIT_BUCKETS_MS } from "../pool/stats.js";
 import type { Endpoint } from "../topology/endpoint.js";
 import { TopologyMonitor } from "../topology/monitor.js";
@@ -94,7 +96,8 @@ export class GatewayMetrics {
   /** Hooks the cluster's pools, executor and monitor, so their events are counted. */
   watch(cluster: Cluster): void {
     const name = cluster.name;
-    cluster.onAcquireWait = (endpoint, waitedMs) => this.acquireWait.observe({ cluster: name, endpoint }, waitedMs / 1000);
+    cluster.onAcquireWait = (endpoint, waitedMs, login) =>
+      this.acquireWait.observe({ cluster: name, endpoint: login === READ_WRITE_LOGIN ? endpoint : `${endpoint} (${login})` }, waitedMs / 1000);
     cluster.executor.onRetry = (code: ErrorCode) => {
       this.retries.inc({ cluster: name, reason: code });
       this.totals.retries++;
@@ -120,6 +123,23 @@ export class GatewayMetrics {
     const registers = [this.registry];
     const each = function* () {
       for (const cluster of clusters()) for (const endpoint of cluster.endpoints) yield { cluster: cluster.name, endpoint };
+    };
+    /** Every pool, labelled by its name (the endpoint's, with the login for logins other than the read-write one). */
+    const eachPool = function* (): Iterable<{ cluster: string; pool: Pool }> {
+      for (const cluster of clusters()) for (const { pool } of cluster.pools.all()) yield { cluster: cluster.name, pool };
+    };
+    /** One value per pool. */
+    const perPool = (name: string, help: string, read: (pool: Pool) => number): void => {
+      new Gauge({
+        name,
+        help,
+        labelNames: ["cluster", "endpoint"],
+        registers,
+        collect() {
+          this.reset();
+          for (const { cluster, pool } of eachPool()) this.set({ cluster, endpoint: pool.name }, read(pool));
+        },
+      });
     };
     /** One value per endpoint (none where `read` answers undefined). */
     const perEndpoint = (name: string, help: string, read: (endpoint: Endpoint) => number | undefined): void => {
@@ -158,16 +178,16 @@ export class GatewayMetrics {
       registers,
       collect() {
         this.reset();
-        for (const { cluster, endpoint } of each()) {
-          const stats = endpoint.pool.stats();
+        for (const { cluster, pool } of eachPool()) {
+          const stats = pool.stats();
           for (const [state, value] of [["active", stats.active], ["idle", stats.idle], ["pending", stats.pendingCreates]] as const) {
-            this.set({ cluster, endpoint: endpoint.name, state }, value);
+            this.set({ cluster, endpoint: pool.name, state }, value);
           }
         }
       },
     });
-    perEndpoint("poolgate_pool_waiting", "Requests waiting for a connection, per endpoint", (endpoint) => endpoint.pool.stats().waiting);
-    perEndpoint("poolgate_pool_max_connections", "The pool's maximum size, per endpoint", (endpoint) => endpoint.pool.settings.maxSize);
+    perPool("poolgate_pool_waiting", "Requests waiting for a connection, per endpoint", (pool) => pool.stats().waiting);
+    perPool("poolgate_pool_max_connections", "The pool's maximum size, per endpoint", (pool) => pool.settings.maxSize);
     const churnSeen = this.churnSeen;
     new Counter({
       name: "poolgate_pool_connection_events_total",
@@ -175,13 +195,13 @@ export class GatewayMetrics {
       labelNames: ["cluster", "endpoint", "event"],
       registers,
       collect() {
-        for (const { cluster, endpoint } of each()) {
-          const key = `${cluster}\n${endpoint.name}`;
-          const stats = endpoint.pool.stats();
+        for (const { cluster, pool } of eachPool()) {
+          const key = `${cluster}\n${pool.name}`;
+          const stats = pool.stats();
           const seen = churnSeen.get(key) ?? { created: 0, evicted: 0, retired: 0 };
           for (const event of ["created", "evicted", "retired"] as const) {
             const delta = stats[event] - seen[event];
-            if (delta > 0) this.inc({ cluster, endpoint: endpoint.name, event }, delta);
+            if (delta > 0) this.inc({ cluster, endpoint: pool.name, event }, delta);
           }
           churnSeen.set(key, { created: stats.created, evicted: stats.evicted, retired: stats.retired });
         }

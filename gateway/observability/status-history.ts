@@ -43,7 +43,7 @@ export class StatusHistory {
     const pools: StatusSample["pools"] = {};
     for (const cluster of this.clusters()) {
       for (const endpoint of cluster.endpoints) {
-        const { active, idle, waiting } = endpoint.pool.stats();
+        const { active, idle, waiting } = cluster.poolOf(endpoint).stats();
         pools[endpoint.name] = { active, idle, waiting };
       }
     }

@@ -19,6 +19,11 @@ export class PoolEntry {
   retireOnRelease: string | null = null;
   /** The tenant the entry is lent to (meaningful while IN_USE). */
   tenant = "";
+  /**
+   * The tenant whose work may have left something in the session, or undefined for a session in its
+   * just-connected state. Another tenant gets it only after a full reset.
+   */
+  lastTenant: string | undefined = undefined;
 
   constructor(
     readonly connection: EngineConnection,

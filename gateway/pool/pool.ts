@@ -56,6 +56,11 @@ function errorCodeOf(err: unknown): string {
   return "connection failed";
 }
 
+/** Whether lending the entry to `tenant` needs the full reset first: another tenant's work may be in it. */
+function crossesTenant(entry: PoolEntry, tenant: string): boolean {
+  return entry.lastTenant !== undefined && entry.lastTenant !== tenant;
+}
+
 /** HikariCP retires connections up to 2.5% early so a pool's connections never expire together. */
 const LIFETIME_JITTER = 0.025;
 const MAX_CONNECT_BACKOFF_MS = 1000;
@@ -141,53 +146,87 @@ export class Pool {
     if (this.closed) return Promise.reject(this.drainingError());
     // Idle connections go to a new caller only if nobody who could take them is queued ahead of it.
     if (this.eligible(tenant) && this.waiters.countEligible(this.eligible) === 0) {
-      const entry = this.idle.pop();
+      const entry = this.takeIdle(tenant);
       if (entry) {
-        if (this.clock.now() - entry.lastAccessedAt <= this.settings.aliveBypassMs) {
+        if (!crossesTenant(entry, tenant) && this.clock.now() - entry.lastAccessedAt <= this.settings.aliveBypassMs) {
           return Promise.resolve(this.lend(entry, tenant, startedAt));
         }
-        return this.validateThenLend(entry, tenant, startedAt, deadline);
+        return this.prepareThenLend(entry, tenant, startedAt, deadline);
       }
     }
     return this.enqueue(tenant, startedAt, deadline);
   }
 
-  private async validateThenLend(entry: PoolEntry, tenant: string, startedAt: number, deadline: number): Promise<PoolEntry> {
+  /**
+   * The idle entry for a tenant: the most recent one it used itself or one nobody has used, so that
+   * with one principal (or a few, and room enough) sessions never need the full reset; else the most
+   * recent one of another tenant.
+   */
+  private takeIdle(tenant: string): PoolEntry | undefined {
+    for (let i = this.idle.length - 1; i >= 0; i--) {
+      const entry = this.idle[i] as PoolEntry;
+      if (entry.lastTenant === undefined || entry.lastTenant === tenant) {
+        this.idle.splice(i, 1);
+        return entry;
+      }
+    }
+    return this.idle.pop();
+  }
+
+  /**
+   * An entry that needs a round trip before it is lent: the full reset when another tenant used it
+   * last (which also proves it alive), else a liveness check after idleness. The tenant counts it as
+   * held meanwhile, so that its share holds while the round trip is under way.
+   */
+  private async prepareThenLend(entry: PoolEntry, tenant: string, startedAt: number, deadline: number): Promise<PoolEntry> {
+    const crossing = crossesTenant(entry, tenant);
     entry.state = "RESERVED";
+    this.countHeld(tenant, 1);
     try {
-      await entry.connection.ping(this.settings.validationTimeoutMs);
-      if (this.isReusable(entry)) return this.lend(entry, tenant, startedAt);
-      // Due for retirement or reset meanwhile: give it back through the one return path.
-      this.giveBack(entry);
-      return this.acquireUntil(tenant, startedAt, deadline);
+      if (crossing) await entry.connection.resetFully(this.settings.validationTimeoutMs);
+      else await entry.connection.ping(this.settings.validationTimeoutMs);
     } catch (err) {
-      this.remove(entry, "evicted", `failed validation: ${this.source.describeError(err)}`);
+      this.countHeld(tenant, -1);
+      const why = this.source.describeError(err);
+      if (crossing) this.remove(entry, "retired", `reset between principals failed: ${why}`);
+      else this.remove(entry, "evicted", `failed validation: ${why}`);
       this.fill();
       return this.acquireUntil(tenant, startedAt, deadline);
     }
+    if (crossing) entry.lastTenant = undefined;
+    if (this.isReusable(entry)) return this.lend(entry, tenant, startedAt, true);
+    // Due for retirement or reset meanwhile: give it back through the one return path.
+    this.countHeld(tenant, -1);
+    this.giveBack(entry);
+    return this.acquireUntil(tenant, startedAt, deadline);
   }
 
-  private lend(entry: PoolEntry, tenant: string, startedAt: number): PoolEntry {
+  /** Lends an entry; `counted` when prepareThenLend already counted it against the tenant's share. */
+  private lend(entry: PoolEntry, tenant: string, startedAt: number, counted = false): PoolEntry {
     entry.state = "IN_USE";
     entry.tenant = tenant;
-    const held = this.inUse.get(tenant);
-    if (held) held.count++;
-    else this.inUse.set(tenant, { count: 1, cap: this.settings.maxSize });
+    entry.lastTenant = tenant;
+    if (!counted) this.countHeld(tenant, 1);
     const waitedMs = this.clock.now() - startedAt;
     this.counters.recordAcquireWait(waitedMs);
     this.onAcquireWait?.(waitedMs);
     return entry;
   }
 
+  private countHeld(tenant: string, delta: 1 | -1): void {
+    const held = this.inUse.get(tenant);
+    if (held) held.count = Math.max(0, held.count + delta);
+    else if (delta > 0) this.inUse.set(tenant, { count: 1, cap: this.settings.maxSize });
+  }
+
   /** The borrower gave the entry back (or it died in use): its tenant holds one fewer. */
   private unlend(entry: PoolEntry): void {
-    const held = this.inUse.get(entry.tenant);
-    if (held && held.count > 0) held.count--;
+    this.countHeld(entry.tenant, -1);
   }
 
   private enqueue(tenant: string, startedAt: number, deadline: number): Promise<PoolEntry> {
     return new Promise<PoolEntry>((resolve, reject) => {
-      const waiter: Waiter = { enqueuedAt: startedAt, tenant, settled: false, timer: undefined, resolve, reject };
+      const waiter: Waiter = { enqueuedAt: startedAt, deadline, tenant, settled: false, timer: undefined, resolve, reject };
       const remaining = Math.max(0, deadline - this.clock.now());
       waiter.timer = setTimeout(() => {
         this.waiters.remove(waiter);
@@ -198,12 +237,22 @@ export class Pool {
     });
   }
 
-  /** Gives a ready entry to the next eligible waiter (fair across tenants), or makes it idle. */
+  /**
+   * Gives a ready entry to the next eligible waiter (fair across tenants), after a full reset when
+   * another tenant used it last; or makes it idle.
+   */
   private handOff(entry: PoolEntry): void {
     const waiter = this.waiters.shift(this.eligible);
     if (waiter) {
       waiter.settled = true;
       clearTimeout(waiter.timer);
+      if (crossesTenant(entry, waiter.tenant)) {
+        this.prepareThenLend(entry, waiter.tenant, waiter.enqueuedAt, waiter.deadline).then(
+          (lent) => waiter.resolve(lent),
+          (err: GatewayError) => waiter.reject(err),
+        );
+        return;
+      }
       waiter.resolve(this.lend(entry, waiter.tenant, waiter.enqueuedAt));
       return;
     }
@@ -263,7 +312,10 @@ export class Pool {
     } else if (connection.needsReset) {
       entry.state = "RESERVED";
       connection.reset(this.settings.validationTimeoutMs).then(
-        () => this.giveBack(entry),
+        (full) => {
+          if (full) entry.lastTenant = undefined;
+          this.giveBack(entry);
+        },
         (err: unknown) => {
           this.remove(entry, "retired", `session reset failed: ${this.source.describeError(err)}`);
           this.fill();

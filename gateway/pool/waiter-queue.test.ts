@@ -7,6 +7,7 @@ const waiter = (id: string, tenant = ""): Named => ({
   id,
   tenant,
   enqueuedAt: 0,
+  deadline: Number.POSITIVE_INFINITY,
   settled: false,
   timer: undefined,
   resolve: () => {},

@@ -10,6 +10,8 @@ import type { PoolEntry } from "./pool-entry.js";
 
 export interface Waiter {
   readonly enqueuedAt: number;
+  /** Clock time at which the waiter gives up. */
+  readonly deadline: number;
   /** Whose request this is; "" when callers are not told apart. */
   readonly tenant: string;
   settled: boolean;

@@ -3,7 +3,6 @@ import { compareLsn, isLsn } from "../engines/postgres/lsn.js";
 import type { Engine } from "../engines/engine.js";
 import type { GatewayError } from "../errors.js";
 import { ManualClock } from "../pool/clock.js";
-import type { Pool } from "../pool/pool.js";
 import { Endpoint } from "../topology/endpoint.js";
 import type { Topology } from "../topology/topology.js";
 import { Router } from "./router.js";
@@ -33,7 +32,7 @@ class SettableTopology implements Topology {
 const engine = { comparePositions: compareLsn, isPosition: isLsn } as unknown as Engine;
 
 function endpoint(name: string, role: "primary" | "replica", position: string, lagMs = 0): Endpoint {
-  const e = new Endpoint(name, `postgres://${name}/db`, role === "primary", () => ({}) as Pool);
+  const e = new Endpoint(name, `postgres://${name}/db`, role === "primary");
   e.role = role;
   e.healthy = true;
   e.position = position;

@@ -9,7 +9,7 @@ import { GatewayError } from "../errors.js";
 import type { Clock } from "../pool/clock.js";
 import type { Endpoint } from "../topology/endpoint.js";
 import type { Topology } from "../topology/topology.js";
-import type { Intent } from "./statement-classifier.js";
+import type { Intent } from "../../schemas/query.js";
 
 export interface RouteRequest {
   intent: Intent;

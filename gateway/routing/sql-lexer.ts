@@ -5,9 +5,11 @@
  * API's placeholder rewriting).
  *
  * PostgreSQL: '…' ('' escapes a quote; E'…' also takes backslash escapes), "…" identifiers, $tag$…$tag$
- * bodies, -- and /* *\/ comments. MySQL: '…' and "…" with backslash escapes, `…` identifiers, # and
- * "-- " comments (two dashes then whitespace), /* *\/ comments — except /*! … *\/ and /*M! … *\/,
- * which MySQL runs as code.
+ * bodies, -- comments (to a line feed or carriage return) and nesting /* *\/ comments. MySQL: '…' and
+ * "…" with backslash escapes, `…` identifiers, # and "-- " comments (two dashes then whitespace or a
+ * control character; to a line feed), /* *\/ comments — except /*! … *\/ and /*M! … *\/, which MySQL
+ * runs as code. The gateway's decisions about SQL come from each engine's SQL reader; this lexer only
+ * finds the Data API's placeholders.
  */
 
 export type SqlDialect = "postgres" | "mysql";
@@ -37,6 +39,31 @@ function quotedEnd(sql: string, start: number, backslashEscapes: boolean): numbe
   return sql.length;
 }
 
+/** Where a line comment starting at `start` ends: MySQL at a line feed, PostgreSQL at a line feed or carriage return. */
+function lineEnd(sql: string, start: number, mysql: boolean): number {
+  for (let i = start; i < sql.length; i++) {
+    if (sql[i] === "\n" || (!mysql && sql[i] === "\r")) return i;
+  }
+  return sql.length;
+}
+
+/** The end of a PostgreSQL block comment starting at `start`: they nest. */
+function nestedCommentEnd(sql: string, start: number): number {
+  let depth = 0;
+  let i = start;
+  while (i < sql.length) {
+    if (sql[i] === "/" && sql[i + 1] === "*") {
+      depth++;
+      i += 2;
+    } else if (sql[i] === "*" && sql[i + 1] === "/") {
+      depth--;
+      i += 2;
+      if (depth === 0) return i;
+    } else i++;
+  }
+  return sql.length;
+}
+
 export function lexSql(sql: string, dialect: SqlDialect): Segment[] {
   const mysql = dialect === "mysql";
   const segments: Segment[] = [];
@@ -52,10 +79,13 @@ export function lexSql(sql: string, dialect: SqlDialect): Segment[] {
   while (i < sql.length) {
     const ch = sql[i] as string;
     const next = sql[i + 1];
-    const lineComment = (ch === "-" && next === "-" && (!mysql || i + 2 >= sql.length || /\s/.test(sql[i + 2] as string))) || (mysql && ch === "#");
+    const lineComment = (ch === "-" && next === "-" && (!mysql || i + 2 >= sql.length || (sql.charCodeAt(i + 2) <= 0x20 || sql.charCodeAt(i + 2) === 0x7f))) || (mysql && ch === "#");
     if (lineComment) {
-      const end = sql.indexOf("\n", i);
-      const stop = end < 0 ? sql.length : end;
+      const stop = lineEnd(sql, i, mysql);
+      push("comment", sql.slice(i, stop));
+      i = stop;
+    } else if (ch === "/" && next === "*" && !mysql) {
+      const stop = nestedCommentEnd(sql, i);
       push("comment", sql.slice(i, stop));
       i = stop;
     } else if (ch === "/" && next === "*") {

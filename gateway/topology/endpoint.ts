@@ -1,5 +1,4 @@
-/** One database instance endpoint of a cluster, with its own pool and what the monitor last saw of it. */
-import type { Pool } from "../pool/pool.js";
+/** One database instance endpoint of a cluster and what the monitor last saw of it (its pools are the cluster's PoolSet's). */
 
 export type EndpointRole = "primary" | "replica" | "unknown";
 
@@ -18,18 +17,13 @@ export class Endpoint {
   lastError: string | undefined;
   /** Requests currently routed here, for least-outstanding balancing. */
   outstanding = 0;
-  readonly pool: Pool;
 
   constructor(
     readonly name: string,
     readonly url: string,
     /** The configured writer (cluster) endpoint, preferred when several report primary. */
     readonly configuredWriter: boolean,
-    /** Builds the endpoint's pool; its connections may consult the endpoint (role checks). */
-    createPool: (endpoint: Endpoint) => Pool,
-  ) {
-    this.pool = createPool(this);
-  }
+  ) {}
 
   get servesReads(): boolean {
     return this.healthy && this.role === "replica" && this.banReason === null;

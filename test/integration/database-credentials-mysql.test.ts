@@ -23,7 +23,7 @@ let gw: TestGateway;
 function writerPool(): Pool {
   const cluster = gw.gateway.clusters.get("default");
   if (!cluster) throw new Error("no default cluster");
-  return cluster.writer.pool;
+  return cluster.poolOf(cluster.writer);
 }
 
 beforeAll(async () => {

@@ -39,7 +39,7 @@ afterAll(async () => {
 function writerPool(gw: TestGateway): Pool {
   const cluster = gw.gateway.clusters.get("default");
   if (!cluster) throw new Error("no default cluster");
-  return cluster.writer.pool;
+  return cluster.poolOf(cluster.writer);
 }
 
 const whoAmI = "select current_user as who, (select ssl from pg_stat_ssl where pid = pg_backend_pid()) as tls";

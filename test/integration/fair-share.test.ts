@@ -64,8 +64,8 @@ describe("fair share between principals", () => {
     const greedy = Array.from({ length: 200 }, () => greedyLoop());
     // Until the greedy caller's queue is deep, measuring the other caller proves nothing.
     const deadline = Date.now() + 10000;
-    while (cluster.writer.pool.stats().waiting < 150 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(cluster.writer.pool.stats().waiting).toBeGreaterThanOrEqual(150);
+    while (cluster.poolOf(cluster.writer).stats().waiting < 150 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(cluster.poolOf(cluster.writer).stats().waiting).toBeGreaterThanOrEqual(150);
 
     const politeLatencies: number[] = [];
     for (let i = 0; i < 40; i++) {
@@ -88,7 +88,7 @@ describe("fair share between principals", () => {
     // Served in arrival order the polite caller would wait as long as a greedy request (~50 statement
     // times); served in turn it waits for about one statement. A factor of 3 leaves room for noise.
     expect(report.polite.p99).toBeLessThan(report.greedy.p50 / 3);
-    expect(cluster.writer.pool.stats()).toMatchObject({ active: 0, waiting: 0 });
+    expect(cluster.poolOf(cluster.writer).stats()).toMatchObject({ active: 0, waiting: 0 });
   });
 
   it("caps the connections one principal holds at its maxPoolShare, leaving the rest to others", async () => {
@@ -100,12 +100,12 @@ describe("fair share between principals", () => {
       }),
     );
     const deadline = Date.now() + 5000;
-    while ((cluster.writer.pool.inUseByTenant().get("hog") ?? 0) < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    while ((cluster.poolOf(cluster.writer).inUseByTenant().get("hog") ?? 0) < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(cluster.writer.pool.inUseByTenant().get("hog")).toBe(2);
+    expect(cluster.poolOf(cluster.writer).inUseByTenant().get("hog")).toBe(2);
     const { rows } = await db.admin.query<{ n: string }>("select count(*) as n from pg_stat_activity where datname = current_database() and query like '%pg_sleep(0.6)%' and state = 'active' and pid <> pg_backend_pid()");
     expect(Number(rows[0]?.n)).toBe(2);
-    expect(cluster.writer.pool.stats()).toMatchObject({ waiting: 4, idle: 2 });
+    expect(cluster.poolOf(cluster.writer).stats()).toMatchObject({ waiting: 4, idle: 2 });
 
     const other = await gateway.post("/v1/query", { sql: "select 1 as one" }, as("polite"));
     expect(other.status).toBe(200);
@@ -113,6 +113,6 @@ describe("fair share between principals", () => {
     expect(hogDone).toBe(0);
 
     expect((await Promise.all(hog)).map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 200]);
-    expect(cluster.writer.pool.inUseByTenant().get("hog")).toBeUndefined();
+    expect(cluster.poolOf(cluster.writer).inUseByTenant().get("hog")).toBeUndefined();
   });
 });

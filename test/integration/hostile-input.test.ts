@@ -42,7 +42,8 @@ describe("hostile input", () => {
       expect(answer.body.error.database.message).toContain("not supported through the gateway");
     }
     expect((await gateway.post("/v1/query", { sql: "select 1 as one" })).body.rows).toEqual([{ one: 1 }]);
-    expect(gateway.gateway.clusters.get("default")?.writer.pool.stats()).toMatchObject({ active: 0 });
+    const cluster = gateway.gateway.clusters.get("default");
+    expect(cluster?.poolOf(cluster.writer).stats()).toMatchObject({ active: 0 });
   });
 
   it("answers Fastify's own refusals in the gateway's format, and takes long transaction ids", async () => {

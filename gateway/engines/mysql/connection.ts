@@ -10,7 +10,7 @@ import type { Param } from "../../../schemas/query.js";
 import { GatewayError } from "../../errors.js";
 import type { EngineConnection, ExecuteOptions, InstanceState, ListedInstance, StatementResult, TransactionOptions } from "../engine.js";
 import { INTERRUPTED, isServerError, mapStatementError, type MysqlDriverError } from "./errors.js";
-import { mayChangeSessionState } from "./session-state.js";
+import type { SqlReader } from "../sql-analysis.js";
 import { approximateBytes, columnDetails, columnsOf, type Converter, convertersFor, convertRow, encodeParams, type MysqlField } from "./values.js";
 
 export type MysqlFlavour = "mariadb" | "mysql";
@@ -23,6 +23,8 @@ export interface MysqlConnectionSettings {
   killQuery(host: string, port: number, threadId: number, timeoutMs: number): Promise<void>;
   /** Statements that put a fresh (or reset) session into the state the conversions expect. */
   sessionSetup: string;
+  /** The cluster's SQL reader: which statements leave no session state. */
+  reader: SqlReader;
 }
 
 /** The OK packet mysql2 reports for statements without a result set. */
@@ -105,6 +107,8 @@ export class MysqlConnection implements EngineConnection {
   private dead = false;
   private positionsUnsupported = false;
   private auroraLagUnsupported = false;
+  /** How to put back the role the session logged in with (COM_RESET_CONNECTION keeps MariaDB's); null: no roles. */
+  private restoreRole: string | null = null;
   private readonly deathListeners: ((cause: Error) => void)[] = [];
   /** Rejects the statement in flight when the session dies (mysql2 reports that on the connection). */
   private failInFlight: ((err: Error) => void) | undefined;
@@ -141,11 +145,17 @@ export class MysqlConnection implements EngineConnection {
       // MySQL would run this in autocommit mode, outside the transaction the caller believes is open.
       throw new GatewayError("TRANSACTION_ABORTED", "the database rolled this transaction back after a conflict; roll it back and run it again from the start");
     }
-    if (mayChangeSessionState(sql)) this.sessionDirty = true;
+    const analysis = this.settings.reader.analyse(sql);
+    // In a gateway transaction, text is sent as text only where the server splits it as the reader
+    // does: in a session no setting (sql_mode, character set) has changed, and without a statement
+    // in the string that could change one for the statements after it.
+    const mustPrepare =
+      options.singleStatement === true || (options.gatewayTransaction === true && (this.sessionDirty || (analysis.statementCount > 1 && !analysis.leavesNoState)));
+    if (!analysis.leavesNoState) this.sessionDirty = true;
     const wasInTransaction = this.transactionOpen;
     let collected: Collected;
     try {
-      collected = await this.run(sql, params, options);
+      collected = await this.run(sql, params, options, params.length > 0 || (mustPrepare && !analysis.savepointOnly));
     } catch (err) {
       await this.afterConflict(err, wasInTransaction, options.timeoutMs);
       throw err;
@@ -273,21 +283,43 @@ export class MysqlConnection implements EngineConnection {
     await this.simple(this.settings.sessionSetup, timeoutMs);
   }
 
+  /** Right after connecting: notes the role the login starts with, so a full reset can put it back. */
+  async noteInitialRole(timeoutMs: number): Promise<void> {
+    let role: unknown;
+    try {
+      [role] = await this.firstRow("SELECT CURRENT_ROLE()", timeoutMs);
+    } catch (err) {
+      if (err instanceof GatewayError && err.code === "DATABASE_ERROR") return; // a server without roles (MySQL 5.7)
+      throw err;
+    }
+    if (this.settings.flavour === "mysql") this.restoreRole = "SET ROLE DEFAULT";
+    else this.restoreRole = typeof role === "string" ? `SET ROLE \`${role.replace(/`/g, "``")}\`` : "SET ROLE NONE";
+  }
+
   async ping(timeoutMs: number): Promise<void> {
     await this.simple("SELECT 1", timeoutMs);
   }
 
   /**
    * An open transaction alone is rolled back; anything else (variables, temporary tables, locks,
-   * prepared statements, user variables) is cleared with COM_RESET_CONNECTION, after which the
-   * session settings are applied again.
+   * prepared statements, user variables) takes the full reset.
    */
-  async reset(timeoutMs: number): Promise<void> {
+  async reset(timeoutMs: number): Promise<boolean> {
     if (this.cancelMayLand) throw new Error("a KILL QUERY may still land on this session");
-    if (!this.sessionDirty) {
-      if (this.transactionOpen) await this.rollback(timeoutMs);
-      return;
+    if (this.sessionDirty) {
+      await this.resetFully(timeoutMs);
+      return true;
     }
+    if (this.transactionOpen) await this.rollback(timeoutMs);
+    return false;
+  }
+
+  /**
+   * COM_RESET_CONNECTION (variables, warnings and errors, temporary tables, GET_LOCK locks, prepared
+   * statements, an open transaction), then the session settings and the login's role again.
+   */
+  async resetFully(timeoutMs: number): Promise<void> {
+    if (this.cancelMayLand) throw new Error("a KILL QUERY may still land on this session");
     await this.withTimeout(
       new Promise<void>((resolve, reject) => {
         this.failInFlight = reject;
@@ -298,7 +330,8 @@ export class MysqlConnection implements EngineConnection {
     );
     this.transactionOpen = false;
     this.rolledBackByServer = false;
-    await this.setUpSession(timeoutMs);
+    const setup = this.restoreRole === null ? this.settings.sessionSetup : `${this.settings.sessionSetup}; ${this.restoreRole}`;
+    await this.simple(setup, timeoutMs);
     this.sessionDirty = false;
   }
 
@@ -357,7 +390,7 @@ export class MysqlConnection implements EngineConnection {
    * in. The timeout stops it on the server with KILL QUERY; if the statement has not ended within the
    * grace period after that, the socket is cut and the outcome is unknown.
    */
-  private async run(sql: string, params: readonly Param[], options: ExecuteOptions): Promise<Collected> {
+  private async run(sql: string, params: readonly Param[], options: ExecuteOptions, prepared = params.length > 0): Promise<Collected> {
     if (this.dead) throw new GatewayError("CONNECTION_LOST", "the database session closed before the statement was sent");
     const collected: Collected = {
       fields: undefined,
@@ -388,8 +421,9 @@ export class MysqlConnection implements EngineConnection {
     try {
       await new Promise<void>((resolve, reject) => {
         this.failInFlight = reject;
+        // Prepared: one statement only, enforced by the server.
         const command = (
-          params.length > 0 || options.singleStatement
+          prepared
             ? this.connection.execute({ sql, values: encodeParams(params) })
             : this.connection.query({ sql })
         ) as unknown as CommandEmitter;

@@ -11,13 +11,16 @@ import type { DatabaseAccess } from "../../credentials/database-access.js";
 import type { DatabaseCredentials, DatabaseLogin, SessionTarget } from "../../credentials/database-credentials.js";
 import type { DatabaseTls } from "../../credentials/tls-options.js";
 import type { Engine, EngineConnection, EngineEndpoint } from "../engine.js";
+import type { SqlReader } from "../sql-analysis.js";
 import { type MysqlFlavour, MysqlConnection } from "./connection.js";
+import { mysqlSqlReader } from "./sql-reader.js";
 import { describeConnectError, isAuthenticationFailure } from "./errors.js";
 import { compareGtidPositions, isGtidPosition } from "./gtid.js";
 
 export interface MysqlEngineSettings extends DatabaseAccess {
   preparedCacheSize: number;
   cancelGraceMs: number;
+  writingFunctions?: readonly string[] | undefined;
 }
 
 /**
@@ -89,14 +92,17 @@ function open(options: ConnectionOptions): Promise<Connection> {
 
 export class MysqlEngine implements Engine {
   readonly kind = "mysql" as const;
+  readonly reader: SqlReader;
   private connectionCounter = 0;
   private readonly ssl: SslOptions | undefined;
 
   constructor(private readonly settings: MysqlEngineSettings) {
     this.ssl = mysqlSslOptions(settings.tls);
-    if (settings.credentials?.kind === "iam-token" && this.ssl === undefined) {
+    const logins = [settings.credentials, ...(settings.logins?.values() ?? [])];
+    if (logins.some((login) => login?.kind === "iam-token") && this.ssl === undefined) {
       throw new Error("IAM authentication tokens are sent in clear text (mysql_clear_password): the cluster needs tls mode require or verify-full");
     }
+    this.reader = mysqlSqlReader(settings.writingFunctions);
   }
 
   async connect(endpoint: EngineEndpoint, connectTimeoutMs: number): Promise<EngineConnection> {
@@ -104,7 +110,8 @@ export class MysqlEngine implements Engine {
     const target: SessionTarget = { host: base.host ?? "127.0.0.1", port: base.port ?? 3306 };
     // The monitor reads only global state: without a default database it never shows up among the
     // sessions working on the application's database.
-    const connection = await this.openAuthenticated(target, connectTimeoutMs, (security, timeoutMs) => ({
+    const credentials = endpoint.credentials ?? this.settings.credentials;
+    const connection = await this.openAuthenticated(credentials, target, connectTimeoutMs, (security, timeoutMs) => ({
       ...base,
       ...security,
       database: endpoint.purpose === "monitor" ? undefined : base.database,
@@ -129,10 +136,13 @@ export class MysqlEngine implements Engine {
       flavour,
       cancelGraceMs: this.settings.cancelGraceMs,
       sessionSetup: sessionSetup(endpoint.purpose === "monitor" ? undefined : base.database),
-      killQuery: (host, port, threadId, timeoutMs) => this.killQuery(base, target, { host, port }, threadId, timeoutMs),
+      // The same login: a user may stop its own statements without any privilege.
+      killQuery: (host, port, threadId, timeoutMs) => this.killQuery(credentials, base, target, { host, port }, threadId, timeoutMs),
+      reader: this.reader,
     });
     try {
       await session.setUpSession(connectTimeoutMs);
+      if (endpoint.purpose !== "monitor") await session.noteInitialRole(connectTimeoutMs);
     } catch (err) {
       session.destroy();
       throw err;
@@ -140,13 +150,13 @@ export class MysqlEngine implements Engine {
     return session;
   }
 
-  /** Opens a session with the cluster's login and TLS (`options` adds them to the rest). */
+  /** Opens a session with a login (none: the URL's) and the cluster's TLS (`options` adds them to the rest). */
   private openAuthenticated(
+    credentials: DatabaseCredentials | undefined,
     target: SessionTarget,
     timeoutMs: number,
     options: (security: ConnectionOptions, timeoutMs: number) => ConnectionOptions,
   ): Promise<Connection> {
-    const credentials = this.settings.credentials;
     return connectAuthenticated({
       credentials,
       target,
@@ -165,8 +175,15 @@ export class MysqlEngine implements Engine {
    * the instance's address (`peer`), where the statement runs even if the endpoint's name has moved
    * since; it still presents the endpoint's name, which the certificate and an IAM token are for.
    */
-  private async killQuery(base: ConnectionOptions, target: SessionTarget, peer: SessionTarget, threadId: number, timeoutMs: number): Promise<void> {
-    const side = await this.openAuthenticated(target, timeoutMs, (security, remainingMs) => ({
+  private async killQuery(
+    credentials: DatabaseCredentials | undefined,
+    base: ConnectionOptions,
+    target: SessionTarget,
+    peer: SessionTarget,
+    threadId: number,
+    timeoutMs: number,
+  ): Promise<void> {
+    const side = await this.openAuthenticated(credentials, target, timeoutMs, (security, remainingMs) => ({
       ...base,
       ...security,
       connectTimeout: remainingMs,

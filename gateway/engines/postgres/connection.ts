@@ -10,7 +10,8 @@ import { GatewayError } from "../../errors.js";
 import type { EngineConnection, ExecuteOptions, InstanceState, ListedInstance, StatementResult, TransactionOptions } from "../engine.js";
 import { type CancelTarget, sendCancelRequest } from "./cancel.js";
 import { isDatabaseError, isSessionFatal, mapStatementError } from "./errors.js";
-import { mayChangeSessionState } from "./session-state.js";
+import type { SqlReader } from "../sql-analysis.js";
+import { type FunctionVolatility, VOLATILITY_SQL } from "./function-volatility.js";
 import { type PreparedStatement, StatementQuery, type WireConnection } from "./statement-query.js";
 import { columnDetails, encodeParams, parsersFor, parseTextArray } from "./values.js";
 
@@ -20,6 +21,10 @@ export interface PostgresConnectionSettings {
   cancelGraceMs: number;
   /** Shared OID -> type name cache for the endpoint. */
   typeNames: Map<number, string>;
+  /** The cluster's SQL reader: which statements leave no session state. */
+  reader: SqlReader;
+  /** The cluster's knowledge of function volatility (pg_proc). */
+  volatility: FunctionVolatility;
 }
 
 interface PgInternals {
@@ -45,15 +50,6 @@ const CACHED_PLAN_CHANGED = "cached plan must not change result type";
 
 function isCachedPlanChange(err: unknown): boolean {
   return err instanceof GatewayError && err.database?.sqlstate === "0A000" && err.message.includes(CACHED_PLAN_CHANGED);
-}
-
-/**
- * Several statements in one string (a ';' before the end) need the simple protocol; a ';' inside a
- * literal or comment also lands here, which only means that string is not prepared.
- */
-function mayHoldSeveralStatements(sql: string): boolean {
-  const at = sql.indexOf(";");
-  return at >= 0 && at < sql.trimEnd().length - 1;
 }
 
 const NO_LIMITS = { maxBytes: 1 << 20, maxRows: 1000 };
@@ -98,11 +94,14 @@ export class PostgresConnection implements EngineConnection {
   }
 
   async execute(sql: string, params: readonly Param[], options: ExecuteOptions): Promise<StatementResult> {
-    if (mayChangeSessionState(sql)) this.sessionDirty = true;
+    // Settings changed before this string (standard_conforming_strings...) may make the server split it otherwise than the reader.
+    const readAsReaderDoes = !this.sessionDirty;
+    await this.noteSessionEffects(sql, options);
     const values = encodeParams(params);
+    const several = !options.singleStatement && !(options.gatewayTransaction && !readAsReaderDoes);
     let query: StatementQuery;
     try {
-      query = await this.run(this.statement(sql, values, options), options.timeoutMs);
+      query = await this.run(this.statement(sql, values, options, several), options.timeoutMs);
     } catch (err) {
       if (!isCachedPlanChange(err)) throw err;
       // The server refused a cached statement whose result type changed (ALTER TABLE...) before
@@ -110,7 +109,7 @@ export class PostgresConnection implements EngineConnection {
       // transaction is already aborted, so the error goes to the caller and the next attempt re-prepares.
       this.forgetStatement(sql);
       if (this.internals.getTransactionStatus() !== "I") throw err;
-      query = await this.run(this.statement(sql, values, options), options.timeoutMs);
+      query = await this.run(this.statement(sql, values, options, several), options.timeoutMs);
     }
     if (query.overLimit) {
       throw new GatewayError(
@@ -128,11 +127,44 @@ export class PostgresConnection implements EngineConnection {
   }
 
   /**
-   * Prepared (named, cached) by default, so repeated statements skip parsing and planning on the
-   * server; the simple protocol for strings known to hold several statements.
+   * Marks the session for a reset unless the statement is known to leave no state: its kind (the
+   * reader) and the volatility of every function it calls (pg_proc, looked up once per name). For a
+   * read-only principal, volatile built-ins that act outside the transaction are refused.
    */
-  private statement(sql: string, values: unknown[], options: ExecuteOptions): StatementQuery {
-    const extended = options.singleStatement === true || values.length > 0 || !mayHoldSeveralStatements(sql);
+  private async noteSessionEffects(sql: string, options: ExecuteOptions): Promise<void> {
+    const analysis = this.settings.reader.analyse(sql);
+    const functions = analysis.functions;
+    const volatility = this.settings.volatility;
+    if (functions.length > 0 && (analysis.leavesNoState || options.readOnlyPrincipal)) await this.learnFunctions(functions, options.timeoutMs);
+    if (options.readOnlyPrincipal) {
+      const refused = volatility.refusedForReadOnly(functions);
+      if (refused !== undefined) {
+        throw new GatewayError("FORBIDDEN", `this principal may only read: ${refused}() is a volatile built-in function that acts outside the transaction`);
+      }
+    }
+    if (!analysis.leavesNoState || !volatility.allStateless(functions)) this.sessionDirty = true;
+  }
+
+  /** Looks up functions pg_proc has not been asked about (one round trip); a failure leaves them unknown, i.e. volatile. */
+  private async learnFunctions(names: readonly string[], timeoutMs: number): Promise<void> {
+    const unknown = this.settings.volatility.unknown(names);
+    if (unknown.length === 0) return;
+    const query = new StatementQuery(VOLATILITY_SQL, encodeParams([unknown]), undefined, (fields) => parsersFor("string", fields), "string", NO_LIMITS, noop);
+    try {
+      this.settings.volatility.record(unknown, (await this.run(query, timeoutMs)).rows);
+    } catch (err) {
+      // In a failed transaction the lookup is refused: the names stay unknown (volatile) for now.
+      if (!(err instanceof GatewayError && err.code === "DATABASE_ERROR")) throw err;
+    }
+  }
+
+  /**
+   * Prepared (named, cached) by default, so repeated statements skip parsing and planning on the
+   * server; the simple protocol for strings the parser finds several statements in, where `several`
+   * allows them.
+   */
+  private statement(sql: string, values: unknown[], options: ExecuteOptions, several: boolean): StatementQuery {
+    const extended = !several || values.length > 0 || this.settings.reader.analyse(sql).statementCount === 1;
     const prepared = extended && this.settings.preparedCacheSize > 0 ? this.preparedStatement(sql) : undefined;
     const mode = options.bigNumbers;
     return new StatementQuery(
@@ -201,17 +233,26 @@ export class PostgresConnection implements EngineConnection {
     await this.simple("SELECT 1", timeoutMs);
   }
 
-  async reset(timeoutMs: number): Promise<void> {
+  async reset(timeoutMs: number): Promise<boolean> {
+    if (this.cancelMayLand) throw new Error("a cancel request may still land on this session");
+    if (this.sessionDirty) {
+      await this.resetFully(timeoutMs);
+      return true;
+    }
+    if (this.internals.getTransactionStatus() !== "I") await this.simple("ROLLBACK", timeoutMs);
+    return false;
+  }
+
+  async resetFully(timeoutMs: number): Promise<void> {
     if (this.cancelMayLand) throw new Error("a cancel request may still land on this session");
     if (this.internals.getTransactionStatus() !== "I") await this.simple("ROLLBACK", timeoutMs);
-    if (this.sessionDirty) {
-      // DISCARD ALL drops temp tables, GUCs, advisory locks, LISTENs, cursors and prepared statements,
-      // ours included, so the statement cache is forgotten with them.
-      await this.simple("DISCARD ALL", timeoutMs);
-      this.prepared.clear();
-      this.internals.connection.parsedStatements = {};
-      this.sessionDirty = false;
-    }
+    // DISCARD ALL drops settings, role, temporary objects, advisory locks, LISTENs, cursors, sequence
+    // state and prepared statements. The gateway's own go too (another principal would see their text
+    // in pg_prepared_statements), so the statement cache is forgotten with them.
+    await this.simple("DISCARD ALL", timeoutMs);
+    this.prepared.clear();
+    this.internals.connection.parsedStatements = {};
+    this.sessionDirty = false;
   }
 
   async close(): Promise<void> {

@@ -9,7 +9,10 @@ import type { DatabaseAccess } from "../../credentials/database-access.js";
 import { type DatabaseLogin, sessionTargetOf } from "../../credentials/database-credentials.js";
 import type { DatabaseTls } from "../../credentials/tls-options.js";
 import type { Engine, EngineConnection, EngineEndpoint } from "../engine.js";
+import type { SqlReader } from "../sql-analysis.js";
 import { PostgresConnection } from "./connection.js";
+import { FunctionVolatility } from "./function-volatility.js";
+import { postgresSqlReader } from "./sql-reader.js";
 import { describeConnectError, isAuthenticationFailure } from "./errors.js";
 import { compareLsn, isLsn } from "./lsn.js";
 import { BUILTIN_TYPE_NAMES } from "./values.js";
@@ -17,6 +20,7 @@ import { BUILTIN_TYPE_NAMES } from "./values.js";
 export interface PostgresEngineSettings extends DatabaseAccess {
   preparedCacheSize: number;
   cancelGraceMs: number;
+  writingFunctions?: readonly string[] | undefined;
 }
 
 /** `pg`'s ssl option for a TLS setting; built once per engine, so the CA bundle is parsed once. */
@@ -45,6 +49,9 @@ const ignoreEarlyError = (): void => undefined;
 
 export class PostgresEngine implements Engine {
   readonly kind = "postgres" as const;
+  readonly reader: SqlReader;
+  /** What pg_proc says of called functions, shared by the cluster's sessions. */
+  private readonly volatility = new FunctionVolatility();
   private readonly typeNames = new Map(BUILTIN_TYPE_NAMES);
   private connectionCounter = 0;
   /** undefined: the URL decides (sslmode), as without a tls setting. */
@@ -52,11 +59,12 @@ export class PostgresEngine implements Engine {
 
   constructor(private readonly settings: PostgresEngineSettings) {
     this.ssl = settings.tls === undefined ? undefined : pgSslOptions(settings.tls);
+    this.reader = postgresSqlReader(settings.writingFunctions);
   }
 
   async connect(endpoint: EngineEndpoint, connectTimeoutMs: number): Promise<EngineConnection> {
     const client = await connectAuthenticated({
-      credentials: this.settings.credentials,
+      credentials: endpoint.credentials ?? this.settings.credentials,
       target: sessionTargetOf(endpoint.url),
       timeoutMs: connectTimeoutMs,
       open: (login, timeoutMs) => this.open(endpoint, login, timeoutMs),
@@ -67,6 +75,8 @@ export class PostgresEngine implements Engine {
       preparedCacheSize: this.settings.preparedCacheSize,
       cancelGraceMs: this.settings.cancelGraceMs,
       typeNames: this.typeNames,
+      reader: this.reader,
+      volatility: this.volatility,
     });
     client.off("error", ignoreEarlyError);
     return connection;
@@ -80,7 +90,8 @@ export class PostgresEngine implements Engine {
       keepAlive: true,
       application_name: endpoint.purpose === "monitor" ? "poolgate-monitor" : "poolgate",
       // Timestamps are converted to ISO-8601 from the ISO DateStyle; UTC keeps offsets uniform.
-      options: "-c TimeZone=UTC -c DateStyle=ISO,MDY -c IntervalStyle=postgres",
+      // Standard-conforming strings are what the SQL reader assumes (RESET ALL returns to these).
+      options: "-c TimeZone=UTC -c DateStyle=ISO,MDY -c IntervalStyle=postgres -c standard_conforming_strings=on",
     });
     client.on("error", ignoreEarlyError);
     try {

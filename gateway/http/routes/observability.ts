@@ -26,7 +26,8 @@ export function registerObservabilityRoutes(app: FastifyInstance, context: HttpC
         openTransactions: health.openTransactions,
         failovers: health.failovers,
         endpoints: cluster.endpoints.map((endpoint) => {
-          const { total, active, idle, waiting } = endpoint.pool.stats();
+          const pool = cluster.poolOf(endpoint);
+          const { total, active, idle, waiting } = pool.stats();
           return {
             name: endpoint.name,
             role: endpoint.role,
@@ -35,7 +36,7 @@ export function registerObservabilityRoutes(app: FastifyInstance, context: HttpC
             lastError: endpoint.healthy ? null : (endpoint.lastError ?? null),
             banned: endpoint.banReason,
             outstanding: endpoint.outstanding,
-            pool: { total, active, idle, waiting, maxSize: endpoint.pool.settings.maxSize },
+            pool: { total, active, idle, waiting, maxSize: pool.settings.maxSize },
           };
         }),
       };

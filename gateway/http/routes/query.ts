@@ -1,6 +1,7 @@
 /** POST /v1/query (one statement, optionally inside a transaction) and POST /v1/batch (atomic). */
 import type { FastifyInstance } from "fastify";
 import { batchRequestSchema, queryRequestSchema } from "../../../schemas/query.js";
+import type { StatementResult } from "../../engines/engine.js";
 import { checkParamCount, executeOptions } from "../../execution/run-options.js";
 import { type HttpContext, selectCluster, selectTransactionCluster } from "../context.js";
 import { serializeResult } from "../result-shape.js";
@@ -20,14 +21,8 @@ export function registerQueryRoutes(app: FastifyInstance, context: HttpContext):
     let json: string;
     if (body.transactionId !== undefined) {
       const options = executeOptions(context.config, body, runAs);
-      const result = await cluster.transactions.run(
-        body.transactionId,
-        body.sql,
-        (connection) => connection.execute(body.sql, body.params ?? [], options),
-        {},
-        runAs,
-      );
-      json = serializeResult(result, rowMode, 1);
+      const [result] = await cluster.transactions.run(body.transactionId, [{ sql: body.sql, params: body.params ?? [] }], options, {}, runAs);
+      json = serializeResult(result as StatementResult, rowMode, 1);
     } else {
       const { value, attempts } = await cluster.executor.query(body, {}, runAs);
       json = serializeResult(value.value, rowMode, attempts, value.consistencyToken);

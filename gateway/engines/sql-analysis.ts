@@ -1,0 +1,77 @@
+/**
+ * What the gateway asks about a SQL text, answered once per distinct text by the engine's own reader
+ * (PostgreSQL: the server's grammar through libpg-query; MySQL: a lexer with MySQL's exact rules).
+ * Every answer leans to the careful side when the reader does not understand the text: a write, that
+ * may leave session state, may end a transaction, is not retried as a unit, and is not for a read-only
+ * principal.
+ */
+import type { Intent } from "../../schemas/query.js";
+
+export interface StatementAnalysis {
+  /** The reader understood the whole text; when false, every answer below is the careful one. */
+  readonly understood: boolean;
+  /** How many statements the server will see in the text (1 when not understood). */
+  readonly statementCount: number;
+  /** "read" only when every statement is known to only read (routing sends it to a replica). */
+  readonly intent: Intent;
+  /**
+   * Begins or ends a transaction: BEGIN, COMMIT, ROLLBACK, XA..., and on MySQL statements that commit
+   * implicitly (DDL, LOCK TABLES...). Refused inside gateway-managed transactions and batches.
+   */
+  readonly endsTransaction: boolean;
+  /**
+   * May commit part of its work and then fail (it ends a transaction, or holds several statements
+   * that commit one by one): never run again as a unit.
+   */
+  readonly commitsInParts: boolean;
+  /** Why a read-only principal may not send it (only known reads are allowed), or undefined. */
+  readonly readOnlyRefusal: string | undefined;
+  /**
+   * Known to leave no session state behind, provided the functions it calls are not volatile
+   * (PostgreSQL checks `functions` against pg_proc). False: the session is reset before reuse.
+   */
+  readonly leavesNoState: boolean;
+  /** Functions the text calls by name, as the server resolves them (for volatility checks). */
+  readonly functions: readonly string[];
+  /**
+   * Exactly one SAVEPOINT, RELEASE or ROLLBACK TO statement and nothing that could hide another: MySQL
+   * cannot prepare these, so they are the one statement kind sent as text inside a transaction.
+   */
+  readonly savepointOnly: boolean;
+}
+
+export interface SqlReader {
+  analyse(sql: string): StatementAnalysis;
+}
+
+/** The careful answer for a text the reader does not understand. */
+export const NOT_UNDERSTOOD: StatementAnalysis = Object.freeze({
+  understood: false,
+  statementCount: 1,
+  intent: "write",
+  endsTransaction: true,
+  commitsInParts: true,
+  readOnlyRefusal: "statements the gateway cannot read",
+  leavesNoState: false,
+  functions: Object.freeze([]),
+  savepointOnly: false,
+});
+
+/** Distinct texts remembered per reader; a bounded map, so the hot path analyses each text once. */
+const CACHE_LIMIT = 4096;
+
+/** Wraps an analysis function with a bounded cache keyed by the exact text. */
+export function cachedReader(analyse: (sql: string) => StatementAnalysis): SqlReader {
+  const cache = new Map<string, StatementAnalysis>();
+  return {
+    analyse(sql) {
+      let analysis = cache.get(sql);
+      if (analysis === undefined) {
+        analysis = analyse(sql);
+        if (cache.size >= CACHE_LIMIT) cache.clear();
+        cache.set(sql, analysis);
+      }
+      return analysis;
+    },
+  };
+}
