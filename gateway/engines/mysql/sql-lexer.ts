@@ -20,13 +20,19 @@ export interface Token {
 export interface LexMode {
   backslashEscapes: boolean;
   ansiQuotes: boolean;
-  /** Version-conditional and MariaDB-only executable comments run as code (else they are comments). */
-  conditionalCommentsRun: boolean;
+  /** /*!NNNNN … *\/ runs as code (the server's version is at least NNNNN; else it is a comment). */
+  versionedCommentsRun: boolean;
+  /** /*M! … *\/ runs as code (MariaDB; MySQL reads a comment). */
+  mariadbCommentsRun: boolean;
 }
 
-/** Every reading the server might apply to one text. */
-export const LEX_MODES: readonly LexMode[] = [false, true].flatMap((backslashEscapes) =>
-  [false, true].flatMap((ansiQuotes) => [false, true].map((conditionalCommentsRun) => ({ backslashEscapes: !backslashEscapes, ansiQuotes, conditionalCommentsRun }))),
+const BOTH = [true, false];
+
+/** Every reading the server might apply to one text: sql_mode's quoting rules, its version, its flavour. */
+export const LEX_MODES: readonly LexMode[] = BOTH.flatMap((backslashEscapes) =>
+  BOTH.flatMap((ansiQuotes) =>
+    BOTH.flatMap((versionedCommentsRun) => BOTH.map((mariadbCommentsRun) => ({ backslashEscapes, ansiQuotes: !ansiQuotes, versionedCommentsRun, mariadbCommentsRun }))),
+  ),
 );
 
 /** What one reading makes of a text: its tokens, and where the server would fail to read on (if it would). */
@@ -93,8 +99,8 @@ function readTokens(sql: string, mode: LexMode, tokens: Token[]): void {
       const opener = /^\/\*(M?)!(\d*)/.exec(sql.slice(i, i + 12));
       if (opener) {
         if (executableComment) throw new LexError("nested executable comment");
-        const always = opener[1] === "" && opener[2] === "";
-        if (always || mode.conditionalCommentsRun) {
+        const runs = opener[1] === "M" ? mode.mariadbCommentsRun : opener[2] === "" || mode.versionedCommentsRun;
+        if (runs) {
           executableComment = true;
           i += opener[0].length;
           continue;
