@@ -10,6 +10,7 @@ export const poolStatsSchema = z.object({
   created: z.number().int(),
   evicted: z.number().int().describe("Closed because broken or failed validation"),
   retired: z.number().int().describe("Closed because of max lifetime, idle timeout or session reset failure"),
+  resets: z.number().int().describe("Full session resets before a connection went to another principal"),
   acquireWaitMs: z.object({
     count: z.number().int(),
     buckets: z.array(z.object({ le: z.number(), count: z.number().int() })).describe("Cumulative"),

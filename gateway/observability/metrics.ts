@@ -49,7 +49,7 @@ export class GatewayMetrics {
   private readonly failovers: Counter<"cluster">;
   private readonly failoverDuration: Histogram<"cluster">;
   /** Per endpoint, the pool's churn counters as last exported (they are read, not hooked). */
-  private readonly churnSeen = new Map<string, { created: number; evicted: number; retired: number }>();
+  private readonly churnSeen = new Map<string, { created: number; evicted: number; retired: number; resets: number }>();
 
   constructor(private readonly clusters: () => Iterable<Cluster>) {
     const registers = [this.registry];
@@ -191,19 +191,19 @@ export class GatewayMetrics {
     const churnSeen = this.churnSeen;
     new Counter({
       name: "poolgate_pool_connection_events_total",
-      help: "Connections opened, evicted (broken) and retired (lifetime, idle timeout), per endpoint",
+      help: "Connections opened, evicted (broken) and retired (lifetime, idle timeout), and full resets before another principal, per endpoint",
       labelNames: ["cluster", "endpoint", "event"],
       registers,
       collect() {
         for (const { cluster, pool } of eachPool()) {
           const key = `${cluster}\n${pool.name}`;
           const stats = pool.stats();
-          const seen = churnSeen.get(key) ?? { created: 0, evicted: 0, retired: 0 };
-          for (const event of ["created", "evicted", "retired"] as const) {
+          const seen = churnSeen.get(key) ?? { created: 0, evicted: 0, retired: 0, resets: 0 };
+          for (const event of ["created", "evicted", "retired", "resets"] as const) {
             const delta = stats[event] - seen[event];
             if (delta > 0) this.inc({ cluster, endpoint: pool.name, event }, delta);
           }
-          churnSeen.set(key, { created: stats.created, evicted: stats.evicted, retired: stats.retired });
+          churnSeen.set(key, { created: stats.created, evicted: stats.evicted, retired: stats.retired, resets: stats.resets });
         }
       },
     });

@@ -193,7 +193,10 @@ export class Pool {
       this.fill();
       return this.acquireUntil(tenant, startedAt, deadline);
     }
-    if (crossing) entry.lastTenant = undefined;
+    if (crossing) {
+      entry.lastTenant = undefined;
+      this.counters.resets++;
+    }
     if (this.isReusable(entry)) return this.lend(entry, tenant, startedAt, true);
     // Due for retirement or reset meanwhile: give it back through the one return path.
     this.countHeld(tenant, -1);
@@ -435,6 +438,7 @@ export class Pool {
       created: this.counters.created,
       evicted: this.counters.evicted,
       retired: this.counters.retired,
+      resets: this.counters.resets,
       acquireWaitMs: this.counters.acquireWait(),
     };
   }

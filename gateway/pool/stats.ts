@@ -8,6 +8,8 @@ export class PoolCounters {
   created = 0;
   evicted = 0;
   retired = 0;
+  /** Full resets before a session went to another tenant (principal). */
+  resets = 0;
   private readonly waitBuckets = new Array<number>(ACQUIRE_WAIT_BUCKETS_MS.length + 1).fill(0);
   private waitCount = 0;
   private waitSumMs = 0;

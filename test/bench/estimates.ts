@@ -52,6 +52,7 @@ export const estimate = {
     if (only.has("conflicts")) total += S.conflictRounds * this.conflictRoundS();
     if (only.has("mysql")) total += 3 + 4 * S.rounds * this.steadyRunS() + burstNames(["poolgate", "in-process", "new connection"]);
     if (only.has("topology")) total += TOPOLOGY_START_S + 3 * S.rounds * this.readScalingRunS(S.durationMs) + FAILOVER_S;
+    if (only.has("isolation")) total += 3 * (2 + S.rounds * this.steadyRunS());
     return total;
   },
 };

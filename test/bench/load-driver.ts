@@ -14,6 +14,8 @@ export interface DriverSpec {
   /** The native API (default, at `path`) or the Data API's ExecuteStatement (POST /Execute). */
   surface?: "native" | "data-api";
   callers: number;
+  /** Bearer tokens: caller i sends tokens[i % tokens.length] (callers of several principals, interleaved). */
+  tokens?: string[];
   durationMs?: number;
   requestsPerCaller?: number;
   warmupMs: number;
@@ -24,11 +26,13 @@ async function drive(spec: DriverSpec): Promise<void> {
   const latencies: number[] = [];
   let errors = 0;
   let firstError: string | undefined;
-  const send = async (record: boolean) => {
+  const send = async (record: boolean, caller: number) => {
+    const token = spec.tokens?.[caller % spec.tokens.length];
+    const headers: Record<string, string> = token === undefined ? { "content-type": "application/json" } : { "content-type": "application/json", "x-poolgate-auth": `Bearer ${token}` };
     const body = JSON.stringify(spec.surface === "data-api" ? { ...DATA_API_TARGET, ...makeDataApiStatement(spec.statement) } : makeStatement(spec.statement, spec.dialect));
     const started = performance.now();
     try {
-      const response = await pool.request({ method: "POST", path: spec.surface === "data-api" ? "/Execute" : spec.path, headers: { "content-type": "application/json" }, body });
+      const response = await pool.request({ method: "POST", path: spec.surface === "data-api" ? "/Execute" : spec.path, headers, body });
       const text = await response.body.text();
       if (response.statusCode !== 200) {
         errors++;
@@ -41,16 +45,16 @@ async function drive(spec: DriverSpec): Promise<void> {
   };
   const warmupEnd = performance.now() + spec.warmupMs;
   await Promise.all(
-    Array.from({ length: Math.min(spec.callers, 32) }, async () => {
-      while (performance.now() < warmupEnd) await send(false);
+    Array.from({ length: Math.min(spec.callers, 32) }, async (_, caller) => {
+      while (performance.now() < warmupEnd) await send(false, caller);
     }),
   );
   errors = 0;
   const started = performance.now();
   const end = started + (spec.durationMs ?? Number.POSITIVE_INFINITY);
   await Promise.all(
-    Array.from({ length: spec.callers }, async () => {
-      for (let i = 0; spec.requestsPerCaller === undefined ? performance.now() < end : i < spec.requestsPerCaller; i++) await send(true);
+    Array.from({ length: spec.callers }, async (_, caller) => {
+      for (let i = 0; spec.requestsPerCaller === undefined ? performance.now() < end : i < spec.requestsPerCaller; i++) await send(true, caller);
     }),
   );
   const elapsedMs = performance.now() - started;

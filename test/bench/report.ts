@@ -3,7 +3,7 @@
  * alternative as a column), the field report's own figures beside ours, and a verdict line each.
  * Reads only BenchResults, so the same figures reach stdout, bench.json and the chart.
  */
-import type { BenchResults, ConflictRow, InsertRow, TargetRow } from "./results.js";
+import type { BenchResults, ConflictRow, InsertRow, IsolationRow, TargetRow } from "./results.js";
 
 /** The field reports' figures (/work/shared/reference/seed-scenarios.md), quoted beside ours. */
 export const REFERENCE = {
@@ -143,6 +143,7 @@ export function reportLines(results: BenchResults): string[] {
   if (results.inserts) section(insertsTable(results.inserts), insertsVerdict(results.inserts));
   if (results.conflicts) section(conflictsTable(results.conflicts, Number(s.conflictCallers)), conflictsVerdict(results.conflicts));
   out.push(...topologyLines(results));
+  if (results.isolation) section(isolationTable(results.isolation, Number(s.callers)), isolationVerdict(results.isolation));
   if (results.notes.length > 0) out.push("", "left out or adapted:", ...results.notes.map((n) => `  - ${n}`));
   if (results.failures.length > 0) out.push("", "FAILED parts (the rest above is valid):", ...results.failures.map((f) => `  - ${f}`));
   const scenarios: [string, TargetRow[] | undefined][] = [
@@ -154,6 +155,32 @@ export function reportLines(results: BenchResults): string[] {
   const errors = scenarios.flatMap(([scenario, rows]) => (rows ?? []).filter((r) => r.firstError).map((r) => `  ${scenario}, ${r.target}: ${r.firstError?.slice(0, 160)}`));
   if (errors.length > 0) out.push("", "first error of each target that had errors:", ...errors);
   return out;
+}
+
+function isolationTable(rows: IsolationRow[], callers: number): string[] {
+  const base = rows[0];
+  const body = rows.map((r) => [
+    `${r.principals} principal${r.principals === 1 ? "" : "s"}`,
+    num(r.throughput, 0),
+    num(r.p50),
+    num(r.p99),
+    num(r.resetsPerRequest, 3),
+    num(r.cpuUsPerRequest, 0),
+    r.errors === 0 ? "0" : num(r.errors, 0),
+    base && r !== base ? edge(r.throughput, base.throughput, false) : "",
+  ]);
+  return [
+    `clean sessions between principals: ${callers} callers spread over N principals (interleaved), point selects, PostgreSQL`,
+    ...table(["principals", "req/s", "p50 ms", "p99 ms", "resets/req", "CPU µs/req", "errors", "req/s ÷ 1 principal"], body),
+  ];
+}
+
+function isolationVerdict(rows: IsolationRow[]): string {
+  const one = rows[0];
+  const most = rows.at(-1);
+  if (!one || !most) return "no figures";
+  const cost = 1 - most.throughput / one.throughput;
+  return `one principal pays ${num(one.resetsPerRequest, 3)} resets per request; ${most.principals} interleaved principals pay ${num(most.resetsPerRequest, 3)} and keep ${num(100 * (1 - cost), 0)}% of the throughput`;
 }
 
 function topologyLines(results: BenchResults): string[] {

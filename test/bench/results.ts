@@ -64,6 +64,19 @@ export interface FailoverResult {
   timeline: string[];
 }
 
+/** The steady load with its callers spread over several principals, each principal's sessions reset before another's work. */
+export interface IsolationRow {
+  principals: number;
+  throughput: number;
+  p50: number;
+  p99: number;
+  /** Full session resets (DISCARD ALL) per request. */
+  resetsPerRequest: number;
+  cpuUsPerRequest: number;
+  errors: number;
+  firstError?: string | undefined;
+}
+
 export interface BenchResults {
   startedAt: string;
   finishedAt?: string;
@@ -85,6 +98,7 @@ export interface BenchResults {
   conflicts?: ConflictRow[];
   readScaling?: ReadScalingRow[];
   failover?: FailoverResult;
+  isolation?: IsolationRow[];
   /** Targets or scenarios left out, and why. */
   notes: string[];
   /** Parts that failed, with the error: the rest is still printed and saved. */

@@ -10,12 +10,13 @@
  *   conflicts   report 2: ten concurrent serializable increments of one row, gateway backoff vs immediate retry
  *   mysql       steady load and report 1 on the local MariaDB through the MySQL engine
  *   topology    report 3: read scaling with 0/1/2 streaming replicas, and a failover timeline
+ *   isolation   the steady load spread over 1, 2 and 20 principals: what clean sessions between them cost
  * A progress bar runs on stderr; the tables and verdicts go to stdout; the figure and the raw
  * figures are saved as <out>/bench.svg and <out>/bench.json. Not a test: no assertions.
  *
  * Environment (defaults in parentheses):
  *   POOLGATE_BENCH_ONLY            comma-separated parts to run: throughput, burst, inserts, conflicts,
- *                                  mysql, topology, or postgres (= the first four) (all)
+ *                                  mysql, topology, isolation, or postgres (= the first four) (all)
  *   POOLGATE_BENCH_POOL            pool size of every target (10)
  *   POOLGATE_BENCH_ROUNDS          interleaved rounds per measurement, median kept (3)
  *   POOLGATE_BENCH_CALLERS         steady-load and read-scaling callers (32)
@@ -198,10 +199,19 @@ async function topologyPart(): Promise<void> {
   results.failover = await runFailover(step);
 }
 
+async function isolationPart(): Promise<void> {
+  const { runIsolation } = await import("./isolation-bench.js");
+  progress.setPhase("principals");
+  results.machine.postgres ??= await preparePostgres(S.adminUrl);
+  const work = { benchUrl: benchUrlOf(S.adminUrl), poolSize: S.poolSize, callers: S.callers, durationMs: S.durationMs, warmupMs: S.warmupMs, rounds: S.rounds };
+  results.isolation = await runIsolation(work, step);
+}
+
 const PARTS: [name: string, enabled: boolean, run: () => Promise<void>][] = [
   ["PostgreSQL", POSTGRES_PARTS.some((part) => S.only.has(part)), postgresPart],
   ["MariaDB", S.only.has("mysql"), mysqlPart],
   ["topology", S.only.has("topology"), topologyPart],
+  ["isolation", S.only.has("isolation"), isolationPart],
 ];
 
 function save(): { svg: string; json: string } {

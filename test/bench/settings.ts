@@ -7,7 +7,7 @@ import { z } from "zod";
 
 const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
-export const PARTS = ["throughput", "burst", "inserts", "conflicts", "mysql", "topology"] as const;
+export const PARTS = ["throughput", "burst", "inserts", "conflicts", "mysql", "topology", "isolation"] as const;
 export type Part = (typeof PARTS)[number];
 /** The parts that run against the local PostgreSQL (POOLGATE_BENCH_ONLY=postgres). */
 export const POSTGRES_PARTS = ["throughput", "burst", "inserts", "conflicts"] as const satisfies readonly Part[];

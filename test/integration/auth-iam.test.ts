@@ -20,6 +20,8 @@ const ACCOUNT = "111122223333";
 const APP = { accessKeyId: "ASIAPOOLGATEAPP00001", secretAccessKey: "app-secret/EXAMPLE+0001", sessionToken: "IQoJb3JpZ2luX2VjEXAMPLEapp" };
 const REPORTS = { accessKeyId: "ASIAPOOLGATEREP00001", secretAccessKey: "reports-secret/EXAMPLE+01", sessionToken: "IQoJb3JpZ2luX2VjEXAMPLErep" };
 const NOBODY = { accessKeyId: "ASIAPOOLGATENOB00001", secretAccessKey: "nobody-secret/EXAMPLE+001", sessionToken: "IQoJb3JpZ2luX2VjEXAMPLEnob" };
+/** A role of another account, granted through "*": auth.iam.accounts must keep it out. */
+const FOREIGN = { accessKeyId: "ASIAPOOLGATEFOR00001", secretAccessKey: "foreign-secret/EXAMPLE+01", sessionToken: "IQoJb3JpZ2luX2VjEXAMPLEfor" };
 const ARNS = { resourceArn: "arn:aws:rds:eu-west-1:111122223333:cluster:app", secretArn: "arn:aws:secretsmanager:eu-west-1:111122223333:secret:app" };
 
 function decode(header: string): { method: string; url: string; headers: Record<string, string>; body: string } {
@@ -39,11 +41,12 @@ describe("IAM caller authentication through the gateway", () => {
       { ...APP, arn: `arn:aws:sts::${ACCOUNT}:assumed-role/notes-api/notes-api-fn` },
       { ...REPORTS, arn: `arn:aws:sts::${ACCOUNT}:assumed-role/reports/reports-fn` },
       { ...NOBODY, arn: `arn:aws:sts::${ACCOUNT}:assumed-role/nobody/nobody-fn` },
+      { ...FOREIGN, arn: "arn:aws:sts::999988887777:assumed-role/notes-api/notes-api-fn" },
     ]);
     gateway = await startTestGateway({
       clusters: { default: { writerUrl: db.url } },
       auth: {
-        iam: { audience: AUDIENCE, regions: [REGION], stsEndpoint: sts.url },
+        iam: { audience: AUDIENCE, regions: [REGION], stsEndpoint: sts.url, accounts: [ACCOUNT] },
         principals: {
           // A role path in the configuration: assumed-role ARNs carry none, and still match.
           [`arn:aws:iam::${ACCOUNT}:role/service/notes-api`]: { clusters: { default: "read-write" } },
@@ -71,6 +74,18 @@ describe("IAM caller authentication through the gateway", () => {
     }
     expect(sts.calls).toBe(1);
     expect(sts.hostsSeen).toEqual([`sts.${REGION}.amazonaws.com`]);
+  });
+
+  it("refuses an identity of an AWS account that auth.iam.accounts does not list, even with a role name that is granted", async () => {
+    const client = createClient({ url: gateway.baseUrl, sign: iamAuth({ audience: AUDIENCE, region: REGION, credentials: FOREIGN }), retry: { maxAttempts: 1 } });
+    try {
+      const refused = await client.query("select 1").catch((err: unknown) => err);
+      expect(refused).toBeInstanceOf(PoolgateError);
+      expect((refused as PoolgateError).code).toBe("UNAUTHENTICATED");
+      expect((refused as PoolgateError).message).toContain("999988887777");
+    } finally {
+      await client.close();
+    }
   });
 
   it("serves the AWS SDK's Data API client with the one-line middleware", async () => {
