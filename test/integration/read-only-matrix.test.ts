@@ -146,6 +146,7 @@ const MYSQL: Target = {
     { sql: `kill query ${victim}` },
     { sql: "select get_lock('app_lock', 0)" },
     { sql: "do get_lock('app_lock', 0)" },
+    { sql: "select load_file('/etc/hostname') is not null" },
     { sql: "lock tables ledger write" },
     { sql: "select * from ledger for update" },
     { sql: "select 1 into @x" },

@@ -18,13 +18,24 @@ export const WRITING_FUNCTIONS = [
 ];
 
 /**
- * Functions a read-only principal may not call: named locks, which hold other principals' work up
- * for as long as the session lasts (an open Data API transaction: minutes), and waits for positions.
+ * Built-ins a read-only principal may not call: named locks, which hold other principals' work up for
+ * as long as the session lasts (an open Data API transaction: minutes), waits for positions, and the
+ * server's files (LOAD_FILE, which a login with the FILE privilege could use).
  */
-const HOLDING_FUNCTIONS = new Set(["get_lock", "release_lock", "release_all_locks", "master_pos_wait", "master_gtid_wait", "source_pos_wait", "wait_for_executed_gtid_set", "wait_until_sql_thread_after_gtids"]);
+const REFUSED_FOR_READ_ONLY = new Set([
+  "get_lock",
+  "release_lock",
+  "release_all_locks",
+  "master_pos_wait",
+  "master_gtid_wait",
+  "source_pos_wait",
+  "wait_for_executed_gtid_set",
+  "wait_until_sql_thread_after_gtids",
+  "load_file",
+]);
 
-export function holdsOthersUp(name: string): boolean {
-  return HOLDING_FUNCTIONS.has(name);
+export function refusedForReadOnly(name: string): boolean {
+  return REFUSED_FOR_READ_ONLY.has(name);
 }
 
 /** Built-in functions (and the type names CAST and CONVERT take) that change nothing in the session. */

@@ -154,6 +154,8 @@ describe("MySQL reader: what a read-only principal may send", () => {
     ["kill query 12", "KILL statements"],
     ["call p()", "CALL statements"],
     ["do get_lock('a', 10)", "DO statements"],
+    ["select get_lock('a', 10)", "named locks, waits and server files (GET_LOCK, LOAD_FILE...)"],
+    ["select load_file('/etc/passwd')", "named locks, waits and server files (GET_LOCK, LOAD_FILE...)"],
     ["select 1 into @x", "SELECT statements"],
     ["select * from t for update", "SELECT statements"],
     ["lock tables t read", "LOCK statements"],

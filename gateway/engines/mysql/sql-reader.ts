@@ -7,7 +7,7 @@
  */
 import { cachedReader, NOT_UNDERSTOOD, type SqlReader, type StatementAnalysis } from "../sql-analysis.js";
 import { LEX_MODES, lexMysql, splitStatements, type Token } from "./sql-lexer.js";
-import { holdsOthersUp, isStatelessFunction, WRITING_FUNCTIONS } from "./functions.js";
+import { refusedForReadOnly, isStatelessFunction, WRITING_FUNCTIONS } from "./functions.js";
 
 const isAscii = (text: string): boolean => [...text].every((ch) => ch.charCodeAt(0) < 0x80);
 const READ_LEADING = new Set(["select", "with", "values", "table", "show", "describe", "desc", "explain", "help"]);
@@ -137,7 +137,7 @@ function verdictOf(facts: StatementFacts, writingFunctions: ReadonlySet<string>)
   const savepoint = facts.first === "savepoint" || facts.first === "release" || (facts.first === "rollback" && !transactionControl);
   let readOnlyRefusal: string | undefined;
   if (!readsOnly(facts) && !savepoint) readOnlyRefusal = `${facts.first.toUpperCase() || "these"} statements`;
-  else if (facts.functions.some(holdsOthersUp)) readOnlyRefusal = "named locks and waits (GET_LOCK...)";
+  else if (facts.functions.some(refusedForReadOnly)) readOnlyRefusal = "named locks, waits and server files (GET_LOCK, LOAD_FILE...)";
   return { savepoint: savepoint && facts.plainTokens, reads, endsTransaction: transactionControl || !keeps, leavesNoState, readOnlyRefusal };
 }
 
