@@ -12,6 +12,8 @@ export interface ConnectionSettings {
   readonly database: string;
   /** verify-full: TLS with the certificate chain and host checked (the Lambda runtime's Amazon CAs). */
   readonly tls: "verify-full" | "disable";
+  /** PEM of the authorities to trust instead of Node's store (default: the store, with NODE_EXTRA_CA_CERTS). */
+  readonly caCertificates?: string;
 }
 
 export interface Credentials {

@@ -21,7 +21,7 @@ function connectionOptions(settings: ConnectionSettings, credentials: Credential
     database: settings.database,
     user: credentials.username,
     password: credentials.password,
-    ...(settings.tls === "verify-full" ? { ssl: { rejectUnauthorized: true } } : {}),
+    ...(settings.tls === "verify-full" ? { ssl: { rejectUnauthorized: true, ...(settings.caCertificates === undefined ? {} : { ca: settings.caCertificates }) } } : {}),
     connectTimeout: 10_000,
     multipleStatements,
   };

@@ -38,7 +38,7 @@ function clientConfig(settings: ConnectionSettings, credentials: Credentials): p
     database: settings.database,
     user: credentials.username,
     password: credentials.password,
-    ssl: settings.tls === "verify-full" ? { rejectUnauthorized: true } : false,
+    ssl: settings.tls === "verify-full" ? { rejectUnauthorized: true, ...(settings.caCertificates === undefined ? {} : { ca: settings.caCertificates }) } : false,
     connectionTimeoutMillis: 10_000,
     application_name: "poolgate-migrations",
   };
