@@ -10,7 +10,7 @@ import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import type { CloudFormationCustomResourceEvent, Context } from "aws-lambda";
+import type { Context } from "aws-lambda";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { loadMigrations } from "../../functions/migrate/migration-files.js";
@@ -180,14 +180,14 @@ describe("the custom resource's handler", () => {
     const base = { ServiceToken: properties.ServiceToken, ResponseURL: "https://example.invalid/", StackId: "stack", RequestId: "r", LogicalResourceId: "Migrations", ResourceType: "Custom::PoolgateSchemaMigrations" };
     const quiet = [vi.spyOn(process.stdout, "write").mockImplementation(() => true), vi.spyOn(process.stderr, "write").mockImplementation(() => true)];
     try {
-      const created = await handler({ ...base, RequestType: "Create", ResourceProperties: properties } as CloudFormationCustomResourceEvent, context);
+      const created = await handler({ ...base, RequestType: "Create", ResourceProperties: properties }, context);
       expect(created).toMatchObject({ PhysicalResourceId: `poolgate-migrations/${handlerDb.name}`, Data: { Applied: "0001", Latest: "0001" } });
       const updated = await handler(
-        { ...base, RequestType: "Update", PhysicalResourceId: created.PhysicalResourceId, ResourceProperties: { ...properties, RunId: "2" }, OldResourceProperties: properties } as CloudFormationCustomResourceEvent,
+        { ...base, RequestType: "Update", PhysicalResourceId: created.PhysicalResourceId, ResourceProperties: { ...properties, RunId: "2" }, OldResourceProperties: properties },
         context,
       );
       expect(updated.Data?.Applied).toBe("");
-      const deleted = await handler({ ...base, RequestType: "Delete", PhysicalResourceId: created.PhysicalResourceId, ResourceProperties: properties } as CloudFormationCustomResourceEvent, context);
+      const deleted = await handler({ ...base, RequestType: "Delete", PhysicalResourceId: created.PhysicalResourceId, ResourceProperties: properties }, context);
       expect(deleted.PhysicalResourceId).toBe(created.PhysicalResourceId);
     } finally {
       for (const spy of quiet) spy.mockRestore();
