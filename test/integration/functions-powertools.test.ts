@@ -7,7 +7,6 @@
  * invocation only. (functions.test.ts checks the logs' injected context and correlation id.)
  */
 import dgram from "node:dgram";
-import type { AddressInfo } from "node:net";
 import type { APIGatewayProxyEventV2, Context } from "aws-lambda";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
@@ -37,7 +36,7 @@ beforeAll(async () => {
     LAMBDA_TASK_ROOT: "/var/task",
     _HANDLER: "index.handler",
     _X_AMZN_TRACE_ID: "Root=1-6740a1b2-3c4d5e6f7a8b9c0d1e2f3a4b;Parent=53995c3f42cd8ad8;Sampled=1",
-    AWS_XRAY_DAEMON_ADDRESS: `127.0.0.1:${(daemon.address()).port}`,
+    AWS_XRAY_DAEMON_ADDRESS: `127.0.0.1:${daemon.address().port}`,
     AWS_XRAY_CONTEXT_MISSING: "IGNORE_ERROR",
     POWERTOOLS_TRACE_ENABLED: "true",
     POWERTOOLS_DEV: "false",
