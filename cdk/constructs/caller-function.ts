@@ -26,6 +26,7 @@ export interface CallerFunctionProps {
 
 export class CallerFunction extends Construct {
   readonly function: NodejsFunction;
+  readonly logGroup: logs.LogGroup;
 
   constructor(scope: Construct, id: string, props: CallerFunctionProps) {
     super(scope, id);
@@ -33,6 +34,7 @@ export class CallerFunction extends Construct {
       throw new Error(`${this.node.path}: reservedConcurrency must be a whole number of at least 1, not ${props.reservedConcurrency}`);
     }
     const logGroup = new logs.LogGroup(this, "Logs", { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    this.logGroup = logGroup;
     this.function = new NodejsFunction(this, "Function", {
       entry: props.entry,
       handler: "handler",

@@ -54,6 +54,7 @@ export class SchemaMigrations extends Construct {
   readonly function: NodejsFunction;
   readonly resource: CustomResource;
   readonly migrationsDirectory: string;
+  readonly logGroup: logs.LogGroup;
 
   constructor(scope: Construct, id: string, props: SchemaMigrationsProps) {
     super(scope, id);
@@ -68,6 +69,7 @@ export class SchemaMigrations extends Construct {
     }
 
     const logGroup = new logs.LogGroup(this, "Logs", { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    this.logGroup = logGroup;
     this.function = new NodejsFunction(this, "Function", {
       entry: join(props.projectRoot, "functions/migrate/handler.ts"),
       handler: "handler",

@@ -3,7 +3,7 @@
  * database logins and the schema migrations that create them and the application's tables on every
  * deploy. The service stack depends on this one, so it is deployed after the migrations ran.
  */
-import { Stack, type StackProps } from "aws-cdk-lib";
+import { CfnOutput, Stack, type StackProps } from "aws-cdk-lib";
 import type { Construct } from "constructs";
 import { PoolgateDatabase, type PoolgateDatabaseProps } from "../constructs/aurora-cluster.js";
 import { DatabaseLogins } from "../constructs/database-logins.js";
@@ -36,5 +36,7 @@ export class PoolgateDatabaseStack extends Stack {
       projectRoot: props.projectRoot,
       ...props.migrations,
     });
+    new CfnOutput(this, "ClusterIdentifier", { value: this.database.cluster.clusterIdentifier, description: "The Aurora cluster (aws rds failover-db-cluster --db-cluster-identifier ...)" });
+    new CfnOutput(this, "MigrationsLogGroup", { value: this.migrations.logGroup.logGroupName, description: "Logs of the schema-migration runs" });
   }
 }

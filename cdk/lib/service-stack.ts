@@ -3,7 +3,7 @@
  * canary) and the failover health checks, on the database stack's network, cluster and logins. It
  * depends on the database stack, so it is deployed after the schema migrations ran.
  */
-import { Stack, type StackProps, aws_ec2 as ec2, aws_iam as iam } from "aws-cdk-lib";
+import { CfnOutput, Stack, type StackProps, aws_ec2 as ec2, aws_iam as iam } from "aws-cdk-lib";
 import type { Construct } from "constructs";
 import type { PoolgateDatabase } from "../constructs/aurora-cluster.js";
 import type { DatabaseLogins } from "../constructs/database-logins.js";
@@ -58,5 +58,14 @@ export class PoolgateServiceStack extends Stack {
       readers: props.database.readers,
       projectRoot: props.projectRoot,
     });
+    const output = (id: string, value: string, description: string) => new CfnOutput(this, id, { value, description });
+    output("GatewayUrl", this.gateway.url, "The gateway inside the VPC (internal load balancer)");
+    output("GatewayAudience", this.gateway.audience, "What callers sign for: iamAuth({ audience })");
+    output("OperatorTokenSecret", this.gateway.operatorToken.secretArn, 'The operators\' bearer token: {"operator": "<token>"}');
+    output("AlarmTopic", this.health.topic.topicArn, "Alarms and RDS events: subscribe to it");
+    output("Dashboard", this.health.dashboard.dashboardName, "The CloudWatch dashboard");
+    output("FailoverHookLogGroup", this.health.hook.logGroup.logGroupName, "Logs of the failover hook");
+    output("CanaryLogGroup", this.health.canary.logGroup.logGroupName, "Logs of the canary");
+    if (this.notesApi) output("NotesApiUrl", this.notesApi.api.apiEndpoint, "The example notes API (IAM-authorised: sign requests with SigV4, service execute-api)");
   }
 }
