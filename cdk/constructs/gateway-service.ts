@@ -175,12 +175,13 @@ export class PoolgateGateway extends Construct {
       vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
       assignPublicIp: false,
     });
-    // A task forwards transaction calls to the task that holds the transaction, on the container port.
-    this.service.connections.allowInternally(ec2.Port.tcp(CONTAINER_PORT), "Poolgate tasks forward transaction calls to each other");
-    // The rule lives in this (stateless) stack: the database stack must not depend on the service's.
     const [databaseGroup] = database.cluster.connections.securityGroups;
     const [serviceGroup] = this.service.connections.securityGroups;
     if (!databaseGroup || !serviceGroup) throw new Error("the cluster and the service need a security group each");
+    // A task forwards transaction calls to the task that holds the transaction, on the container port.
+    // (Ingress only: the group already allows all outbound traffic.)
+    serviceGroup.addIngressRule(serviceGroup, ec2.Port.tcp(CONTAINER_PORT), "Poolgate tasks forward transaction calls to each other");
+    // The rule lives in this (stateless) stack: the database stack must not depend on the service's.
     new ec2.CfnSecurityGroupIngress(this, "DatabaseIngress", {
       groupId: databaseGroup.securityGroupId,
       sourceSecurityGroupId: serviceGroup.securityGroupId,
