@@ -247,6 +247,11 @@ describe("the gateway's configuration", () => {
     });
     expect(() => build({ grantRoles: JSON.stringify({ "arn:aws:iam::123456789012:user/bob": "admin" }) })).toThrow(/context grantRoles: .*must be an IAM role ARN/);
     expect(() => build({ grantRoles: "not json" })).toThrow(/context grantRoles must be JSON/);
+    template.hasResourceProperties("AWS::Lambda::Function", { ReservedConcurrentExecutions: 50, Environment: { Variables: Match.objectLike({ POWERTOOLS_SERVICE_NAME: "notes-api" }) } });
+    Template.fromStack(build({ notesApiConcurrency: "5" }).service).hasResourceProperties("AWS::Lambda::Function", {
+      ReservedConcurrentExecutions: 5,
+      Environment: { Variables: Match.objectLike({ POWERTOOLS_SERVICE_NAME: "notes-api" }) },
+    });
   }, 60000);
 });
 

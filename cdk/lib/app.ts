@@ -95,6 +95,7 @@ export function buildPoolgateApp(options: PoolgateAppOptions): PoolgateApp {
   });
   const poolSize = integerSetting("poolSize", context("poolSize"), 1);
   const configureReadOnlyLogin = booleanSetting("readOnlyLogin", context("readOnlyLogin"));
+  const notesApiConcurrency = integerSetting("notesApiConcurrency", context("notesApiConcurrency"), 1);
   const service = new PoolgateServiceStack(app, "PoolgateService", {
     env,
     vpc: database.network.vpc,
@@ -108,6 +109,7 @@ export function buildPoolgateApp(options: PoolgateAppOptions): PoolgateApp {
       ...(configureReadOnlyLogin === undefined ? {} : { configureReadOnlyLogin }),
     },
     roleGrants: roleGrants(context("grantRoles")),
+    ...(notesApiConcurrency === undefined ? {} : { notesApiConcurrency }),
     callerCidrs: (context("callerCidrs") ?? "").split(",").map((cidr) => cidr.trim()).filter((cidr) => cidr.length > 0),
   });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

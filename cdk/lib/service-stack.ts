@@ -27,6 +27,8 @@ export interface ServiceStackProps extends StackProps {
   roleGrants?: RoleGrant[];
   /** Networks (CIDRs) admitted to the load balancer, for granted roles' clients outside the VPC's functions. */
   callerCidrs?: string[];
+  /** The notes API function's reserved concurrency (default 50). */
+  notesApiConcurrency?: number;
 }
 
 export class PoolgateServiceStack extends Stack {
@@ -49,7 +51,12 @@ export class PoolgateServiceStack extends Stack {
     for (const cidr of props.callerCidrs ?? []) this.gateway.allowCallersFrom(ec2.Peer.ipv4(cidr), cidr);
     // The example API is written in PostgreSQL's SQL (RETURNING, $n): deployed with that engine only.
     if (props.database.engine === "postgres") {
-      this.notesApi = new NotesApi(this, "NotesApi", { vpc: props.vpc, gateway: this.gateway, projectRoot: props.projectRoot });
+      this.notesApi = new NotesApi(this, "NotesApi", {
+        vpc: props.vpc,
+        gateway: this.gateway,
+        projectRoot: props.projectRoot,
+        ...(props.notesApiConcurrency === undefined ? {} : { reservedConcurrency: props.notesApiConcurrency }),
+      });
     }
     this.health = new FailoverHealth(this, "FailoverHealth", {
       vpc: props.vpc,
