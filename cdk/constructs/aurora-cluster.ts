@@ -29,6 +29,9 @@ export class PoolgateDatabase extends Construct {
   readonly cluster: rds.DatabaseCluster;
   readonly engine: AuroraEngine;
   readonly instanceClass: string;
+  /** Reader instances. */
+  readonly readers: number;
+  readonly deletionProtection: boolean;
   readonly databaseName: string;
   readonly secret: secretsmanager.ISecret;
   readonly port: number;
@@ -37,9 +40,11 @@ export class PoolgateDatabase extends Construct {
     super(scope, id);
     this.engine = props.engine ?? "postgres";
     this.instanceClass = props.instanceClass ?? "r6g.large";
+    this.readers = props.readers ?? 1;
     this.databaseName = props.databaseName ?? "poolgate";
     this.port = this.engine === "postgres" ? 5432 : 3306;
     const deletionProtection = props.deletionProtection ?? true;
+    this.deletionProtection = deletionProtection;
     const instanceType = new ec2.InstanceType(this.instanceClass);
     const instance = (name: string, promotionTier: number) =>
       rds.ClusterInstance.provisioned(name, { instanceType, publiclyAccessible: false, promotionTier, enablePerformanceInsights: true });
@@ -51,7 +56,7 @@ export class PoolgateDatabase extends Construct {
       vpc: props.vpc,
       vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
       writer: instance("writer", 0),
-      readers: Array.from({ length: props.readers ?? 1 }, (_, i) => instance(`reader${i + 1}`, 1)),
+      readers: Array.from({ length: this.readers }, (_, i) => instance(`reader${i + 1}`, 1)),
       credentials: rds.Credentials.fromGeneratedSecret("poolgate_admin"),
       defaultDatabaseName: this.databaseName,
       port: this.port,

@@ -1,11 +1,14 @@
 /**
  * A Lambda caller from functions/: bundled with the local esbuild (no Docker needed to synth), ESM,
- * Node 24 on ARM, in the VPC's private subnets, X-Ray tracing, a log group with retention. The
- * gateway's `grant` gives it the URL and the network path; it needs no other permission.
+ * Node 24 on ARM, in the VPC's private subnets, X-Ray tracing, a log group with retention, a reserved
+ * concurrency and a timeout well below the load balancer's idle timeout. The gateway's `grantFunction`
+ * gives it the URL, the network path and a principal limited to that concurrency and timeout; it needs
+ * no other permission.
  */
 import { Duration, RemovalPolicy, aws_ec2 as ec2, aws_lambda as lambda, aws_logs as logs } from "aws-cdk-lib";
-import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import { Construct } from "constructs";
+import { esmBundling } from "./function-bundling.js";
 
 export interface CallerFunctionProps {
   vpc: ec2.IVpc;
@@ -14,16 +17,24 @@ export interface CallerFunctionProps {
   /** The repository root (for package-lock.json). */
   projectRoot: string;
   serviceName: string;
+  /** Default 10 s. */
   timeout?: Duration;
+  /** Concurrent executions reserved for (and allowed to) the function. */
+  reservedConcurrency: number;
   environment?: Record<string, string>;
 }
 
 export class CallerFunction extends Construct {
   readonly function: NodejsFunction;
+  readonly logGroup: logs.LogGroup;
 
   constructor(scope: Construct, id: string, props: CallerFunctionProps) {
     super(scope, id);
+    if (!Number.isInteger(props.reservedConcurrency) || props.reservedConcurrency < 1) {
+      throw new Error(`${this.node.path}: reservedConcurrency must be a whole number of at least 1, not ${props.reservedConcurrency}`);
+    }
     const logGroup = new logs.LogGroup(this, "Logs", { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    this.logGroup = logGroup;
     this.function = new NodejsFunction(this, "Function", {
       entry: props.entry,
       handler: "handler",
@@ -33,6 +44,7 @@ export class CallerFunction extends Construct {
       architecture: lambda.Architecture.ARM_64,
       memorySize: 256,
       timeout: props.timeout ?? Duration.seconds(10),
+      reservedConcurrentExecutions: props.reservedConcurrency,
       vpc: props.vpc,
       vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
       tracing: lambda.Tracing.ACTIVE,
@@ -43,14 +55,7 @@ export class CallerFunction extends Construct {
         NODE_OPTIONS: "--enable-source-maps",
         ...props.environment,
       },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: "node24",
-        minify: true,
-        sourceMap: true,
-        // ESM bundles of CommonJS dependencies need a require().
-        banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-      },
+      bundling: esmBundling(),
     });
   }
 }

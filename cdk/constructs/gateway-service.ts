@@ -5,15 +5,18 @@
  *   in about 10 s; /readyz never depends on the database, so a failover does not make every task
  *   unhealthy at once and throw the warm pools away;
  * - deregistration delay (15 s) < the gateway's drain (20 s) < the container's stop timeout (30 s);
- * - CPU and request-count auto scaling between minTasks and maxTasks;
+ * - CPU and request-count auto scaling between minTasks and maxTasks, and no fixed desired count: a
+ *   deployment never resets a scaled-out fleet (the first deployment starts one task and auto scaling
+ *   raises it to minTasks at once);
+ * - the tasks reach each other on the container port (a transaction call that lands on another task is
+ *   forwarded to the task that holds it, signed with the shared peer key);
  * - the per-task pool size computed from the cluster's connection budget at the service's largest size
  *   during a deployment (synth fails with a clear error when it cannot fit);
- * - database credentials read by the task itself from the (rotated) secret, TLS to every instance
- *   verified against the RDS CA bundle in the image; cluster endpoint and topology discovery wired
- *   from the database construct;
- * - callers authenticated by their IAM roles (presigned sts:GetCallerIdentity): `grant` lists a
- *   function's role among the gateway's principals and gives it the URL, the audience and the
- *   network path.
+ * - the gateway's own database logins (never the master user), read by the task itself from their
+ *   rotated secrets; TLS to every instance verified against the RDS CA bundle in the image; cluster
+ *   endpoint and topology discovery wired from the database construct;
+ * - callers authenticated by their IAM roles (presigned sts:GetCallerIdentity): `grantFunction` and
+ *   `grantRole` list a role among the gateway's principals (see gateway-access.ts).
  */
 import {
   Duration,
@@ -24,19 +27,24 @@ import {
   aws_ec2 as ec2,
   aws_ecs as ecs,
   aws_elasticloadbalancingv2 as elbv2,
+  aws_iam as iam,
+  aws_lambda as lambda,
   aws_logs as logs,
   aws_s3 as s3,
   aws_secretsmanager as secretsmanager,
 } from "aws-cdk-lib";
-import type * as lambda from "aws-cdk-lib/aws-lambda";
 import { Platform } from "aws-cdk-lib/aws-ecr-assets";
 import { Construct } from "constructs";
 import type { PoolgateDatabase } from "./aurora-cluster.js";
+import type { DatabaseLogins } from "./database-logins.js";
+import { gatewayConfig, type PrincipalGrants } from "./gateway-config.js";
 import { type PoolBudget, poolBudget } from "./pool-budget.js";
 
 export interface PoolgateGatewayProps {
   vpc: ec2.IVpc;
   database: PoolgateDatabase;
+  /** The gateway's own logins (their secrets); the master user is never used. */
+  logins: DatabaseLogins;
   /** Directory holding the Dockerfile (the repository root). */
   imageDirectory: string;
   minTasks?: number;
@@ -49,28 +57,37 @@ export interface PoolgateGatewayProps {
   reservedConnections?: number;
   /** ECS maximumPercent during deployments (default 200). */
   maxHealthyPercent?: number;
+  /**
+   * Puts the read-only login into the configuration (`clusters.default.logins.readOnly`), so read-only
+   * principals' sessions log in as a user the database limits to reading. Needs a gateway that reads
+   * `logins` (issue 14); default false until it does. The login itself always exists.
+   */
+  configureReadOnlyLogin?: boolean;
 }
 
 /** What a caller may do (see the README's security section). */
 export interface GatewayGrant {
-  /** Default "read-write". */
+  /** Default "read-write" (none for an operator: `{ admin: true }` alone grants no data). */
   access?: "read-only" | "read-write";
-  /** The operator routes (/healthz, /v1/admin/...); default false. */
+  /** The operator routes (/healthz, /metrics, /v1/admin/...); default false. */
   admin?: boolean;
+  /** Most requests in flight (the gateway's maxInFlight); functions: their reserved concurrency by default. */
+  maxInFlight?: number;
 }
 
-/** Where the image keeps the RDS certificate authorities (see the Dockerfile). */
-const RDS_CA_BUNDLE = "/etc/ssl/certs/rds-global-bundle.pem";
-
-/** The gateway's listener port on the load balancer. */
-const LISTENER_PORT = 80;
-const CONTAINER_PORT = 8080;
+/** The gateway's listener port on the load balancer, and the tasks' own port. */
+export const LISTENER_PORT = 80;
+export const CONTAINER_PORT = 8080;
+/** The load balancer's idle timeout: every caller's timeout must stay below it. */
+export const LOAD_BALANCER_IDLE_TIMEOUT = Duration.seconds(65);
 
 export class PoolgateGateway extends Construct {
   readonly service: ecs.FargateService;
+  readonly cluster: ecs.Cluster;
   readonly loadBalancer: elbv2.ApplicationLoadBalancer;
   readonly targetGroup: elbv2.ApplicationTargetGroup;
   readonly budget: PoolBudget;
+  readonly minTasks: number;
   /** The gateway's URL inside the VPC. */
   readonly url: string;
   /** The cluster name in the gateway's configuration (a dimension of its pool metrics). */
@@ -79,24 +96,27 @@ export class PoolgateGateway extends Construct {
   readonly audience: string;
   /** The operators' bearer token (principal "operator", admin only): `{"operator": "<token>"}`. */
   readonly operatorToken: secretsmanager.Secret;
-  private readonly principals: Record<string, { clusters: Record<string, string>; admin: boolean }> = {};
+  /** The gateway's principals, filled by `grantFunction` and `grantRole` (read lazily into the config). */
+  readonly principals: Record<string, PrincipalGrants> = {};
 
   constructor(scope: Construct, id: string, props: PoolgateGatewayProps) {
     super(scope, id);
-    const minTasks = props.minTasks ?? 2;
+    this.minTasks = props.minTasks ?? 2;
     const maxTasks = props.maxTasks ?? 6;
     const maxHealthyPercent = props.maxHealthyPercent ?? 200;
-    const database = props.database;
+    const { database, logins } = props;
+    const configureReadOnlyLogin = props.configureReadOnlyLogin ?? false;
     this.budget = poolBudget({
       engine: database.engine,
       instanceClass: database.instanceClass,
       maxTasks,
       maxHealthyPercent,
       reservedConnections: props.reservedConnections ?? 20,
+      logins: configureReadOnlyLogin ? 2 : 1,
       ...(props.poolSize === undefined ? {} : { poolSize: props.poolSize }),
     });
 
-    const cluster = new ecs.Cluster(this, "Cluster", { vpc: props.vpc, containerInsightsV2: ecs.ContainerInsights.ENABLED });
+    this.cluster = new ecs.Cluster(this, "Cluster", { vpc: props.vpc, containerInsightsV2: ecs.ContainerInsights.ENABLED });
     // The image is built for x86_64 whatever machine deploys it, and the task runs on x86_64.
     const taskDefinition = new ecs.FargateTaskDefinition(this, "Task", {
       cpu: props.cpu ?? 512,
@@ -115,26 +135,19 @@ export class PoolgateGateway extends Construct {
       generateSecretString: { secretStringTemplate: "{}", generateStringKey: "operator", passwordLength: 40, excludePunctuation: true },
     });
     this.principals.operator = { clusters: {}, admin: true };
-    const config = {
-      clusters: {
-        default: {
-          writerUrl: database.writerUrl,
-          discovery: { instanceHostPattern: database.instanceHostPattern, refreshIntervalMs: 30000 },
-          credentials: { source: "secrets-manager", secretArn: database.secret.secretArn },
-          tls: { mode: "verify-full", caFile: RDS_CA_BUNDLE },
-        },
-      },
-      auth: {
-        iam: { audience: this.audience, regions: [Stack.of(this).region] },
-        bearer: { secretArn: this.operatorToken.secretArn },
-        principals: this.principals,
-      },
-      pool: { maxSize: this.budget.poolSize, minIdle: Math.min(2, this.budget.poolSize) },
-      server: { host: "0.0.0.0", port: CONTAINER_PORT, drainTimeoutMs: 20000, keepAliveTimeoutMs: 75000 },
-      topology: { checkIntervalMs: 1000, checkTimeoutMs: 1000 },
-      // Pool metrics into CloudWatch through the task's log stream (EMF): the pool-wait alarm reads them.
-      metrics: { emf: { enabled: true, intervalMs: 60000, namespace: "Poolgate" } },
-    };
+    const config = gatewayConfig({
+      clusterName: this.clusterName,
+      writerUrl: database.writerUrl,
+      instanceHostPattern: database.instanceHostPattern,
+      readWriteSecretArn: logins.readWrite.secret.secretArn,
+      readOnlySecretArn: configureReadOnlyLogin ? logins.readOnly.secret.secretArn : undefined,
+      audience: this.audience,
+      region: Stack.of(this).region,
+      operatorTokenSecretArn: this.operatorToken.secretArn,
+      principals: this.principals,
+      poolSize: this.budget.poolSize,
+      port: CONTAINER_PORT,
+    });
     taskDefinition.addContainer("gateway", {
       image: ecs.ContainerImage.fromAsset(props.imageDirectory, { platform: Platform.LINUX_AMD64 }),
       portMappings: [{ containerPort: CONTAINER_PORT }],
@@ -147,14 +160,14 @@ export class PoolgateGateway extends Construct {
       },
       stopTimeout: Duration.seconds(30),
     });
-    // The task reads the database secret itself, again after a rotation (both staging labels).
-    database.secret.grantRead(taskDefinition.taskRole);
+    // The task reads its logins' secrets itself, again after a rotation (both staging labels).
+    for (const login of configureReadOnlyLogin ? logins.all : [logins.readWrite]) login.secret.grantRead(taskDefinition.taskRole);
     this.operatorToken.grantRead(taskDefinition.taskRole);
 
     this.service = new ecs.FargateService(this, "Service", {
-      cluster,
+      cluster: this.cluster,
       taskDefinition,
-      desiredCount: minTasks,
+      // No desiredCount: auto scaling owns the task count (see the module comment).
       minHealthyPercent: 100,
       maxHealthyPercent,
       circuitBreaker: { rollback: true },
@@ -162,10 +175,13 @@ export class PoolgateGateway extends Construct {
       vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
       assignPublicIp: false,
     });
-    // The rule lives in this (stateless) stack: the database stack must not depend on the service's.
     const [databaseGroup] = database.cluster.connections.securityGroups;
     const [serviceGroup] = this.service.connections.securityGroups;
     if (!databaseGroup || !serviceGroup) throw new Error("the cluster and the service need a security group each");
+    // A task forwards transaction calls to the task that holds the transaction, on the container port.
+    // (Ingress only: the group already allows all outbound traffic.)
+    serviceGroup.addIngressRule(serviceGroup, ec2.Port.tcp(CONTAINER_PORT), "Poolgate tasks forward transaction calls to each other");
+    // The rule lives in this (stateless) stack: the database stack must not depend on the service's.
     new ec2.CfnSecurityGroupIngress(this, "DatabaseIngress", {
       groupId: databaseGroup.securityGroupId,
       sourceSecurityGroupId: serviceGroup.securityGroupId,
@@ -188,7 +204,7 @@ export class PoolgateGateway extends Construct {
       internetFacing: false,
       vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
       // Below the gateway's keep-alive (75 s), above the client's (60 s): no 502s from closed sockets.
-      idleTimeout: Duration.seconds(65),
+      idleTimeout: LOAD_BALANCER_IDLE_TIMEOUT,
       dropInvalidHeaderFields: true,
     });
     this.loadBalancer.logAccessLogs(accessLogs, "alb");
@@ -212,7 +228,7 @@ export class PoolgateGateway extends Construct {
       },
     });
 
-    const scaling = this.service.autoScaleTaskCount({ minCapacity: minTasks, maxCapacity: maxTasks });
+    const scaling = this.service.autoScaleTaskCount({ minCapacity: this.minTasks, maxCapacity: maxTasks });
     scaling.scaleOnCpuUtilization("Cpu", { targetUtilizationPercent: 60, scaleOutCooldown: Duration.seconds(60), scaleInCooldown: Duration.seconds(300) });
     scaling.scaleOnRequestCount("Requests", {
       targetGroup: this.targetGroup,
@@ -223,17 +239,66 @@ export class PoolgateGateway extends Construct {
 
     this.url = `http://${this.loadBalancer.loadBalancerDnsName}`;
   }
+  /**
+   * Makes an IAM role — an operator, a CI pipeline, a function outside this stack — a principal of
+   * the gateway with `grant`'s access. The role still needs a network path to the internal load
+   * balancer (`allowCallersFrom`).
+   */
+  grantRole(role: iam.IRole, grant: GatewayGrant = {}): void {
+    this.principals[role.roleArn] = this.grantsOf(grant);
+  }
 
   /**
-   * Lets a caller (a Lambda function in the VPC) use the gateway: its role becomes a principal with
-   * `grant`'s access, it may reach the load balancer, and it is told the URL and the audience to sign for.
+   * Lets a Lambda function in the VPC use the gateway: its role becomes a principal with `grant`'s
+   * access, limited to its reserved concurrency in flight and to its own timeout per statement; it may
+   * reach the load balancer, and it is told the URL and the audience to sign for. Its timeout must be
+   * below the load balancer's idle timeout, and it needs a reserved concurrency (or `grant.maxInFlight`).
    */
-  grant(caller: lambda.Function, grant: GatewayGrant = {}): void {
+  grantFunction(caller: lambda.Function, grant: GatewayGrant = {}): void {
     const role = caller.role;
     if (!role) throw new Error(`${caller.node.path} has no role to authenticate as`);
-    this.principals[role.roleArn] = { clusters: grant.admin && grant.access === undefined ? {} : { [this.clusterName]: grant.access ?? "read-write" }, admin: grant.admin ?? false };
+    const timeout = caller.timeout ?? Duration.seconds(3);
+    if (timeout.toSeconds() >= LOAD_BALANCER_IDLE_TIMEOUT.toSeconds()) {
+      throw new Error(`${caller.node.path} times out after ${timeout.toSeconds()} s: a gateway caller's timeout must be below the load balancer's idle timeout (${LOAD_BALANCER_IDLE_TIMEOUT.toSeconds()} s)`);
+    }
+    const maxInFlight = grant.maxInFlight ?? (caller.node.defaultChild as lambda.CfnFunction).reservedConcurrentExecutions;
+    if (maxInFlight === undefined || maxInFlight < 1) {
+      throw new Error(`${caller.node.path} has no reserved concurrency: give it one (it bounds the function's calls in flight at the gateway) or pass maxInFlight`);
+    }
+    this.principals[role.roleArn] = { ...this.grantsOf(grant), maxInFlight, maxTimeoutMs: timeout.toMilliseconds() };
     this.loadBalancer.connections.allowFrom(caller, ec2.Port.tcp(LISTENER_PORT), `Poolgate callers: ${caller.node.path}`);
     caller.addEnvironment("POOLGATE_URL", this.url);
     caller.addEnvironment("POOLGATE_AUDIENCE", this.audience);
+  }
+
+  /**
+   * Lets a granted function reach every task directly, not only the one the load balancer picks: it
+   * may list the service's running tasks (ECS) and connect to their container port. The failover hook
+   * (a topology refresh on each task) and the canary (a check of each task) use it.
+   */
+  grantTaskAccess(caller: lambda.Function): void {
+    this.service.connections.allowFrom(caller, ec2.Port.tcp(CONTAINER_PORT), `Poolgate task access: ${caller.node.path}`);
+    const inThisCluster = { ArnEquals: { "ecs:cluster": this.cluster.clusterArn } };
+    caller.addToRolePolicy(new iam.PolicyStatement({ actions: ["ecs:ListTasks"], resources: ["*"], conditions: inThisCluster }));
+    caller.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ["ecs:DescribeTasks"],
+        resources: [Stack.of(this).formatArn({ service: "ecs", resource: "task", resourceName: `${this.cluster.clusterName}/*` })],
+        conditions: inThisCluster,
+      }),
+    );
+    caller.addEnvironment("POOLGATE_ECS_CLUSTER", this.cluster.clusterArn);
+    caller.addEnvironment("POOLGATE_ECS_SERVICE", this.service.serviceName);
+    caller.addEnvironment("POOLGATE_TASK_PORT", String(CONTAINER_PORT));
+  }
+
+  /** Admits callers from a network (a VPN, a CI runner's subnet) to the load balancer's listener. */
+  allowCallersFrom(peer: ec2.IPeer, description: string): void {
+    this.loadBalancer.connections.allowFrom(peer, ec2.Port.tcp(LISTENER_PORT), `Poolgate callers: ${description}`);
+  }
+
+  private grantsOf(grant: GatewayGrant): PrincipalGrants {
+    const clusters: PrincipalGrants["clusters"] = grant.admin && grant.access === undefined ? {} : { [this.clusterName]: grant.access ?? "read-write" };
+    return { clusters, admin: grant.admin ?? false, ...(grant.maxInFlight === undefined ? {} : { maxInFlight: grant.maxInFlight }) };
   }
 }

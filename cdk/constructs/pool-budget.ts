@@ -3,9 +3,9 @@
  * size during a rolling deployment, the gateways never hold more connections on one Aurora instance
  * than it allows. Checked at synth time, with a clear error.
  *
- * Per task, one instance can see two pools (the cluster endpoint's and its own instance endpoint's,
- * with topology discovery) plus a monitor session for each. So:
- *   maxTasks × (maxHealthyPercent / 100) × 2 × (poolSize + 1) + reserved ≤ headroom × max_connections
+ * Per task, one instance can see two endpoints (the cluster endpoint and its own instance endpoint,
+ * with topology discovery), each with a pool per database login plus a monitor session. So:
+ *   maxTasks × (maxHealthyPercent / 100) × 2 × (logins × poolSize + 1) + reserved ≤ headroom × max_connections
  */
 
 export type AuroraEngine = "postgres" | "mysql";
@@ -35,6 +35,17 @@ export const MAX_CONNECTIONS: Record<AuroraEngine, Record<string, number>> = {
   },
 };
 
+/** Memory of the same instance classes, GiB (the FreeableMemory alarm's scale). */
+export const INSTANCE_MEMORY_GIB: Record<string, number> = {
+  "t4g.medium": 4,
+  "r6g.large": 16,
+  "r6g.xlarge": 32,
+  "r6g.2xlarge": 64,
+  "r7g.large": 16,
+  "r7g.xlarge": 32,
+  "r7g.2xlarge": 64,
+};
+
 export interface PoolBudgetInput {
   engine: AuroraEngine;
   /** Instance class without the "db." prefix, e.g. "r6g.large". */
@@ -48,6 +59,8 @@ export interface PoolBudgetInput {
   headroom?: number;
   /** A pool size chosen by hand; checked instead of computed. */
   poolSize?: number;
+  /** Database logins the gateway keeps pools for (1, or 2 with a read-only login; default 1). */
+  logins?: number;
 }
 
 export interface PoolBudget {
@@ -55,7 +68,10 @@ export interface PoolBudget {
   maxConnections: number;
   /** Connections the gateways may hold on one instance at most. */
   worstCase: number;
+  /** What the gateways may use: the ceiling minus the reserved connections. */
   limit: number;
+  /** The share of max_connections meant to be used at all (gateways and reserved): above it, something is off. */
+  ceiling: number;
 }
 
 export class PoolBudgetError extends Error {
@@ -74,19 +90,21 @@ export function poolBudget(input: PoolBudgetInput): PoolBudget {
     );
   }
   const headroom = input.headroom ?? 0.8;
-  const limit = Math.floor(headroom * maxConnections) - input.reservedConnections;
+  const ceiling = Math.floor(headroom * maxConnections);
+  const limit = ceiling - input.reservedConnections;
   const tasksAtPeak = Math.ceil((input.maxTasks * input.maxHealthyPercent) / 100);
-  const perTaskConnections = (poolSize: number) => 2 * (poolSize + 1);
-  const largest = Math.floor(limit / tasksAtPeak / 2) - 1;
+  const logins = input.logins ?? 1;
+  const perTaskConnections = (poolSize: number) => 2 * (logins * poolSize + 1);
+  const largest = Math.floor((Math.floor(limit / tasksAtPeak / 2) - 1) / logins);
   const poolSize = input.poolSize ?? Math.min(largest, 50);
   const worstCase = tasksAtPeak * perTaskConnections(poolSize);
   if (poolSize < 1 || worstCase > limit) {
     throw new PoolBudgetError(
       `connection budget exceeded on db.${input.instanceClass} (Aurora ${input.engine}, max_connections ${maxConnections}): ` +
-        `${input.maxTasks} tasks × ${input.maxHealthyPercent}% during deployments × 2 × (pool ${poolSize} + 1 monitor) = ${worstCase} connections per instance, ` +
+        `${input.maxTasks} tasks × ${input.maxHealthyPercent}% during deployments × 2 × (${logins === 1 ? "" : `${logins} logins × `}pool ${poolSize} + 1 monitor) = ${worstCase} connections per instance, ` +
         `but only ${limit} are available (${Math.round(headroom * 100)}% of max_connections minus ${input.reservedConnections} reserved). ` +
         `Lower maxTasks or the pool size, or choose a larger instance class${largest >= 1 ? ` (the largest pool that fits is ${largest})` : ""}.`,
     );
   }
-  return { poolSize, maxConnections, worstCase, limit };
+  return { poolSize, maxConnections, worstCase, limit, ceiling };
 }

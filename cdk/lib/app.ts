@@ -1,14 +1,17 @@
 /**
- * Builds the Poolgate app: the stateful database stack and the stateless service stack, checked by
- * cdk-nag's AwsSolutions rules (a validation plugin: an unacknowledged finding fails synth). Settings
- * come from CDK context (`cdk synth -c engine=mysql -c instanceClass=r6g.xlarge ...`).
+ * Builds the Poolgate app: the stateful database stack (network, cluster, logins, migrations) and the
+ * stateless service stack, checked by cdk-nag's AwsSolutions rules (a validation plugin: an
+ * unacknowledged finding fails synth). Settings come from CDK context (`cdk synth -c engine=mysql
+ * -c instanceClass=r6g.xlarge ...`); README "Deploying on AWS" lists them.
  */
 import { App, type Environment, Validations } from "aws-cdk-lib";
 import { AwsSolutionsChecks } from "cdk-nag";
+import { z } from "zod";
+import { EGRESS_MODES, type EgressMode } from "../constructs/network.js";
 import type { AuroraEngine } from "../constructs/pool-budget.js";
 import { acknowledgeFindings } from "./nag-acknowledgements.js";
 import { PoolgateDatabaseStack } from "./database-stack.js";
-import { PoolgateServiceStack } from "./service-stack.js";
+import { PoolgateServiceStack, type RoleGrant } from "./service-stack.js";
 
 export interface PoolgateAppOptions {
   projectRoot: string;
@@ -37,6 +40,31 @@ function integerSetting(name: string, value: string | undefined, min: number): n
   return parsed;
 }
 
+/** `grantRoles`: {"<role ARN>": "read-only" | "read-write" | "admin"}. */
+const roleGrantsSchema = z.record(z.string(), z.enum(["read-only", "read-write", "admin"]));
+const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/.+$/;
+
+function roleGrants(value: string | undefined): RoleGrant[] {
+  if (value === undefined) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new Error(`context grantRoles must be JSON such as {"arn:aws:iam::123456789012:role/ci":"read-write"}, not ${value}`);
+  }
+  const result = roleGrantsSchema.safeParse(parsed);
+  if (!result.success) throw new Error(`context grantRoles: ${result.error.issues.map((issue) => `${issue.path.join(".")} ${issue.message}`).join("; ")}`);
+  const notRoles = Object.keys(result.data).filter((arn) => !ROLE_ARN.test(arn));
+  if (notRoles.length > 0) throw new Error(`context grantRoles: ${notRoles.join(", ")} must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)`);
+  return Object.entries(result.data).map(([roleArn, access]) => (access === "admin" ? { roleArn, admin: true } : { roleArn, access }));
+}
+
+function booleanSetting(name: string, value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value !== "true" && value !== "false") throw new Error(`context ${name} must be true or false, not "${value}"`);
+  return value === "true";
+}
+
 export function buildPoolgateApp(options: PoolgateAppOptions): PoolgateApp {
   const app = new App({ context: { ...FEATURE_FLAGS, ...options.context }, ...(options.outdir ? { outdir: options.outdir } : {}) });
   const context = (key: string): string | undefined => {
@@ -48,27 +76,41 @@ export function buildPoolgateApp(options: PoolgateAppOptions): PoolgateApp {
   const env: Environment = { region: context("region") ?? process.env.CDK_DEFAULT_REGION ?? "us-east-1" };
   const engine = (context("engine") ?? "postgres") as AuroraEngine;
   if (engine !== "postgres" && engine !== "mysql") throw new Error(`context engine must be "postgres" or "mysql", not "${String(engine)}"`);
+  const egress = (context("egress") ?? "endpoints") as EgressMode;
+  if (!EGRESS_MODES.includes(egress)) throw new Error(`context egress must be one of ${EGRESS_MODES.join(", ")}, not "${String(egress)}"`);
+  const readers = integerSetting("readers", context("readers"), 0) ?? 1;
+  const migrationsDirectory = context("migrationsDir");
+  const migrationRunId = context("migrationRunId");
   const database = new PoolgateDatabaseStack(app, "PoolgateDatabase", {
     env,
-    network: { maxAzs: integerSetting("maxAzs", context("maxAzs"), 2) ?? 2 },
+    projectRoot: options.projectRoot,
+    network: { maxAzs: integerSetting("maxAzs", context("maxAzs"), 2) ?? 2, egress },
     database: {
       engine,
       instanceClass: context("instanceClass") ?? "r6g.large",
-      readers: integerSetting("readers", context("readers"), 0) ?? 1,
-      deletionProtection: context("deletionProtection") !== "false",
+      readers,
+      deletionProtection: booleanSetting("deletionProtection", context("deletionProtection")) ?? true,
     },
+    migrations: { ...(migrationsDirectory === undefined ? {} : { migrationsDirectory }), ...(migrationRunId === undefined ? {} : { runId: migrationRunId }) },
   });
   const poolSize = integerSetting("poolSize", context("poolSize"), 1);
+  const configureReadOnlyLogin = booleanSetting("readOnlyLogin", context("readOnlyLogin"));
+  const notesApiConcurrency = integerSetting("notesApiConcurrency", context("notesApiConcurrency"), 1);
   const service = new PoolgateServiceStack(app, "PoolgateService", {
     env,
     vpc: database.network.vpc,
     database: database.database,
+    logins: database.logins,
     projectRoot: options.projectRoot,
     gateway: {
       minTasks: integerSetting("minTasks", context("minTasks"), 1) ?? 2,
       maxTasks: integerSetting("maxTasks", context("maxTasks"), 1) ?? 6,
       ...(poolSize === undefined ? {} : { poolSize }),
+      ...(configureReadOnlyLogin === undefined ? {} : { configureReadOnlyLogin }),
     },
+    roleGrants: roleGrants(context("grantRoles")),
+    ...(notesApiConcurrency === undefined ? {} : { notesApiConcurrency }),
+    callerCidrs: (context("callerCidrs") ?? "").split(",").map((cidr) => cidr.trim()).filter((cidr) => cidr.length > 0),
   });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   acknowledgeFindings(database, service);

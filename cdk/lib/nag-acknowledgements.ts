@@ -2,7 +2,7 @@
  * Every cdk-nag AwsSolutions finding Poolgate accepts, each with its reason. Anything not listed here
  * fails synth (and the cdk-nag test).
  */
-import { Validations } from "aws-cdk-lib";
+import { Stack, Validations, type aws_ecs as ecs, type aws_lambda as lambda } from "aws-cdk-lib";
 import type { IConstruct } from "constructs";
 import type { PoolgateDatabaseStack } from "./database-stack.js";
 import type { PoolgateServiceStack } from "./service-stack.js";
@@ -12,6 +12,14 @@ function acknowledge(scope: IConstruct, id: string, reason: string): void {
 }
 
 export function acknowledgeFindings(database: PoolgateDatabaseStack, service: PoolgateServiceStack): void {
+  // Only on the documented teardown path (-c deletionProtection=false): the default keeps it on.
+  if (!database.database.deletionProtection) {
+    acknowledge(
+      database.database.cluster,
+      "AwsSolutions-RDS10",
+      "Deletion protection is off on purpose (-c deletionProtection=false, the README's teardown): the cluster's removal policy is SNAPSHOT, so destroying the stack keeps a final snapshot.",
+    );
+  }
   if (database.database.engine === "mysql") {
     acknowledge(
       database,
@@ -25,16 +33,43 @@ export function acknowledgeFindings(database: PoolgateDatabaseStack, service: Po
     );
   }
   for (const policy of ["AWSLambdaBasicExecutionRole", "AWSLambdaVPCAccessExecutionRole"]) {
-    acknowledge(
-      service,
-      `AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/${policy}]`,
-      `The Lambda callers use AWS's managed ${policy} (their own logs and VPC network interfaces), which carries no data access.`,
-    );
+    for (const stack of [database, service]) {
+      acknowledge(
+        stack,
+        `AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/${policy}]`,
+        `The functions (the callers, the schema migrations and the custom-resource provider) use AWS's managed ${policy} (their own logs and VPC network interfaces), which carries no data access.`,
+      );
+    }
   }
   acknowledge(
     service,
     "AwsSolutions-IAM5[Resource::*]",
-    "Account-wide actions that take no resource: X-Ray PutTraceSegments/PutTelemetryRecords for the callers' tracing, and ecr:GetAuthorizationToken for the gateway's image pull.",
+    "Actions that take no resource or are scoped by condition: X-Ray PutTraceSegments/PutTelemetryRecords for the callers' tracing, ecr:GetAuthorizationToken for the gateway's image pull, and ecs:ListTasks limited to the gateway's ECS cluster by the ecs:cluster condition.",
+  );
+  acknowledge(database, "AwsSolutions-IAM5[Resource::*]", "X-Ray PutTraceSegments/PutTelemetryRecords for the schema-migration function's tracing: actions that take no resource.");
+  const migrationsFunction = database.resolve((database.migrations.function.node.defaultChild as lambda.CfnFunction).logicalId) as string;
+  acknowledge(
+    database,
+    `AwsSolutions-IAM5[Resource::<${migrationsFunction}.Arn>:*]`,
+    "The custom-resource provider may invoke any version of the schema-migration function, and only that function.",
+  );
+  // Each task's ARN names its cluster and an id chosen at launch: the hook and the canary describe the
+  // gateway cluster's tasks, whatever their ids (and the ecs:cluster condition holds them to it).
+  const gatewayCluster = service.resolve((service.gateway.cluster.node.defaultChild as ecs.CfnCluster).logicalId) as string;
+  acknowledge(
+    service,
+    `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ecs:${Stack.of(service).region}:<AWS::AccountId>:task/<${gatewayCluster}>/*]`,
+    "ecs:DescribeTasks on the gateway cluster's tasks, whose ids are chosen at launch: the failover hook and the canary reach every running task.",
+  );
+  acknowledge(
+    database.network,
+    "AwsSolutions-EC23",
+    "The interface endpoints admit HTTPS from the VPC's own CIDR block (a reference cdk-nag cannot evaluate), not from the internet.",
+  );
+  acknowledge(
+    service.health.events.deadLetters,
+    "AwsSolutions-SQS3",
+    "This queue is itself the dead-letter queue: of the RDS-event rules' targets and of the failover hook's asynchronous invocations.",
   );
   acknowledge(
     service,

@@ -1,40 +1,78 @@
 /**
- * The stateless stack: the gateway service, the Lambda callers (the notes API and the canary) and the
- * failover health checks, on the database stack's network and cluster.
+ * The stateless stack: the gateway service, the Lambda callers (the notes API behind its HTTP API, the
+ * canary) and the failover health checks, on the database stack's network, cluster and logins. It
+ * depends on the database stack, so it is deployed after the schema migrations ran.
  */
-import { Stack, type StackProps, aws_ec2 as ec2 } from "aws-cdk-lib";
+import { CfnOutput, Stack, type StackProps, aws_ec2 as ec2, aws_iam as iam } from "aws-cdk-lib";
 import type { Construct } from "constructs";
 import type { PoolgateDatabase } from "../constructs/aurora-cluster.js";
-import { CallerFunction } from "../constructs/caller-function.js";
+import type { DatabaseLogins } from "../constructs/database-logins.js";
 import { FailoverHealth } from "../constructs/failover-health.js";
-import { PoolgateGateway, type PoolgateGatewayProps } from "../constructs/gateway-service.js";
+import { type GatewayGrant, PoolgateGateway, type PoolgateGatewayProps } from "../constructs/gateway-service.js";
+import { NotesApi } from "../constructs/notes-api.js";
+
+/** An IAM role granted from outside the stack (an operator, a CI pipeline). */
+export interface RoleGrant extends GatewayGrant {
+  roleArn: string;
+}
 
 export interface ServiceStackProps extends StackProps {
   vpc: ec2.IVpc;
   database: PoolgateDatabase;
+  logins: DatabaseLogins;
   /** The repository root: the Dockerfile's directory and the functions' project root. */
   projectRoot: string;
-  gateway?: Omit<PoolgateGatewayProps, "vpc" | "database" | "imageDirectory">;
+  gateway?: Omit<PoolgateGatewayProps, "vpc" | "database" | "logins" | "imageDirectory">;
+  /** Roles made principals of the gateway. */
+  roleGrants?: RoleGrant[];
+  /** Networks (CIDRs) admitted to the load balancer, for granted roles' clients outside the VPC's functions. */
+  callerCidrs?: string[];
+  /** The notes API function's reserved concurrency (default 50). */
+  notesApiConcurrency?: number;
 }
 
 export class PoolgateServiceStack extends Stack {
   readonly gateway: PoolgateGateway;
-  readonly notesApi: CallerFunction | undefined;
+  readonly notesApi: NotesApi | undefined;
   readonly health: FailoverHealth;
 
   constructor(scope: Construct, id: string, props: ServiceStackProps) {
     super(scope, id, props);
-    this.gateway = new PoolgateGateway(this, "Gateway", { vpc: props.vpc, database: props.database, imageDirectory: props.projectRoot, ...props.gateway });
+    this.gateway = new PoolgateGateway(this, "Gateway", {
+      vpc: props.vpc,
+      database: props.database,
+      logins: props.logins,
+      imageDirectory: props.projectRoot,
+      ...props.gateway,
+    });
+    for (const [i, { roleArn, ...grant }] of (props.roleGrants ?? []).entries()) {
+      this.gateway.grantRole(iam.Role.fromRoleArn(this, `GrantedRole${i}`, roleArn, { mutable: false }), grant);
+    }
+    for (const cidr of props.callerCidrs ?? []) this.gateway.allowCallersFrom(ec2.Peer.ipv4(cidr), cidr);
     // The example API is written in PostgreSQL's SQL (RETURNING, $n): deployed with that engine only.
     if (props.database.engine === "postgres") {
-      this.notesApi = new CallerFunction(this, "NotesApi", {
+      this.notesApi = new NotesApi(this, "NotesApi", {
         vpc: props.vpc,
-        entry: `${props.projectRoot}/functions/notes-api/handler.ts`,
+        gateway: this.gateway,
         projectRoot: props.projectRoot,
-        serviceName: "notes-api",
+        ...(props.notesApiConcurrency === undefined ? {} : { reservedConcurrency: props.notesApiConcurrency }),
       });
-      this.gateway.grant(this.notesApi.function);
     }
-    this.health = new FailoverHealth(this, "FailoverHealth", { vpc: props.vpc, gateway: this.gateway, database: props.database, projectRoot: props.projectRoot });
+    this.health = new FailoverHealth(this, "FailoverHealth", {
+      vpc: props.vpc,
+      gateway: this.gateway,
+      database: props.database,
+      readers: props.database.readers,
+      projectRoot: props.projectRoot,
+    });
+    const output = (id: string, value: string, description: string) => new CfnOutput(this, id, { value, description });
+    output("GatewayUrl", this.gateway.url, "The gateway inside the VPC (internal load balancer)");
+    output("GatewayAudience", this.gateway.audience, "What callers sign for: iamAuth({ audience })");
+    output("OperatorTokenSecret", this.gateway.operatorToken.secretArn, 'The operators\' bearer token: {"operator": "<token>"}');
+    output("AlarmTopic", this.health.topic.topicArn, "Alarms and RDS events: subscribe to it");
+    output("Dashboard", this.health.dashboard.dashboardName, "The CloudWatch dashboard");
+    output("FailoverHookLogGroup", this.health.hook.logGroup.logGroupName, "Logs of the failover hook");
+    output("CanaryLogGroup", this.health.canary.logGroup.logGroupName, "Logs of the canary");
+    if (this.notesApi) output("NotesApiUrl", this.notesApi.api.apiEndpoint, "The example notes API (IAM-authorised: sign requests with SigV4, service execute-api)");
   }
 }

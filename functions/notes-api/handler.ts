@@ -1,12 +1,20 @@
 /**
- * An example API Lambda behind an HTTP API (API Gateway v2 payload): CRUD over a small `notes` table
- * through Poolgate. The client, Powertools logger, metrics and tracer live at module scope, so a warm
- * execution environment reuses the gateway connection; each call's deadline is the invocation's
- * remaining time.
+ * An example API Lambda behind an HTTP API (API Gateway v2 payload, IAM-authorised routes): CRUD over
+ * a small `notes` table through Poolgate. The client, Powertools logger, metrics and tracer live at
+ * module scope, so a warm execution environment reuses the gateway connection; each call's deadline is
+ * the invocation's remaining time, and each request carries the invocation's id to the gateway's log.
+ * Powertools is wired as middy middleware: the logger gets the invocation's context and the request's
+ * id as correlation id, the metrics a cold-start metric, the tracer a handler segment (which carries
+ * the route annotation).
  */
 import { Logger } from "@aws-lambda-powertools/logger";
+import { correlationPaths, search } from "@aws-lambda-powertools/logger/correlationId";
+import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { MetricUnit, Metrics } from "@aws-lambda-powertools/metrics";
+import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import { Tracer } from "@aws-lambda-powertools/tracer";
+import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
+import middy from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import { z } from "zod";
 import { createClient, DatabaseError, iamAuth, PoolgateError } from "../../client/index.js";
@@ -21,15 +29,17 @@ const env = z
   })
   .parse(process.env);
 
-const logger = new Logger({ serviceName: "notes-api" });
+const logger = new Logger({ serviceName: "notes-api", correlationIdSearchFn: search });
 const metrics = new Metrics({ namespace: "Poolgate", serviceName: "notes-api" });
 const tracer = new Tracer({ serviceName: "notes-api" });
-let remaining: () => number = () => 30_000;
+const auth = env.POOLGATE_AUDIENCE ? iamAuth({ audience: env.POOLGATE_AUDIENCE }) : undefined;
+/** The running invocation (one at a time per execution environment). */
+let invocation: Context | undefined;
 const db = createClient({
   url: env.POOLGATE_URL,
   ...(env.POOLGATE_CLUSTER ? { cluster: env.POOLGATE_CLUSTER } : {}),
-  ...(env.POOLGATE_AUDIENCE ? { sign: iamAuth({ audience: env.POOLGATE_AUDIENCE }) } : {}),
-  deadline: () => remaining(),
+  sign: async (request) => ({ ...(auth ? await auth(request) : {}), ...(invocation ? { "x-request-id": invocation.awsRequestId } : {}) }),
+  deadline: () => invocation?.getRemainingTimeInMillis() ?? 30_000,
 });
 const table = env.NOTES_TABLE;
 
@@ -88,10 +98,8 @@ async function route(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStru
   return json(405, { message: `${method} is not supported here` });
 }
 
-/** The Lambda entry point. */
-export async function handler(event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> {
-  remaining = () => context.getRemainingTimeInMillis();
-  logger.addContext(context);
+async function serve(event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> {
+  invocation = context;
   logger.appendKeys({ route: event.routeKey });
   tracer.putAnnotation("route", event.routeKey);
   try {
@@ -103,7 +111,12 @@ export async function handler(event: APIGatewayProxyEventV2, context: Context): 
     metrics.addMetric("RequestFailed", MetricUnit.Count, 1);
     return json(err instanceof PoolgateError && err.retryable ? 503 : 500, { message: "the request failed; try again later" });
   } finally {
-    metrics.publishStoredMetrics();
-    logger.removeKeys(["route"]);
+    invocation = undefined;
   }
 }
+
+/** The Lambda entry point (see the module comment for the middleware). */
+export const handler = middy(serve)
+  .use(captureLambdaHandler(tracer))
+  .use(injectLambdaContext(logger, { correlationIdPath: correlationPaths.API_GATEWAY_HTTP, resetKeys: true }))
+  .use(logMetrics(metrics, { captureColdStartMetric: true }));

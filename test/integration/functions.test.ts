@@ -130,7 +130,8 @@ describe("the notes API handler", () => {
       expect(failed.value.statusCode).toBe(500);
       const errors = failed.lines.filter((line) => line.level === "ERROR");
       expect(errors).toHaveLength(1);
-      expect(errors[0]).toMatchObject({ message: "request failed", service: "notes-api", function_name: "notes-api", route: "GET /notes", code: "DATABASE_ERROR" });
+      // Injected by the middleware: the invocation's context, and the HTTP API's request id as correlation id.
+      expect(errors[0]).toMatchObject({ message: "request failed", service: "notes-api", function_name: "notes-api", route: "GET /notes", code: "DATABASE_ERROR", correlation_id: "r1" });
       expect(errors[0]?.function_request_id).toBeTruthy();
       expect(JSON.stringify(errors[0])).toContain("does not exist");
     } finally {
