@@ -31,6 +31,12 @@ beforeAll(() => {
 
 afterAll(removeBuilds);
 
+/** The stack's POOLGATE_CONFIG_JSON with plausible values for CloudFormation's references, parsed by the gateway. */
+function parseStackConfig(template: Template) {
+  const raw = JSON.parse(fillReferences(template)) as { clusters: Record<string, Record<string, unknown>> };
+  return parseConfig(raw, "the stack's POOLGATE_CONFIG_JSON");
+}
+
 describe("the database stack", () => {
   it("keeps the database private, encrypted, backed up, IAM-authenticated and deletion-protected", () => {
     database.hasResource("AWS::RDS::DBCluster", {
@@ -192,30 +198,26 @@ describe("the service stack", () => {
       .map((statement) => JSON.stringify(statement.Resource));
     expect(secretReads.some((resource) => resource.includes(rwExport))).toBe(true);
     expect(secretReads.some((resource) => resource.includes(masterExport))).toBe(false);
-    // Without the gateway's `logins` support, the read-only login stays out of the configuration.
-    expect(config).not.toContain(`"logins"`);
+    // Read-only principals log in as the read-only login by default.
+    expect(config).toMatch(/"logins":\{"readOnly":\{"source":"secrets-manager","secretArn":"/);
+    expect(parseStackConfig(service).clusters.default?.logins?.readOnly).toMatchObject({ source: "secrets-manager" });
   });
 
-  it("puts the read-only login into the configuration with -c readOnlyLogin=true, and counts its pools in the budget", () => {
-    const withLogin = build({ readOnlyLogin: "true" });
-    const template = Template.fromStack(withLogin.service);
+  it("leaves the read-only login out of the configuration with -c readOnlyLogin=false, and counts every login's pools in the budget", () => {
+    const withoutLogin = build({ readOnlyLogin: "false" });
+    const template = Template.fromStack(withoutLogin.service);
+    expect(configJson(template)).not.toContain(`"logins"`);
+    expect(parseStackConfig(template).clusters.default?.logins).toBeUndefined();
+    const withLogin = built;
     const roExport = `PoolgateDatabase:ExportsOutputRef${logicalIdOf(withLogin.database, withLogin.database.logins.readOnly.secret)}`;
-    expect(configJson(template)).toMatch(/"logins":\{"readOnly":\{"source":"secrets-manager","secretArn":"/);
-    expect(JSON.stringify(containerEnvironment(template))).toContain(roExport);
-    expect(withLogin.service.gateway.budget.poolSize).toBeLessThan(built.service.gateway.budget.poolSize * 2);
+    expect(JSON.stringify(containerEnvironment(service))).toContain(roExport);
+    // Two logins' pools share the same budget: each pool is smaller than with one login.
+    expect(withLogin.service.gateway.budget.poolSize).toBeLessThan(withoutLogin.service.gateway.budget.poolSize);
     expect(withLogin.service.gateway.budget.worstCase).toBeLessThanOrEqual(withLogin.service.gateway.budget.limit);
   }, 60000);
 });
 
 describe("the gateway's configuration", () => {
-  /** The stack's POOLGATE_CONFIG_JSON with plausible values for CloudFormation's references, parsed by the gateway. */
-  function parseStackConfig(template: Template) {
-    const raw = JSON.parse(fillReferences(template)) as { clusters: Record<string, Record<string, unknown>> };
-    // The gateway reads `logins` once issue 14 lands; until then its parser refuses the key.
-    for (const cluster of Object.values(raw.clusters)) delete cluster.logins;
-    return parseConfig(raw, "the stack's POOLGATE_CONFIG_JSON");
-  }
-
   it("is accepted by the gateway's own parser once CloudFormation fills in the references", () => {
     const config = parseStackConfig(service);
     expect(config.server.host).toBe("0.0.0.0");
@@ -350,6 +352,7 @@ describe("the connection budget", () => {
   });
 
   it("sizes the pool from the budget by default", () => {
-    expect(built.service.gateway.budget).toMatchObject({ poolSize: 50, maxConnections: 1660, ceiling: 1328 });
+    // Two logins (read-write and read-only) share the budget: 26 connections per pool instead of 50.
+    expect(built.service.gateway.budget).toMatchObject({ poolSize: 26, maxConnections: 1660, ceiling: 1328 });
   });
 });

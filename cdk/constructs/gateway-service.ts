@@ -59,8 +59,8 @@ export interface PoolgateGatewayProps {
   maxHealthyPercent?: number;
   /**
    * Puts the read-only login into the configuration (`clusters.default.logins.readOnly`), so read-only
-   * principals' sessions log in as a user the database limits to reading. Needs a gateway that reads
-   * `logins` (issue 14); default false until it does. The login itself always exists.
+   * principals' sessions log in as a user the database limits to reading (default true; false keeps
+   * the one-login mode, whose limits the README lists). The login itself always exists.
    */
   configureReadOnlyLogin?: boolean;
 }
@@ -105,7 +105,7 @@ export class PoolgateGateway extends Construct {
     const maxTasks = props.maxTasks ?? 6;
     const maxHealthyPercent = props.maxHealthyPercent ?? 200;
     const { database, logins } = props;
-    const configureReadOnlyLogin = props.configureReadOnlyLogin ?? false;
+    const configureReadOnlyLogin = props.configureReadOnlyLogin ?? true;
     this.budget = poolBudget({
       engine: database.engine,
       instanceClass: database.instanceClass,
