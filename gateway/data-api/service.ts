@@ -16,7 +16,7 @@ import type { AccessPolicy } from "../auth/access-policy.js";
 import type { Caller } from "../auth/caller.js";
 import type { Cluster } from "../clusters/cluster.js";
 import type { DataApiExtension, GatewayConfig } from "../config/schema.js";
-import type { ExecuteOptions, StatementResult } from "../engines/engine.js";
+import type { EngineConnection, ExecuteOptions, StatementResult } from "../engines/engine.js";
 import type { ExecutionPolicy } from "../execution/executor.js";
 import type { RunAs } from "../execution/run-as.js";
 import { checkParamCount, executeOptions } from "../execution/run-options.js";
@@ -26,6 +26,8 @@ import { columnMetadataText, formattedRecordsText, recordsText } from "./records
 import type { DataApiTargets } from "./targets.js";
 
 const QUEUE = { queue: true } as const;
+/** Statements of a Data API transaction: queued in order, and MySQL DDL runs as the service runs it. */
+const IN_TRANSACTION = { queue: true, implicitCommits: "allow" } as const;
 
 /** Filled in with the cluster and intent of the work, for the request's metrics. */
 export interface WorkNote {
@@ -80,10 +82,10 @@ export class DataApiService {
         request.sql,
         async (connection) => {
           const done: StatementResult[] = [];
-          for (const statement of statements) done.push(await connection.execute(statement.sql, statement.params, options));
+          for (const statement of statements) done.push(await executeInTransaction(connection, statement, options, target.runAs));
           return done;
         },
-        QUEUE,
+        IN_TRANSACTION,
         target.runAs,
       );
     } else {
@@ -152,13 +154,7 @@ export class DataApiService {
       return value.value;
     }
     const options = this.transactionOptions(extensions, target.runAs);
-    return target.cluster.transactions.run(
-      transactionId,
-      bound.sql,
-      (connection) => connection.execute(bound.sql, bound.params, options),
-      QUEUE,
-      target.runAs,
-    );
+    return target.cluster.transactions.run(transactionId, bound.sql, (connection) => executeInTransaction(connection, bound, options, target.runAs), IN_TRANSACTION, target.runAs);
   }
 
   private transactionOptions(extensions: ReadonlySet<DataApiExtension>, runAs: RunAs): ExecuteOptions {
@@ -182,6 +178,18 @@ export class DataApiService {
     const metadata = request.includeResultMetadata ? `"columnMetadata":${columnMetadataText(engine, result)},` : "";
     return `{${metadata}"numberOfRecordsUpdated":0,"records":${recordsText(engine, result, options)}}`;
   }
+}
+
+/**
+ * One statement on a Data API transaction's connection. A MySQL statement that commits implicitly
+ * (DDL) ends the open transaction, as on the service; the service's session has autocommit off, so
+ * whatever follows is a new transaction that CommitTransaction or RollbackTransaction ends — begun here
+ * at once. Not for read-only principals: their transaction ending is refused by the registry.
+ */
+async function executeInTransaction(connection: EngineConnection, statement: BoundStatement, options: ExecuteOptions, runAs: RunAs): Promise<StatementResult> {
+  const result = await connection.execute(statement.sql, statement.params, options);
+  if (!connection.inTransaction && !runAs.readOnly) await connection.begin({}, options.timeoutMs);
+  return result;
 }
 
 /** MySQL's AUTO_INCREMENT id of an INSERT, else nothing (PostgreSQL: use RETURNING). */

@@ -11,6 +11,7 @@ import { GatewayError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
 import type { Clock } from "../pool/clock.js";
 import type { Router } from "../routing/router.js";
+import { containsTransactionControl } from "../routing/statement-classifier.js";
 import type { PoolEntry } from "../pool/pool-entry.js";
 import type { Endpoint } from "../topology/endpoint.js";
 import { type Executor, instanceIsReadOnly, readOnlyFailure } from "./executor.js";
@@ -43,6 +44,11 @@ export interface TransactionLifetimes {
 export interface TurnOptions {
   /** Wait for a statement already running on the transaction instead of answering TRANSACTION_BUSY. */
   queue?: boolean;
+  /**
+   * "allow": statements that commit implicitly (MySQL DDL) may run, as the RDS Data API runs them;
+   * explicit transaction control stays refused. Default "refuse": the transaction stays atomic.
+   */
+  implicitCommits?: "allow" | "refuse";
 }
 
 /** How many expired ids are remembered to tell "expired" from "unknown". */
@@ -138,7 +144,9 @@ export class TransactionRegistry {
 
   /** Runs a caller's SQL on the transaction's connection, one statement at a time. */
   async run<T>(id: string, sql: string, work: (connection: EngineConnection) => Promise<T>, turn: TurnOptions = {}, runAs: RunAs = UNRESTRICTED): Promise<T> {
-    this.executor.refuseTransactionControl([sql], "an interactive transaction (use its commit and rollback endpoints)");
+    if (turn.implicitCommits !== "allow" || containsTransactionControl(sql)) {
+      this.executor.refuseTransactionControl([sql], "an interactive transaction (use its commit and rollback endpoints)");
+    }
     if (runAs.readOnly) this.executor.refuseForReadOnly([sql]);
     const tx = await this.claim(id, turn, runAs);
     try {
