@@ -53,6 +53,8 @@ export class PoolgateRequestHandler {
   readonly metadata = { handlerProtocol: "http/1.1" };
   private inner: HttpHandlerLike | undefined;
   private loading: Promise<HttpHandlerLike> | undefined;
+  /** Settings the SDK passed before the default handler was loaded, applied to it once it is. */
+  private readonly pendingConfig: [string, unknown][] = [];
 
   constructor(private readonly options: PoolgateRequestHandlerOptions) {
     this.inner = options.handler;
@@ -69,7 +71,8 @@ export class PoolgateRequestHandler {
   }
 
   updateHttpClientConfig(key: string, value: unknown): void {
-    (this.inner?.updateHttpClientConfig as ((key: string, value: unknown) => void) | undefined)?.call(this.inner, key, value);
+    if (this.inner === undefined) this.pendingConfig.push([key, value]);
+    else (this.inner.updateHttpClientConfig as ((key: string, value: unknown) => void) | undefined)?.call(this.inner, key, value);
   }
 
   httpHandlerConfigs(): Record<string, unknown> {
@@ -82,8 +85,10 @@ export class PoolgateRequestHandler {
 
   private load(): Promise<HttpHandlerLike> {
     this.loading ??= import("@smithy/node-http-handler").then(({ NodeHttpHandler }) => {
-      this.inner = new NodeHttpHandler();
-      return this.inner;
+      const inner = new NodeHttpHandler();
+      for (const [key, value] of this.pendingConfig.splice(0)) inner.updateHttpClientConfig(key as never, value as never);
+      this.inner = inner;
+      return inner;
     });
     return this.loading;
   }
