@@ -10,7 +10,10 @@ import { JsonText } from "../engines/json-text.js";
 
 const columnsJson = new WeakMap<object, string>();
 
-/** Column types whose values the engines hand on as JsonText (PostgreSQL json/jsonb and their arrays; MySQL JSON). */
+/**
+ * Column types whose values the engines hand on as JsonText (PostgreSQL json/jsonb and their arrays;
+ * MySQL JSON). A JsonText anywhere else would still be valid JSON (its toJSON), only parsed.
+ */
 const JSON_TYPES = new Set(["json", "jsonb", "_json", "_jsonb"]);
 
 function rowsAsObjects(result: StatementResult): Record<string, unknown>[] {
@@ -35,13 +38,9 @@ function valueJson(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
-/** Which columns hold database JSON: by type, or (for types the engine names otherwise) by their first value. */
+/** Which columns hold database JSON, by the type the engine names (MariaDB's JSON alias is named json too). */
 function jsonColumns(result: StatementResult): boolean[] {
-  return result.columns.map((column, c) => {
-    if (JSON_TYPES.has(column.type)) return true;
-    const first = result.rows.find((row) => row[c] !== null && row[c] !== undefined)?.[c];
-    return first instanceof JsonText;
-  });
+  return result.columns.map((column) => JSON_TYPES.has(column.type));
 }
 
 /** The rows' JSON text with database JSON embedded as it is. Duplicate column names: the last wins, as in an object. */
