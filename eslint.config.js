@@ -4,7 +4,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", "dist/**", "cdk.out/**", ".poolgate-data/**", "coverage/**", "gateway/engines/embedded/pglite-server.mjs"] },
+  { ignores: ["node_modules/**", "dist/**", "client/dist/**", "cdk.out/**", ".poolgate-data/**", "coverage/**", "gateway/engines/embedded/pglite-server.mjs"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

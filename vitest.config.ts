@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["**/*.test.ts"],
-    exclude: ["node_modules/**", "dist/**", "cdk.out/**"],
+    exclude: ["node_modules/**", "dist/**", "client/dist/**", "cdk.out/**"],
     pool: "forks",
     testTimeout: 30000,
     hookTimeout: 60000,

@@ -4,7 +4,7 @@
  * (the gateway's statement timeout never outlives the caller), and retries only where the gateway says
  * they are safe.
  */
-import type { Column, Intent, Isolation, Param, QueryResponse, BatchResponse, BeginResponse, EndTransactionResponse } from "../schemas/query.js";
+import type { BatchResponse, BeginResponse, Column, EndTransactionResponse, Intent, Isolation, Param, QueryResponse } from "./wire.js";
 import { DeadlineExceededError } from "./errors.js";
 import { type RetryPolicy, withRetries } from "./retry.js";
 import { type RequestSigner, Transport } from "./transport.js";
@@ -34,6 +34,13 @@ export interface ClientOptions {
   freshConnectionAfterMs?: number;
   /** Most concurrent connections to the gateway (default 16). */
   connections?: number;
+  /**
+   * How JSON is read and written (default: the platform's `JSON`). JSON.parse turns numbers beyond a
+   * double's precision (int8 ids inside a jsonb document) into the nearest double; the gateway sends
+   * every digit, so pass a lossless codec (for example lossless-json's `{ parse, stringify }`) to keep
+   * them through a read-modify-write.
+   */
+  json?: JsonCodec;
   /**
    * The largest statement timeout the gateway accepts (its `statements.maxTimeoutMs`, default 300000):
    * a long deadline is never turned into a timeout the gateway would refuse.
@@ -65,8 +72,15 @@ export interface QueryResult<Row> {
   command: string;
   /** MySQL: the generated AUTO_INCREMENT value, as an exact string. */
   lastInsertId?: string;
-  /** How many times the gateway ran it. */
+  /** How many times the gateway ran it (for a batch: the whole batch). */
   attempts: number;
+  /**
+   * After a write: where it is visible (a WAL position or GTID), to send as `consistencyToken` on a
+   * later read, also from another client. For a batch, every result carries the token of the batch's
+   * COMMIT; inside a transaction there is none (nothing is committed yet): the commit's token goes to
+   * `client.consistencyToken`. Undefined after reads, and where the database gives no position.
+   */
+  consistencyToken?: string;
 }
 
 /** One statement of a {@link PoolgateClient.batch}. */
@@ -93,9 +107,17 @@ export interface Transaction {
 export interface PoolgateClient {
   /** Runs one statement (`$1`… on PostgreSQL, `?` on MySQL). */
   query<Row = Record<string, unknown>>(sql: string, params?: Param[], options?: CallOptions): Promise<QueryResult<Row>>;
-  /** Runs the statements atomically (one transaction, all or none); retried as a whole when safe. */
+  /**
+   * Runs the statements atomically (one transaction, all or none); retried as a whole when safe.
+   * Resolves one result per statement, in order; each carries the batch's `attempts` and the
+   * consistency token of its COMMIT (also stored in `consistencyToken`).
+   */
   batch(statements: BatchStatement[], options?: TransactionOptions): Promise<QueryResult<Record<string, unknown>>[]>;
-  /** Runs `work` in a transaction: committed when it resolves, rolled back when it throws. */
+  /**
+   * Runs `work` in a transaction: committed when it resolves, rolled back when it throws. Resolves
+   * what `work` resolved, once the COMMIT succeeded; the commit's consistency token is stored in
+   * `consistencyToken` (statements inside the transaction carry none).
+   */
   transaction<T>(work: (tx: Transaction) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
    * The consistency token of the latest write through this client, sent with later reads so they see
@@ -106,15 +128,22 @@ export interface PoolgateClient {
   close(): Promise<void>;
 }
 
+/** Reads and writes JSON; see {@link ClientOptions.json}. */
+export interface JsonCodec {
+  parse(text: string): unknown;
+  stringify(value: unknown): string;
+}
+
 /** The client's rows as typed objects (the gateway answers rows as objects by default). */
-function asResult<Row>(response: Omit<QueryResponse, "attempts" | "consistencyToken"> & { attempts?: number }): QueryResult<Row> {
+function asResult<Row>(response: Omit<QueryResponse, "attempts" | "consistencyToken">, attempts: number, consistencyToken: string | undefined): QueryResult<Row> {
   return {
     rows: response.rows as Row[],
     columns: response.columns,
     rowCount: response.rowCount,
     command: response.command,
     ...(response.lastInsertId === undefined ? {} : { lastInsertId: response.lastInsertId }),
-    attempts: response.attempts ?? 1,
+    attempts,
+    ...(consistencyToken === undefined ? {} : { consistencyToken }),
   };
 }
 
@@ -126,6 +155,7 @@ export function createClient(options: ClientOptions): PoolgateClient {
     sign: options.sign,
     freshConnectionAfterMs: options.freshConnectionAfterMs ?? 10_000,
     connections: options.connections ?? 16,
+    json: options.json ?? JSON,
   });
   const margin = options.deadlineMarginMs ?? 50;
   const cluster = options.cluster === undefined ? {} : { cluster: options.cluster };
@@ -173,7 +203,7 @@ export function createClient(options: ClientOptions): PoolgateClient {
         );
       });
       if (response.consistencyToken) client.consistencyToken = response.consistencyToken;
-      return asResult<Row>(response);
+      return asResult<Row>(response, response.attempts, response.consistencyToken);
     },
 
     async batch(statements: BatchStatement[], call: TransactionOptions = {}) {
@@ -196,7 +226,7 @@ export function createClient(options: ClientOptions): PoolgateClient {
         );
       });
       if (response.consistencyToken) client.consistencyToken = response.consistencyToken;
-      return response.results.map((result) => asResult<Record<string, unknown>>(result));
+      return response.results.map((result) => asResult<Record<string, unknown>>(result, response.attempts, response.consistencyToken));
     },
 
     async transaction<T>(work: (tx: Transaction) => Promise<T>, call: TransactionOptions = {}): Promise<T> {
@@ -231,7 +261,7 @@ export function createClient(options: ClientOptions): PoolgateClient {
             },
             until,
           );
-          return asResult<Row>(response);
+          return asResult<Row>(response, 1, undefined);
         },
       };
       let value: T;

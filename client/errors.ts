@@ -4,7 +4,7 @@
  * errors keep the SQLSTATE (or MySQL error number), detail and constraint. Failures on the way to the
  * gateway are {@link TransportError}s; a call that ran out of its deadline is a {@link DeadlineExceededError}.
  */
-import type { DatabaseErrorInfo, ErrorBody, ErrorCode } from "../schemas/errors.js";
+import type { DatabaseErrorInfo, ErrorBody, ErrorCode } from "./wire.js";
 
 /** A failure reported by the gateway. */
 export class PoolgateError extends Error {

@@ -1,12 +1,13 @@
 /**
- * `poolgate/client`: the TypeScript client of the Poolgate gateway, for Lambda functions and plain
- * Node. Wire types come from the gateway's own schemas.
+ * `@poolgate/client`: the TypeScript client of the Poolgate gateway, for Lambda functions and plain
+ * Node, and the authentication hook for any RDS Data API client pointed at a gateway.
  */
 export {
   type BatchStatement,
   type CallOptions,
   type ClientOptions,
   createClient,
+  type JsonCodec,
   type PoolgateClient,
   type QueryResult,
   type Transaction,
@@ -26,4 +27,5 @@ export {
 } from "./iam-auth.js";
 export type { RetryPolicy } from "./retry.js";
 export type { OutgoingRequest, RequestSigner } from "./transport.js";
-export type { Column, Intent, Isolation, Param } from "../schemas/query.js";
+export { asAwsSdkV2, type AwsSdkV2Namespace, type DataApiClientLike, type HttpHandlerLike, poolgateRequestHandler, type PoolgateRequestHandlerOptions } from "./data-api-auth.js";
+export type { Column, DatabaseErrorInfo, ErrorCode, Intent, Isolation, Param } from "./wire.js";

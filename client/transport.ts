@@ -6,8 +6,8 @@
  * dead socket.
  */
 import { Agent, request as undiciRequest } from "undici";
-import type { ErrorBody } from "../schemas/errors.js";
 import { DeadlineExceededError, errorFromBody, TransportError } from "./errors.js";
+import type { ErrorBody } from "./wire.js";
 
 /** What the signing hook sees of a request, to add headers (for example an IAM identity proof). */
 export interface OutgoingRequest {
@@ -26,6 +26,7 @@ export interface TransportOptions {
   sign: RequestSigner | undefined;
   freshConnectionAfterMs: number;
   connections: number;
+  json: { parse(text: string): unknown; stringify(value: unknown): string };
 }
 
 /** Errors that mean the request never left: safe to send again whatever it was. */
@@ -73,7 +74,7 @@ export class Transport {
     if (remaining !== undefined && remaining <= 0) throw new DeadlineExceededError("the deadline passed before the request was sent", false);
 
     const url = new URL(path, this.base).toString();
-    const body = JSON.stringify(payload);
+    const body = this.options.json.stringify(payload);
     let headers: Record<string, string> = { "content-type": "application/json", ...this.options.headers };
     if (this.options.sign) headers = { ...headers, ...(await this.options.sign({ method: "POST", url, headers, body })) };
 
@@ -94,7 +95,7 @@ export class Transport {
     }
     let parsed: unknown;
     try {
-      parsed = text.length > 0 ? JSON.parse(text) : undefined;
+      parsed = text.length > 0 ? this.options.json.parse(text) : undefined;
     } catch (err) {
       throw new TransportError(`the gateway answered ${status} with a body that is not JSON`, undefined, false, err);
     }

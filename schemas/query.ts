@@ -6,8 +6,9 @@ import { z } from "zod";
 
 /**
  * A statement parameter. JSON null, booleans, numbers and strings bind as themselves (send int8 and
- * numeric as strings to keep precision); arrays bind as PostgreSQL arrays; other objects bind as JSON;
- * `{"$bytea": "<base64>"}` binds bytes.
+ * numeric as strings to keep precision); arrays bind as PostgreSQL arrays (MySQL: JSON text); other
+ * objects bind as JSON, from the request's own text (every digit kept); `{"$json": "<JSON text>"}`
+ * binds that text as it is; `{"$bytea": "<base64>"}` binds bytes.
  */
 export const paramSchema = z.union([
   z.null(),
@@ -15,6 +16,7 @@ export const paramSchema = z.union([
   z.number(),
   z.string(),
   z.strictObject({ $bytea: z.base64() }),
+  z.strictObject({ $json: z.string().describe("JSON text, bound as it is (json/jsonb/JSON)") }),
   z.array(z.unknown()),
   z.record(z.string(), z.unknown()),
 ]);

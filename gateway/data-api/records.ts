@@ -3,12 +3,14 @@
  * integers keep every digit: `records` (rows of one-member Field unions), `columnMetadata` (all 14
  * members), and `formattedRecords` (formatRecordsAs JSON). Values arrive in the gateway's own JSON
  * conventions (int8/numeric/BIGINT/DECIMAL as exact strings, timestamps ISO-8601, bytes base64, JSON
- * parsed) and leave in the service's: timestamps "YYYY-MM-DD HH:MM:SS[.fff]" in UTC without an offset,
- * JSON re-serialised compactly, MySQL TINYINT(1) and BIT(1) as booleans.
+ * as the database's text) and leave in the service's: timestamps "YYYY-MM-DD HH:MM:SS[.fff]" in UTC
+ * without an offset, JSON compacted (the whitespace between tokens dropped, as the service's v2
+ * re-serialises it, with every digit kept), MySQL TINYINT(1) and BIT(1) as booleans.
  */
 import type { DataApiColumnMetadata } from "../../schemas/data-api.js";
 import type { Column } from "../../schemas/query.js";
 import type { ColumnDetail, StatementResult } from "../engines/engine.js";
+import { compactJson, JsonText } from "../engines/json-text.js";
 
 export interface ResultOptions {
   decimalReturnType?: "STRING" | "DOUBLE_OR_LONG" | undefined;
@@ -28,11 +30,17 @@ interface ColumnPlan {
 
 const json = JSON.stringify;
 
-/** A value's text: strings as they are, objects as JSON, numbers and booleans printed. */
+/** A value's text: strings as they are, database JSON compacted, objects as JSON, numbers and booleans printed. */
 function textOf(value: unknown): string {
   if (typeof value === "string") return value;
+  if (value instanceof JsonText) return compactJson(value.text);
   if (typeof value === "object" && value !== null) return json(value);
   return String(value);
+}
+
+/** Arrays for formattedRecords: database JSON elements become their compact text. */
+function plainArray(values: unknown[]): unknown[] {
+  return values.map((value) => (value instanceof JsonText ? compactJson(value.text) : Array.isArray(value) ? plainArray(value) : value));
 }
 
 /** "2024-01-15T03:34:56.123Z" or "2024-01-15T03:34:56" -> "2024-01-15 03:34:56.123" / "2024-01-15 03:34:56". */
@@ -151,13 +159,13 @@ function fieldText(plan: ColumnPlan, value: unknown, options: ResultOptions): st
     case "timestamp":
       return `{"stringValue":${json(dataApiTimestamp(value))}}`;
     case "json":
-      return `{"stringValue":${json(typeof value === "string" ? value : json(value))}}`;
+      return `{"stringValue":${json(textOf(value))}}`;
     case "array":
       return Array.isArray(value) ? `{"arrayValue":${arrayText(plan.element ?? "string", value)}}` : `{"stringValue":${json(textOf(value))}}`;
     case "null":
       return '{"isNull":true}';
     default:
-      return `{"stringValue":${json(typeof value === "string" ? value : typeof value === "object" ? json(value) : textOf(value))}}`;
+      return `{"stringValue":${json(textOf(value))}}`;
   }
 }
 
@@ -177,7 +185,7 @@ function arrayText(element: Kind, values: unknown[]): string {
     case "timestamp":
       return `{"stringValues":[${items((value) => json(dataApiTimestamp(value)))}]}`;
     default:
-      return `{"stringValues":[${items((value) => json(typeof value === "string" ? value : json(value)))}]}`;
+      return `{"stringValues":[${items((value) => json(textOf(value)))}]}`;
   }
 }
 
@@ -209,13 +217,13 @@ export function formattedRecordsText(engine: Engine, result: StatementResult, op
       case "timestamp":
         return json(dataApiTimestamp(value));
       case "json":
-        return json(typeof value === "string" ? value : json(value));
+        return json(textOf(value));
       case "bits":
         return json(bitsToBase64(textOf(value)));
       case "array":
-        return json(value);
+        return json(Array.isArray(value) ? plainArray(value) : value);
       default:
-        return json(typeof value === "string" ? value : typeof value === "object" ? json(value) : textOf(value));
+        return json(textOf(value));
     }
   };
   const rows = result.rows.map((row) => `{${plans.map((plan, i) => `${keys[i]}:${valueText(plan, row[i])}`).join(",")}}`);

@@ -27,6 +27,8 @@ import { columnMetadataText, formattedRecordsText, recordsText } from "./records
 import type { DataApiTargets } from "./targets.js";
 
 const QUEUE = { queue: true } as const;
+/** Statements of a Data API transaction: queued in order, and MySQL DDL runs as the service runs it. */
+const IN_TRANSACTION = { queue: true, implicitCommits: "allow" } as const;
 
 /** Filled in with the cluster and intent of the work, for the request's metrics. */
 export interface WorkNote {
@@ -76,7 +78,7 @@ export class DataApiService {
     if (request.transactionId !== undefined) {
       // One turn on the transaction for every set: nothing else of it (a COMMIT...) runs in between.
       const options = this.transactionOptions(extensions, target.runAs);
-      results = await target.cluster.transactions.run(request.transactionId, statements, options, QUEUE, target.runAs);
+      results = await target.cluster.transactions.run(request.transactionId, statements, options, IN_TRANSACTION, target.runAs);
     } else {
       // One implicit transaction: all parameter sets or none.
       const { value } = await target.cluster.executor.batch(
@@ -147,7 +149,7 @@ export class DataApiService {
       return value.value;
     }
     const options = this.transactionOptions(extensions, target.runAs);
-    const [result] = await target.cluster.transactions.run(transactionId, [bound], options, QUEUE, target.runAs);
+    const [result] = await target.cluster.transactions.run(transactionId, [bound], options, IN_TRANSACTION, target.runAs);
     return result as StatementResult;
   }
 
@@ -173,6 +175,7 @@ export class DataApiService {
     return `{${metadata}"numberOfRecordsUpdated":0,"records":${recordsText(engine, result, options)}}`;
   }
 }
+
 
 /** MySQL's AUTO_INCREMENT id of an INSERT, else nothing (PostgreSQL: use RETURNING). */
 function generatedFields(result: StatementResult): string {

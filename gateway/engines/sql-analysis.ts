@@ -19,6 +19,8 @@ export interface StatementAnalysis {
    * implicitly (DDL, LOCK TABLES...). Refused inside gateway-managed transactions and batches.
    */
   readonly endsTransaction: boolean;
+  /** Of those, explicit transaction control (BEGIN, COMMIT, ROLLBACK, XA, SET autocommit), as opposed to implicit commits. */
+  readonly transactionControl: boolean;
   /**
    * May commit part of its work and then fail (it ends a transaction, or holds several statements
    * that commit one by one): never run again as a unit.
@@ -50,6 +52,7 @@ export const NOT_UNDERSTOOD: StatementAnalysis = Object.freeze({
   statementCount: 1,
   intent: "write",
   endsTransaction: true,
+  transactionControl: true,
   commitsInParts: true,
   readOnlyRefusal: "statements the gateway cannot read",
   leavesNoState: false,

@@ -234,8 +234,12 @@ export class Executor {
    * Gateway-managed transactions and batches own BEGIN/COMMIT: SQL that begins or ends a transaction
    * itself — or, on MySQL, commits implicitly (DDL, LOCK TABLES...) — is refused there.
    */
-  refuseTransactionControl(sqls: readonly string[], where: string): void {
-    const at = sqls.findIndex((sql) => this.reader.analyse(sql).endsTransaction);
+  refuseTransactionControl(sqls: readonly string[], where: string, implicitCommits: "allow" | "refuse" = "refuse"): void {
+    const refused = (sql: string) => {
+      const analysis = this.reader.analyse(sql);
+      return implicitCommits === "allow" ? analysis.transactionControl : analysis.endsTransaction;
+    };
+    const at = sqls.findIndex(refused);
     if (at < 0) return;
     const path = where === "a batch" ? `statements.${at}.sql` : "sql";
     const analysis = this.reader.analyse(sqls[at] as string);

@@ -46,6 +46,11 @@ export interface TransactionLifetimes {
 export interface TurnOptions {
   /** Wait for a statement already running on the transaction instead of answering TRANSACTION_BUSY. */
   queue?: boolean;
+  /**
+   * "allow": statements that commit implicitly (MySQL DDL) may run, as the RDS Data API runs them;
+   * explicit transaction control stays refused. Default "refuse": the transaction stays atomic.
+   */
+  implicitCommits?: "allow" | "refuse";
 }
 
 /** One statement of a transaction, as the caller sent it. */
@@ -152,11 +157,12 @@ export class TransactionRegistry {
 
   /**
    * Runs a caller's statements on the transaction's connection, in one turn (nothing else of the
-   * transaction runs in between), each string as exactly one statement.
+   * transaction runs in between). With `implicitCommits: "allow"` (the Data API), a statement that
+   * committed implicitly (MySQL DDL) is followed by a new transaction at once, as on the service.
    */
   async run(id: string, statements: readonly TransactionStatement[], options: ExecuteOptions, turn: TurnOptions = {}, runAs: RunAs = UNRESTRICTED): Promise<StatementResult[]> {
     const sqls = statements.map((statement) => statement.sql);
-    this.executor.refuseTransactionControl(sqls, "an interactive transaction (use its commit and rollback endpoints)");
+    this.executor.refuseTransactionControl(sqls, "an interactive transaction (use its commit and rollback endpoints)", turn.implicitCommits ?? "refuse");
     if (runAs.readOnly) this.executor.refuseForReadOnly(sqls);
     const single = inGatewayTransaction(options);
     const tx = await this.claim(id, turn, runAs);
@@ -168,6 +174,9 @@ export class TransactionRegistry {
             throw tx.readOnlyPrincipal ? readOnlyFailure(err) : err;
           }),
         );
+        if (turn.implicitCommits === "allow" && !tx.readOnlyPrincipal && !tx.entry.connection.inTransaction) {
+          await tx.entry.connection.begin({}, single.timeoutMs);
+        }
       }
       if (tx.readOnlyPrincipal && !tx.entry.connection.inTransaction) {
         this.end(tx);

@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { request as undiciRequest } from "undici";
 import { AUTH_HEADER } from "../auth/authenticator.js";
 import type { TransactionOwnership } from "../peers/transaction-ownership.js";
+import { bodyTextOf } from "./json-body.js";
 
 const FORWARDED = "x-poolgate-forwarded";
 const NATIVE_END = /^\/v1\/transactions\/([^/?]+)\/(?:commit|rollback)(?:\?|$)/;
@@ -42,7 +43,8 @@ export function registerOwnerForwarding(app: FastifyInstance, ownership: Transac
     const response = await undiciRequest(owner + request.url, {
       method: "POST",
       headers,
-      body: request.body === undefined ? undefined : JSON.stringify(request.body),
+      // The caller's own text: re-serialising the parsed body would round large numbers in it.
+      body: request.body === undefined ? undefined : (bodyTextOf(request.body) ?? JSON.stringify(request.body)),
     }).catch(() => undefined);
     if (!response) {
       request.log?.warn?.({ owner }, "transaction owner unreachable");

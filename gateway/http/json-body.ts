@@ -2,7 +2,8 @@
  * Request bodies as JSON, for both surfaces: empty and malformed bodies get their registry codes, and
  * a body nested deeper than MAX_NESTING is refused before it is parsed — recursive code further on
  * (zod's schemas for Data API arrays, parameter encoding) must never meet a structure deep enough to
- * exhaust the stack.
+ * exhaust the stack. The text of each parsed body is kept (weakly) beside it: the caller's own digits of
+ * JSON parameters are read from it, and a call forwarded to another task is sent as it came.
  */
 import { GatewayError } from "../errors.js";
 
@@ -34,15 +35,25 @@ export function nestingDepth(text: string): number {
   return deepest;
 }
 
+const bodyTexts = new WeakMap<object, string>();
+
 /** Parses a request body; `prepare` may rewrite the text first (the Data API's 64-bit longValues). */
 export function parseJsonBody(text: string, prepare: (text: string) => string = (same) => same): unknown {
   if (text === "") throw new GatewayError("INVALID_REQUEST", "the JSON body is empty");
   if (nestingDepth(text) > MAX_NESTING) {
     throw new GatewayError("INVALID_REQUEST", `the JSON body is nested deeper than ${MAX_NESTING} levels`);
   }
+  let body: unknown;
   try {
-    return JSON.parse(prepare(text));
+    body = JSON.parse(prepare(text));
   } catch (err) {
     throw new GatewayError("MALFORMED_JSON", `request body is not valid JSON: ${(err as Error).message}`);
   }
+  if (typeof body === "object" && body !== null) bodyTexts.set(body, text);
+  return body;
+}
+
+/** The text a parsed body (a JSON object or array) was parsed from, as the caller sent it. */
+export function bodyTextOf(body: unknown): string | undefined {
+  return typeof body === "object" && body !== null ? bodyTexts.get(body) : undefined;
 }

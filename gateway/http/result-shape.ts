@@ -1,11 +1,20 @@
 /**
  * Shapes engine results for the wire: rows as objects keyed by column name (default) or as arrays,
  * serialised straight to the response JSON (the envelope is assembled here so the hot path makes one
- * pass over the rows; column lists of cached statements are serialised once).
+ * pass over the rows; column lists of cached statements are serialised once). JSON columns are
+ * embedded as the database's own text (JsonText): never parsed, so every digit the database stored
+ * reaches the caller.
  */
 import type { StatementResult } from "../engines/engine.js";
+import { JsonText } from "../engines/json-text.js";
 
 const columnsJson = new WeakMap<object, string>();
+
+/**
+ * Column types whose values the engines hand on as JsonText (PostgreSQL json/jsonb and their arrays;
+ * MySQL JSON). A JsonText anywhere else would still be valid JSON (its toJSON), only parsed.
+ */
+const JSON_TYPES = new Set(["json", "jsonb", "_json", "_jsonb"]);
 
 function rowsAsObjects(result: StatementResult): Record<string, unknown>[] {
   const names = result.columns.map((column) => column.name);
@@ -22,6 +31,45 @@ function rowsAsObjects(result: StatementResult): Record<string, unknown>[] {
   return objects;
 }
 
+/** A value's JSON text: database JSON as the server printed it (also inside arrays), anything else stringified. */
+function valueJson(value: unknown): string {
+  if (value instanceof JsonText) return value.text;
+  if (Array.isArray(value)) return `[${value.map(valueJson).join(",")}]`;
+  return JSON.stringify(value) ?? "null";
+}
+
+/** Which columns hold database JSON, by the type the engine names (MariaDB's JSON alias is named json too). */
+function jsonColumns(result: StatementResult): boolean[] {
+  return result.columns.map((column) => JSON_TYPES.has(column.type));
+}
+
+/** The rows' JSON text with database JSON embedded as it is. Duplicate column names: the last wins, as in an object. */
+function rowsWithJsonText(result: StatementResult, rowMode: "object" | "array", isJson: boolean[]): string {
+  const keys = result.columns.map((column) => JSON.stringify(column.name));
+  // JSON.parse keeps the last of repeated keys; leaving earlier ones out makes the text say the same.
+  const last = new Map<string, number>();
+  keys.forEach((key, c) => last.set(key, c));
+  const kept = [...last.entries()];
+  const parts = new Array<string>(result.rows.length);
+  for (let r = 0; r < result.rows.length; r++) {
+    const row = result.rows[r] as unknown[];
+    const values = row.map((value, c) => (isJson[c] ? valueJson(value) : (JSON.stringify(value) ?? "null")));
+    if (rowMode === "array") {
+      parts[r] = `[${values.join(",")}]`;
+    } else {
+      parts[r] = `{${kept.map(([key, c]) => `${key}:${values[c]}`).join(",")}}`;
+    }
+  }
+  return `[${parts.join(",")}]`;
+}
+
+function rowsJson(result: StatementResult, rowMode: "object" | "array"): string {
+  if (result.columns.length === 0) return JSON.stringify(result.rows);
+  const isJson = jsonColumns(result);
+  if (isJson.some(Boolean)) return rowsWithJsonText(result, rowMode, isJson);
+  return JSON.stringify(rowMode === "array" ? result.rows : rowsAsObjects(result));
+}
+
 /** The JSON text of a QueryResult, plus `attempts` (and a consistency token) when given. */
 export function serializeResult(result: StatementResult, rowMode: "object" | "array", attempts?: number, consistencyToken?: string): string {
   let columns = columnsJson.get(result.columns);
@@ -29,7 +77,7 @@ export function serializeResult(result: StatementResult, rowMode: "object" | "ar
     columns = JSON.stringify(result.columns);
     columnsJson.set(result.columns, columns);
   }
-  const rows = JSON.stringify(rowMode === "array" || result.columns.length === 0 ? result.rows : rowsAsObjects(result));
+  const rows = rowsJson(result, rowMode);
   const token = consistencyToken === undefined ? "" : `,"consistencyToken":${JSON.stringify(consistencyToken)}`;
   const tail = attempts === undefined ? "}" : `,"attempts":${attempts}${token}}`;
   const insertId = result.lastInsertId === undefined ? "" : `,"lastInsertId":${JSON.stringify(result.lastInsertId)}`;

@@ -100,7 +100,7 @@ describe("drizzle-orm aws-data-api/pg through the gateway", () => {
 });
 
 interface KyselyDatabase {
-  pets: { id: Generated<number>; name: string; species: string; born: string | null };
+  pets: { id: Generated<number>; name: string; species: string; born: Date | null };
 }
 
 for (const engine of ["postgres", "mysql"] as const) {
@@ -140,7 +140,8 @@ for (const engine of ["postgres", "mysql"] as const) {
           .addColumn("species", "varchar(50)", (column) => column.notNull())
           .addColumn("born", "date")
           .execute();
-        const inserted = await db.insertInto("pets").values({ name: "Rex", species: "dog", born: "2020-05-06" }).executeTakeFirst();
+        // A Date goes with typeHint TIMESTAMP; a bare string would be text, which a date column refuses (as on the service).
+        const inserted = await db.insertInto("pets").values({ name: "Rex", species: "dog", born: new Date("2020-05-06T00:00:00Z") }).executeTakeFirst();
         expect(Number(inserted.numInsertedOrUpdatedRows)).toBe(1);
         if (engine === "mysql") expect(Number(inserted.insertId)).toBe(1);
         await db.insertInto("pets").values([{ name: "Tom", species: "cat", born: null }, { name: "Kit", species: "cat", born: null }]).execute();

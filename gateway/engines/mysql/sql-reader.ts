@@ -115,6 +115,7 @@ function isTransactionControl(facts: StatementFacts): boolean {
 /** What the gateway may assume a statement does; every flag leans careful. */
 interface Verdict {
   savepoint: boolean;
+  transactionControl: boolean;
   reads: boolean;
   endsTransaction: boolean;
   leavesNoState: boolean;
@@ -138,7 +139,7 @@ function verdictOf(facts: StatementFacts, writingFunctions: ReadonlySet<string>)
   let readOnlyRefusal: string | undefined;
   if (!readsOnly(facts) && !savepoint) readOnlyRefusal = `${facts.first.toUpperCase() || "these"} statements`;
   else if (facts.functions.some(refusedForReadOnly)) readOnlyRefusal = "named locks, waits and server files (GET_LOCK, LOAD_FILE...)";
-  return { savepoint: savepoint && facts.plainTokens, reads, endsTransaction: transactionControl || !keeps, leavesNoState, readOnlyRefusal };
+  return { savepoint: savepoint && facts.plainTokens, transactionControl, reads, endsTransaction: transactionControl || !keeps, leavesNoState, readOnlyRefusal };
 }
 
 /**
@@ -175,6 +176,7 @@ function analyse(sql: string, writingFunctions: ReadonlySet<string>): StatementA
     statementCount: Math.max(1, statementCount),
     intent: verdicts.length > 0 && verdicts.every((verdict) => verdict.reads) ? "read" : "write",
     endsTransaction,
+    transactionControl: verdicts.some((verdict) => verdict.transactionControl),
     // In autocommit every statement commits on its own: a string of several may fail after the first.
     commitsInParts: endsTransaction || statementCount > 1,
     readOnlyRefusal: verdicts.find((verdict) => verdict.readOnlyRefusal !== undefined)?.readOnlyRefusal,

@@ -2,13 +2,16 @@
  * MySQL/MariaDB values <-> JSON, with the PostgreSQL engine's conventions wherever the types
  * correspond: BIGINT and DECIMAL as exact strings unless numbers are asked for, DATETIME as ISO-8601
  * without an offset, TIMESTAMP as ISO-8601 UTC ("Z"; sessions run with time_zone '+00:00'), DATE and
- * TIME as printed, JSON parsed, binary strings and BLOBs as base64, BIT as a string of 0s and 1s,
- * ENUM and SET as their text. mysql2 is configured (supportBigNumbers, bigNumberStrings, dateStrings,
- * jsonStrings) so that nothing is lost before these converters see it.
+ * TIME as printed, JSON as the server's own text (JsonText, never parsed), binary strings and BLOBs as
+ * base64, BIT as a string of 0s and 1s, ENUM and SET as their text. mysql2 is configured
+ * (supportBigNumbers, bigNumberStrings, dateStrings, jsonStrings) so that nothing is lost before these
+ * converters see it.
  */
 import mysql from "mysql2";
 import type { Column, Param } from "../../../schemas/query.js";
 import type { ColumnDetail } from "../engine.js";
+import { jsonSourceOf, JsonText } from "../json-text.js";
+import { TypedParam } from "../typed-param.js";
 
 /** The parts of mysql2's column definition the conversions use. */
 export interface MysqlField {
@@ -152,10 +155,11 @@ const isoUtc: Converter = (value) => {
   const local = isoLocal(value);
   return typeof local === "string" && local.charCodeAt(10) === 84 /* T */ ? `${local}Z` : local;
 };
-const parseJson: Converter = (value) => {
+/** JSON stays the server's text: parsing would round numbers beyond a double's precision. */
+const jsonText: Converter = (value) => {
   if (value === null) return null;
   const text = Buffer.isBuffer(value) ? value.toString("utf8") : value;
-  return typeof text === "string" ? JSON.parse(text) : text;
+  return typeof text === "string" ? new JsonText(text) : text;
 };
 /**
  * FLOAT is 4 bytes; the binary protocol hands it over widened to a double (0.1 -> 0.10000000149...).
@@ -194,7 +198,7 @@ const bitString =
 /** One converter per column, chosen once per result set. */
 export function convertersFor(fields: readonly MysqlField[], bigNumbers: "string" | "number"): Converter[] {
   return fields.map((field): Converter => {
-    if (isJson(field)) return parseJson;
+    if (isJson(field)) return jsonText;
     switch (field.columnType) {
       case T.LONGLONG:
       case T.DECIMAL:
@@ -229,11 +233,25 @@ function isByteaParam(value: object): value is { $bytea: string } {
   return "$bytea" in value && typeof value.$bytea === "string";
 }
 
+function isJsonTextParam(value: object): value is { $json: string } {
+  return "$json" in value && typeof value.$json === "string" && Object.keys(value).length === 1;
+}
+
+/**
+ * A typed parameter as MySQL's own types: int8 as BIGINT (all 64 bits), float8 as DOUBLE (an integral
+ * double too, which mysql2 would otherwise bind as whatever integer type the server hints).
+ */
+function encodeTyped(param: TypedParam): unknown {
+  if (param.type === "int8") return mysql.TypedParameter.BIGINT(BigInt(param.value));
+  return mysql.TypedParameter.DOUBLE(Number(param.value));
+}
+
 /**
  * A JSON parameter as mysql2 binds it: integers as BIGINT (exact, and accepted where MySQL insists on
  * an integer such as LIMIT ?), other numbers as DOUBLE, strings as strings (send BIGINT and DECIMAL
- * values as strings to keep precision), booleans as 1/0, `{"$bytea": base64}` as bytes, and arrays
- * and objects as JSON text (MySQL has no array type).
+ * values as strings to keep precision), booleans as 1/0, `{"$bytea": base64}` as bytes, arrays and
+ * objects as JSON text (the caller's own text when known, so no digit is lost; MySQL has no array
+ * type), and the text of `{"$json": text}` as it is.
  */
 export function encodeParam(value: Param): unknown {
   if (value === null) return null;
@@ -244,8 +262,10 @@ export function encodeParam(value: Param): unknown {
     case "number":
       return Number.isSafeInteger(value) ? mysql.TypedParameter.BIGINT(value) : value;
     default:
+      if (value instanceof TypedParam) return encodeTyped(value);
       if (!Array.isArray(value) && isByteaParam(value)) return Buffer.from(value.$bytea, "base64");
-      return JSON.stringify(value);
+      if (!Array.isArray(value) && isJsonTextParam(value)) return value.$json;
+      return jsonSourceOf(value) ?? JSON.stringify(value);
   }
 }
 
@@ -260,6 +280,7 @@ export function approximateBytes(row: readonly unknown[]): number {
     if (value === null || value === undefined) bytes += 4;
     else if (typeof value === "string") bytes += value.length + 3;
     else if (typeof value === "number" || typeof value === "boolean") bytes += 8;
+    else if (value instanceof JsonText) bytes += value.text.length;
     else bytes += JSON.stringify(value).length;
   }
   return bytes;

@@ -129,6 +129,7 @@ class PostgresStatements {
       statementCount: Math.max(1, this.statements.length),
       intent: this.statements.length > 0 && this.statements.every((statement) => this.onlyReads(statement)) ? "read" : "write",
       endsTransaction,
+      transactionControl: endsTransaction,
       // PostgreSQL runs a several-statement string as one implicit transaction: only its own
       // transaction control can commit part of it.
       commitsInParts: endsTransaction,

@@ -2,11 +2,15 @@
  * PostgreSQL text values <-> JSON. Owns the type-parser tables handed to `pg` (one per bigNumbers
  * mode), the OID -> type-name table, and parameter preparation. Conventions: int8/numeric exact
  * strings unless asked otherwise, timestamps ISO-8601, date/time/interval as PostgreSQL prints them,
- * bytea base64, json/jsonb parsed, arrays as arrays, non-finite floats as strings ("NaN", "Infinity").
+ * bytea base64, json/jsonb as the server's own text (JsonText, never parsed), arrays as arrays,
+ * non-finite floats as strings ("NaN", "Infinity"). Object and array parameters are bound from the
+ * caller's own JSON text when the HTTP layer found it.
  */
 import { parse as parseArray } from "postgres-array";
 import type { Param } from "../../../schemas/query.js";
 import type { ColumnDetail } from "../engine.js";
+import { jsonArrayElements, jsonSourceOf, JsonText } from "../json-text.js";
+import { TypedParam } from "../typed-param.js";
 
 export type Parser = (text: string) => unknown;
 
@@ -21,7 +25,8 @@ const parseBigNumber: Parser = (text) => {
   const value = Number(text);
   return Number.isFinite(value) ? value : text;
 };
-const parseJson: Parser = (text) => JSON.parse(text);
+/** json and jsonb stay the server's text: parsing would round numbers beyond a double's precision. */
+const parseJson: Parser = (text) => new JsonText(text);
 
 /** bytea arrives in hex output format (\x4142...). */
 const parseBytea: Parser = (text) =>
@@ -195,20 +200,46 @@ function isByteaParam(value: object): value is { $bytea: string } {
   return "$bytea" in value && typeof value.$bytea === "string";
 }
 
+function isJsonTextParam(value: object): value is { $json: string } {
+  return "$json" in value && typeof value.$json === "string" && Object.keys(value).length === 1;
+}
+
+/** One element of an array literal: quoted, with backslashes and quotes escaped. */
+function quoted(text: string): string {
+  return `"${text.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
+}
+
 /** A JSON array as a PostgreSQL array literal: {1,"a b",NULL,{2,3}}. */
 function arrayLiteral(values: readonly unknown[]): string {
   const parts = values.map((value): string => {
     if (value === null || value === undefined) return "NULL";
     if (Array.isArray(value)) return arrayLiteral(value);
-    const text = typeof value === "string" ? value : typeof value === "number" || typeof value === "boolean" ? String(value) : JSON.stringify(value);
-    return `"${text.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
+    return quoted(typeof value === "string" ? value : typeof value === "number" || typeof value === "boolean" ? String(value) : JSON.stringify(value));
+  });
+  return `{${parts.join(",")}}`;
+}
+
+/** The same literal from the caller's JSON text: numbers and nested objects keep the caller's digits. */
+function arrayLiteralFromSource(source: string): string {
+  const parts = jsonArrayElements(source).map((element): string => {
+    switch (element.charCodeAt(0)) {
+      case 0x5b /* [ */:
+        return arrayLiteralFromSource(element);
+      case 0x22 /* " */:
+        return quoted(JSON.parse(element) as string);
+      case 0x6e /* n */:
+        return "NULL";
+      default:
+        return quoted(element);
+    }
   });
   return `{${parts.join(",")}}`;
 }
 
 /**
  * A JSON parameter as PostgreSQL receives it: text for scalars, array literals for arrays, JSON text
- * for objects, and raw bytes (binary format) for `{"$bytea": base64}`.
+ * for objects (the caller's own text when known, so no digit is lost), the text of `{"$json": text}`
+ * as it is, and raw bytes (binary format) for `{"$bytea": base64}`.
  */
 export function encodeParam(value: Param): string | Buffer | null {
   if (value === null) return null;
@@ -218,10 +249,14 @@ export function encodeParam(value: Param): string | Buffer | null {
     case "number":
     case "boolean":
       return String(value);
-    default:
-      if (Array.isArray(value)) return arrayLiteral(value);
+    default: {
+      if (value instanceof TypedParam) return value.text;
+      const source = jsonSourceOf(value);
+      if (Array.isArray(value)) return source === undefined ? arrayLiteral(value) : arrayLiteralFromSource(source);
       if (isByteaParam(value)) return Buffer.from(value.$bytea, "base64");
-      return JSON.stringify(value);
+      if (isJsonTextParam(value)) return value.$json;
+      return source ?? JSON.stringify(value);
+    }
   }
 }
 

@@ -6,12 +6,14 @@ import { checkParamCount, executeOptions } from "../../execution/run-options.js"
 import { type HttpContext, selectCluster, selectTransactionCluster } from "../context.js";
 import { serializeResult } from "../result-shape.js";
 import { noteWork } from "../observe.js";
+import { keepParamSources } from "../param-sources.js";
 import { parseBody } from "../validate.js";
 
 export function registerQueryRoutes(app: FastifyInstance, context: HttpContext): void {
   app.post("/v1/query", async (request, reply) => {
     const body = parseBody(queryRequestSchema, request.body);
     checkParamCount(context.config, body.params?.length ?? 0);
+    keepParamSources(request.body, [{ path: ["params"], params: body.params }]);
     const { cluster, runAs } =
       body.transactionId === undefined
         ? selectCluster(context, request.caller, body.cluster)
@@ -34,6 +36,10 @@ export function registerQueryRoutes(app: FastifyInstance, context: HttpContext):
   app.post("/v1/batch", async (request, reply) => {
     const body = parseBody(batchRequestSchema, request.body);
     for (const statement of body.statements) checkParamCount(context.config, statement.params?.length ?? 0);
+    keepParamSources(
+      request.body,
+      body.statements.map((statement, at) => ({ path: ["statements", at, "params"], params: statement.params })),
+    );
     const { cluster, runAs } = selectCluster(context, request.caller, body.cluster);
     noteWork(request, cluster.name, body.readOnly ? "read" : "write");
     const rowMode = body.rowMode ?? "object";

@@ -1,0 +1,44 @@
+/**
+ * The caller's own text of object and array parameters, read from the request body and attached to the
+ * validated parameters (engines/json-text.ts), so the engines bind what the caller wrote rather than
+ * what JSON.parse made of it: `{"id": 9007199254740993}` keeps its last digit, `1.50` its zero. The body
+ * is scanned only when a statement has such a parameter.
+ */
+import type { Param } from "../../schemas/query.js";
+import { jsonValueSources, withJsonSource } from "../engines/json-text.js";
+import { bodyTextOf } from "./json-body.js";
+
+/** One parameter list of a request: where it is in the body, and its validated values. */
+export interface ParamList {
+  path: readonly (string | number)[];
+  params: readonly Param[] | undefined;
+}
+
+/** Objects and arrays are JSON texts for the engines; `$bytea` and `$json` carry their own text. */
+function takesJsonText(param: Param | undefined): param is unknown[] | Record<string, unknown> {
+  return typeof param === "object" && param !== null && (Array.isArray(param) || !("$bytea" in param || "$json" in param));
+}
+
+/**
+ * Attaches, to each object or array parameter of `lists`, its text in `body` (the parsed request as
+ * Fastify hands it on). Where a key is repeated in the body, the later occurrence is the one JSON.parse
+ * kept, and the later one is attached last.
+ */
+export function keepParamSources(body: unknown, lists: readonly ParamList[]): void {
+  const wanted = new Map<string, readonly Param[]>();
+  for (const list of lists) {
+    if (list.params?.some(takesJsonText)) wanted.set(JSON.stringify(list.path), list.params);
+  }
+  if (wanted.size === 0) return;
+  const text = bodyTextOf(body);
+  if (text === undefined) return;
+  const listAt = (path: readonly (string | number)[]) => wanted.get(JSON.stringify(path.slice(0, -1)));
+  jsonValueSources(
+    text,
+    (path) => typeof path[path.length - 1] === "number" && takesJsonText(listAt(path)?.[path[path.length - 1] as number]),
+    (path, source) => {
+      const param = listAt(path)?.[path[path.length - 1] as number];
+      if (takesJsonText(param)) withJsonSource(param, source);
+    },
+  );
+}
