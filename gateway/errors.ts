@@ -16,6 +16,11 @@ export interface GatewayErrorExtras {
   final?: boolean;
   /** The instance refused a write because it is read-only (a demoted primary): nothing was applied. */
   refusedAsReadOnly?: boolean;
+  /**
+   * The database refused the statement as a write it may not do here: a READ ONLY transaction or
+   * instance, or the login's grants. What a read-only principal's refused statement is.
+   */
+  refusedAsWrite?: boolean;
 }
 
 export class GatewayError extends Error {
@@ -27,6 +32,7 @@ export class GatewayError extends Error {
   readonly retryAfterS: number | undefined;
   readonly final: boolean;
   readonly refusedAsReadOnly: boolean;
+  readonly refusedAsWrite: boolean;
 
   constructor(code: ErrorCode, message: string, extras: GatewayErrorExtras = {}) {
     super(message, extras.cause === undefined ? undefined : { cause: extras.cause });
@@ -39,6 +45,7 @@ export class GatewayError extends Error {
     this.retryAfterS = extras.retryAfterS;
     this.final = extras.final ?? false;
     this.refusedAsReadOnly = extras.refusedAsReadOnly ?? false;
+    this.refusedAsWrite = extras.refusedAsWrite ?? false;
   }
 
   get status(): number {

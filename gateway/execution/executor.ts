@@ -95,13 +95,13 @@ async function readOnlyUnit(
   }
 }
 
-/** A write the database refused in a read-only principal's transaction is a permission error. */
+/** A write the database refused in a read-only principal's transaction (READ ONLY, or its login's grants) is a permission error. */
 export function readOnlyFailure(err: unknown): unknown {
   if (!(err instanceof GatewayError)) return err;
   if (err.code === "OUTCOME_UNKNOWN") {
     return new GatewayError("CONNECTION_LOST", `${err.message} (read-only work: nothing was committed)`, { cause: err });
   }
-  if (err.code === "DATABASE_ERROR" && (err.refusedAsReadOnly || err.database?.sqlstate === "25006")) {
+  if (err.code === "DATABASE_ERROR" && err.refusedAsWrite) {
     return new GatewayError("FORBIDDEN", `this principal may only read; the database refused: ${err.message}`, { cause: err, database: err.database });
   }
   return err;

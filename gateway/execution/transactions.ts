@@ -170,8 +170,18 @@ export class TransactionRegistry {
       const result: StatementResult[] = [];
       for (const statement of statements) {
         result.push(
-          await tx.entry.connection.execute(statement.sql, statement.params, single).catch((err: unknown) => {
-            throw tx.readOnlyPrincipal ? readOnlyFailure(err) : err;
+          await tx.entry.connection.execute(statement.sql, statement.params, single).catch(async (err: unknown) => {
+            if (!tx.readOnlyPrincipal) throw err;
+            const refusal = readOnlyFailure(err);
+            if (refusal instanceof GatewayError && refusal.code === "FORBIDDEN") {
+              // A refused write may have taken its table's lock before the refusal (PostgreSQL locks
+              // while planning, then checks the grants): the transaction ends now, not when the
+              // caller gets round to it.
+              await tx.entry.connection.rollback(single.timeoutMs).catch(() => undefined);
+              this.end(tx);
+              throw new GatewayError("FORBIDDEN", `${refusal.message}; transaction ${id} was rolled back and closed`, { cause: err, database: refusal.database });
+            }
+            throw refusal;
           }),
         );
         if (turn.implicitCommits === "allow" && !tx.readOnlyPrincipal && !tx.entry.connection.inTransaction) {

@@ -109,13 +109,13 @@ const POSTGRES: Target = {
         ...(await one("select string_agg(relname, ',' order by relname) as relations from pg_class where relnamespace = 'public'::regnamespace")),
         ...(await one("select count(*)::int as large_objects from pg_largeobject_metadata")),
         ...(await one(`select count(*)::int as temp_relations from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname like 'pg_temp%'`)),
-        ...(await one("select count(*)::int as advisory_locks from pg_locks where locktype = 'advisory'")),
+        ...(await one("select count(*)::int as advisory_locks from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())")),
       }),
       holds: async () => ({
         ...(await one(
-          "select count(*)::int as strong_locks from pg_locks l join pg_stat_activity a using (pid) where a.application_name = 'poolgate' and l.locktype = 'relation' and l.mode <> 'AccessShareLock'",
+          "select count(*)::int as strong_locks from pg_locks l join pg_stat_activity a using (pid) where a.application_name = 'poolgate' and a.datname = current_database() and l.locktype = 'relation' and l.mode <> 'AccessShareLock'",
         )),
-        ...(await one("select count(*)::int as advisory_locks from pg_locks where locktype = 'advisory'")),
+        ...(await one("select count(*)::int as advisory_locks from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())")),
       }),
       victimAlive: () => victim.query("select 1").then(() => true, () => false),
       cleanup: async () => {

@@ -75,7 +75,7 @@ const POSTGRES: Target = {
     // The unnamed portal of B's own statement is listed too.
     { a: ["declare c cursor with hold for select 1"], b: "select count(*)::int as n from pg_cursors where name <> ''", expected: [{ n: 0 }] },
     { a: ["listen chan"], b: "select count(*)::int as n from pg_listening_channels()", expected: [{ n: 0 }] },
-    { a: ["select pg_advisory_lock(42)"], b: "select count(*)::int as n from pg_locks where locktype = 'advisory'", expected: [{ n: 0 }] },
+    { a: ["select pg_advisory_lock(42)"], b: "select count(*)::int as n from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()", expected: [{ n: 0 }] },
     { a: ["select nextval('s')"], b: "select currval('s')", expected: [], fails: true },
     { a: ["select nextval('s')"], b: "select lastval()", expected: [], fails: true },
     { a: ["insert into ledger (note) values ('a')"], b: "select lastval()", expected: [], fails: true },

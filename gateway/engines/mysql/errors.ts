@@ -53,6 +53,15 @@ export function databaseInfo(err: MysqlDriverError & { errno: number; sqlState: 
   return info;
 }
 
+/** ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION: the transaction's own READ ONLY refused a write. */
+const READ_ONLY_TRANSACTION = 1792;
+
+/**
+ * The login's grants refused the statement: database (1044), table (1142), column (1143), routine
+ * (1370) access denied, or a privilege the statement needs (1227).
+ */
+const PRIVILEGE_REFUSALS = new Set([1044, 1142, 1143, 1227, 1370]);
+
 /** A statement-level error (the session survives). */
 export function mapStatementError(err: MysqlDriverError & { errno: number; sqlState: string }): GatewayError {
   const database = databaseInfo(err);
@@ -63,6 +72,7 @@ export function mapStatementError(err: MysqlDriverError & { errno: number; sqlSt
     cause: err,
     database,
     refusedAsReadOnly: isReadOnlyRefusal(err.errno, database.message),
+    refusedAsWrite: err.errno === READ_ONLY_TRANSACTION || isReadOnlyRefusal(err.errno, database.message) || PRIVILEGE_REFUSALS.has(err.errno),
   });
 }
 

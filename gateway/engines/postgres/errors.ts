@@ -33,6 +33,9 @@ export function databaseInfo(err: pg.DatabaseError): DatabaseErrorInfo {
   return info;
 }
 
+/** insufficient_privilege: the login's grants refused the statement. */
+const INSUFFICIENT_PRIVILEGE = "42501";
+
 /** A statement-level error (the session survives). */
 export function mapStatementError(err: pg.DatabaseError): GatewayError {
   const database = databaseInfo(err);
@@ -46,6 +49,7 @@ export function mapStatementError(err: pg.DatabaseError): GatewayError {
     cause: err,
     database,
     refusedAsReadOnly: database.sqlstate === READ_ONLY_TRANSACTION,
+    refusedAsWrite: database.sqlstate === READ_ONLY_TRANSACTION || database.sqlstate === INSUFFICIENT_PRIVILEGE,
   });
 }
 
