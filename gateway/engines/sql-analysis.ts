@@ -60,19 +60,30 @@ export const NOT_UNDERSTOOD: StatementAnalysis = Object.freeze({
   savepointOnly: false,
 });
 
-/** Distinct texts remembered per reader; a bounded map, so the hot path analyses each text once. */
-const CACHE_LIMIT = 4096;
+/**
+ * Distinct texts remembered per reader, and their characters in all: the hot path analyses each text
+ * once, and a caller sending many large distinct texts cannot make the cache hold more than this.
+ */
+const CACHE_ENTRIES = 4096;
+const CACHE_CHARACTERS = 4 * 1024 * 1024;
 
 /** Wraps an analysis function with a bounded cache keyed by the exact text. */
 export function cachedReader(analyse: (sql: string) => StatementAnalysis): SqlReader {
   const cache = new Map<string, StatementAnalysis>();
+  let characters = 0;
   return {
     analyse(sql) {
       let analysis = cache.get(sql);
       if (analysis === undefined) {
         analysis = analyse(sql);
-        if (cache.size >= CACHE_LIMIT) cache.clear();
-        cache.set(sql, analysis);
+        if (cache.size >= CACHE_ENTRIES || characters + sql.length > CACHE_CHARACTERS) {
+          cache.clear();
+          characters = 0;
+        }
+        if (sql.length <= CACHE_CHARACTERS / 4) {
+          cache.set(sql, analysis);
+          characters += sql.length;
+        }
       }
       return analysis;
     },

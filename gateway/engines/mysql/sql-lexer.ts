@@ -44,8 +44,12 @@ export interface Lexed {
 
 class LexError extends Error {}
 
-const WORD_CHAR = /[A-Za-z0-9_$\u0080-\uffff]/;
-const DIGIT = /[0-9]/;
+/** Letters, digits, _ and $, and every non-ASCII character: what MySQL's identifiers and keywords are made of. */
+function isWordCode(code: number): boolean {
+  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95 || code === 36 || code >= 0x80;
+}
+
+const isWordChar = (ch: string | undefined): boolean => ch !== undefined && isWordCode(ch.charCodeAt(0));
 
 /** Whitespace or a control character (MySQL's my_isspace or my_iscntrl), or the end of the text. */
 function endsDashes(ch: string | undefined): boolean {
@@ -67,6 +71,22 @@ function quotedEnd(sql: string, start: number, backslashEscapes: boolean): numbe
     } else i++;
   }
   throw new LexError(`unterminated ${quote} quote`);
+}
+
+/**
+ * The readings that can differ for this text: sql_mode's quoting rules matter only where there is a
+ * backslash or a double quote, the version and flavour only where there is an executable comment
+ * that depends on them. Most texts have one reading.
+ */
+export function lexModesFor(sql: string): readonly LexMode[] {
+  const backslash = sql.includes("\\");
+  const doubleQuote = sql.includes('"');
+  const versioned = /\/\*!\d/.test(sql);
+  const mariadb = sql.includes("/*M!");
+  return LEX_MODES.filter(
+    (mode) =>
+      (backslash || mode.backslashEscapes) && (doubleQuote || !mode.ansiQuotes) && (versioned || mode.versionedCommentsRun) && (mariadb || mode.mariadbCommentsRun),
+  );
 }
 
 /**
@@ -122,11 +142,12 @@ function readTokens(sql: string, mode: LexMode, tokens: Token[]): void {
       i = end;
     } else if (ch === "@") {
       i = lexVariable(sql, i, mode, tokens);
-    } else if (WORD_CHAR.test(ch)) {
+    } else if (isWordChar(ch)) {
       let end = i + 1;
-      while (end < sql.length && WORD_CHAR.test(sql[end] as string)) end++;
+      while (end < sql.length && isWordCode(sql.charCodeAt(end))) end++;
       const text = sql.slice(i, end);
-      tokens.push(DIGIT.test(ch) ? { kind: "number", text } : { kind: "word", text: text.toLowerCase() });
+      const code = ch.charCodeAt(0);
+      tokens.push(code >= 48 && code <= 57 ? { kind: "number", text } : { kind: "word", text: text.toLowerCase() });
       i = end;
     } else if (ch === ";") {
       tokens.push({ kind: "semicolon", text: ";" });
@@ -143,7 +164,7 @@ function readTokens(sql: string, mode: LexMode, tokens: Token[]): void {
 function lexVariable(sql: string, start: number, mode: LexMode, tokens: Token[]): number {
   if (sql[start + 1] === "@") {
     let end = start + 2;
-    while (end < sql.length && (WORD_CHAR.test(sql[end] as string) || sql[end] === ".")) end++;
+    while (end < sql.length && (isWordChar(sql[end]) || sql[end] === ".")) end++;
     tokens.push({ kind: "system-variable", text: sql.slice(start, end).toLowerCase() });
     return end;
   }
@@ -154,7 +175,7 @@ function lexVariable(sql: string, start: number, mode: LexMode, tokens: Token[])
     return end;
   }
   let end = start + 1;
-  while (end < sql.length && (WORD_CHAR.test(sql[end] as string) || sql[end] === ".")) end++;
+  while (end < sql.length && (isWordChar(sql[end]) || sql[end] === ".")) end++;
   tokens.push({ kind: "variable", text: sql.slice(start, end) });
   return end;
 }

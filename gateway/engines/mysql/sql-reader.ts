@@ -6,7 +6,7 @@
  * unknown functions may leave session state.
  */
 import { cachedReader, NOT_UNDERSTOOD, type SqlReader, type StatementAnalysis } from "../sql-analysis.js";
-import { LEX_MODES, lexMysql, splitStatements, type Token } from "./sql-lexer.js";
+import { lexModesFor, lexMysql, splitStatements, type Token } from "./sql-lexer.js";
 import { refusedForReadOnly, isStatelessFunction, WRITING_FUNCTIONS } from "./functions.js";
 
 const isAscii = (text: string): boolean => [...text].every((ch) => ch.charCodeAt(0) < 0x80);
@@ -154,7 +154,7 @@ function analyse(sql: string, writingFunctions: ReadonlySet<string>): StatementA
   let statementCount = 0;
   let fullReadings = 0;
   let lexError: string | undefined;
-  for (const mode of LEX_MODES) {
+  for (const mode of lexModesFor(sql)) {
     const lexed = lexMysql(sql, mode);
     let statements = splitStatements(lexed.tokens);
     if (lexed.error === undefined) fullReadings++;

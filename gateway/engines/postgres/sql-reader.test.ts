@@ -167,3 +167,20 @@ describe("PostgreSQL reader: what a read-only principal may send", () => {
     expect(analyse(sql).readOnlyRefusal).toBe(reason);
   });
 });
+
+describe("PostgreSQL reader: texts too large to parse on the event loop", () => {
+  const rows = Array.from({ length: 5000 }, (_, i) => `(${i}, 'v${i}')`).join(",");
+
+  it("reads a large single statement carefully: a write, never retried as a read, state assumed", () => {
+    const analysis = analyse(`insert into t values ${rows}`);
+    expect(analysis).toMatchObject({ understood: true, statementCount: 1, intent: "write", endsTransaction: false, leavesNoState: false });
+    expect(analysis.readOnlyRefusal).toContain("KiB");
+  });
+
+  it("finds transaction control behind comments PostgreSQL's way, and treats several statements as not understood", () => {
+    expect(analyse(`/* a /* nested */ b */ -- x\rcommit; select '${rows}'`).understood).toBe(false);
+    expect(analyse(`commit -- ${rows}`).endsTransaction).toBe(true);
+    expect(analyse(`rollback to savepoint s -- ${rows}`).endsTransaction).toBe(false);
+    expect(analyse(`select '${rows};' -- ; \r`).statementCount).toBe(1);
+  });
+});

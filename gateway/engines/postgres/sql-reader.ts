@@ -6,6 +6,7 @@
  */
 import { loadModule, parseSync } from "libpg-query";
 import { cachedReader, NOT_UNDERSTOOD, type SqlReader, type StatementAnalysis } from "../sql-analysis.js";
+import { LARGE_TEXT_CHARACTERS, largeTextAnalysis } from "./large-text.js";
 
 // Loaded once, when the engine module is first imported: parsing is synchronous afterwards.
 await loadModule();
@@ -217,6 +218,7 @@ function describeKind(kind: string): string {
 }
 
 function analyse(sql: string, writingFunctions: ReadonlySet<string>): StatementAnalysis {
+  if (sql.length > LARGE_TEXT_CHARACTERS) return largeTextAnalysis(sql);
   let parsed: { stmts?: { stmt?: AstNode }[] };
   try {
     parsed = parseSync(sql);
