@@ -1,9 +1,11 @@
 /**
  * Runs statements outside interactive transactions: one autocommit statement, or an atomic batch
  * (BEGIN; statements; COMMIT on one connection), on the endpoint the router picks. Both are retried as
- * a whole when the database rolled them back for a conflict, when the connection was lost before
- * anything was committed, or when a demoted primary refused a write; writes answer with a consistency
- * token, and failures that smell of failover are reported to the topology.
+ * a whole, until the request's deadline (its timeoutMs), when the database rolled them back for a
+ * conflict, when the connection was lost before anything was committed, when a demoted primary
+ * refused a write, or when no connection could be had where the topology no longer points (a caller
+ * queued on a primary's pool moves on the moment it is not the primary any more); writes answer with
+ * a consistency token, and failures that smell of failover are reported to the topology.
  */
 import type { ErrorCode } from "../../schemas/errors.js";
 import type { BatchRequest, Intent, Param, QueryRequest } from "../../schemas/query.js";
@@ -11,6 +13,7 @@ import type { GatewayConfig } from "../config/schema.js";
 import type { EngineConnection, ExecuteOptions, StatementResult } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
 import type { Clock } from "../pool/clock.js";
+import type { PoolEntry } from "../pool/pool-entry.js";
 import type { RouteRequest, Router } from "../routing/router.js";
 import type { StatementClassifier } from "../routing/statement-classifier.js";
 import type { Endpoint } from "../topology/endpoint.js";
@@ -129,23 +132,25 @@ export class Executor {
     const route = this.route(intent, request, options.timeoutMs);
     if (runAs.readOnly) {
       this.refuseForReadOnly([request.sql]);
-      return this.retrying(this.config.retry, async () => {
+      return this.retrying(this.config.retry, route, async () => {
         const endpoint = await this.endpointFor(route, policy);
-        const [value] = await this.onEndpoint(endpoint, intent, (connection) => readOnlyUnit(connection, [{ sql: request.sql, params }], options), runAs);
+        const within = this.within(options, route);
+        const [value] = await this.onEndpoint(endpoint, intent, (connection) => readOnlyUnit(connection, [{ sql: request.sql, params }], within), runAs, route.deadline);
         return { value: value as StatementResult, consistencyToken: undefined };
       });
     }
     // SQL with its own COMMIT may have committed part of its work before failing: run it once only.
     const controlsTransactions = this.classifier.commitsInParts(request.sql);
     const retry = controlsTransactions ? { ...this.config.retry, maxAttempts: 1 } : this.config.retry;
-    return this.retrying(retry, async () => {
+    return this.retrying(retry, route, async () => {
       const endpoint = await this.endpointFor(route, policy);
+      const within = this.within(options, route);
       return this.onEndpoint(endpoint, intent, async (connection) => {
-        const value = await connection.execute(request.sql, params, options).catch((err: unknown) => {
+        const value = await connection.execute(request.sql, params, within).catch((err: unknown) => {
           throw controlsTransactions ? partOfItMayHaveCommitted(err) : err;
         });
         return { value, consistencyToken: policy.withoutToken ? undefined : await this.tokenAfter(intent, connection, options.timeoutMs) };
-      }, runAs);
+      }, runAs, route.deadline);
     });
   }
 
@@ -157,24 +162,26 @@ export class Executor {
     if (runAs.readOnly) {
       this.refuseForReadOnly(request.statements.map((statement) => statement.sql));
       const statements = request.statements.map((statement) => ({ sql: statement.sql, params: statement.params ?? [] }));
-      return this.retrying(this.config.retry, async () => {
+      return this.retrying(this.config.retry, route, async () => {
         const endpoint = await this.endpointFor(route, policy);
-        const value = await this.onEndpoint(endpoint, intent, (connection) => readOnlyUnit(connection, statements, options, request.isolation), runAs);
+        const within = this.within(options, route);
+        const value = await this.onEndpoint(endpoint, intent, (connection) => readOnlyUnit(connection, statements, within, request.isolation), runAs, route.deadline);
         return { value, consistencyToken: undefined };
       });
     }
-    return this.retrying(this.config.retry, async () => {
+    return this.retrying(this.config.retry, route, async () => {
       const endpoint = await this.endpointFor(route, policy);
+      const within = this.within(options, route);
       return this.onEndpoint(endpoint, intent, async (connection) => {
         let committing = false;
         try {
-          await connection.begin({ isolation: request.isolation, readOnly: request.readOnly }, options.timeoutMs);
+          await connection.begin({ isolation: request.isolation, readOnly: request.readOnly }, within.timeoutMs);
           const results: StatementResult[] = [];
           for (const statement of request.statements) {
-            results.push(await connection.execute(statement.sql, statement.params ?? [], options));
+            results.push(await connection.execute(statement.sql, statement.params ?? [], within));
           }
           committing = true;
-          if ((await connection.commit(options.timeoutMs)) === "rolled back") {
+          if ((await connection.commit(within.timeoutMs)) === "rolled back") {
             throw new GatewayError("TRANSACTION_ABORTED", "the database rolled the batch back at COMMIT");
           }
           return { value: results, consistencyToken: policy.withoutToken ? undefined : await this.tokenAfter(intent, connection, options.timeoutMs) };
@@ -187,7 +194,7 @@ export class Executor {
           }
           throw err;
         }
-      }, runAs);
+      }, runAs, route.deadline);
     });
   }
 
@@ -196,8 +203,14 @@ export class Executor {
     return this.classifier.infer(sql);
   }
 
-  private retrying<T>(settings: RetrySettings, unit: (attempt: number) => Promise<T>): Promise<Attempted<T>> {
-    return runWithRetry(settings, unit, (code) => this.onRetry?.(code));
+  private retrying<T>(settings: RetrySettings, route: RouteRequest, unit: (attempt: number) => Promise<T>): Promise<Attempted<T>> {
+    return runWithRetry(settings, route.deadline, this.clock, unit, (code) => this.onRetry?.(code));
+  }
+
+  /** The request's options for one attempt: its statements get what is left of its timeout. */
+  private within(options: ExecuteOptions, route: RouteRequest): ExecuteOptions {
+    const remainingMs = Math.ceil(route.deadline - this.clock.now());
+    return remainingMs >= options.timeoutMs ? options : { ...options, timeoutMs: Math.max(1, remainingMs) };
   }
 
   /** Read-only principals: refuses what could end their READ ONLY transaction or change its access mode. */
@@ -239,14 +252,23 @@ export class Executor {
     return policy.primaryOnly ? this.router.primary(route.deadline) : this.router.endpointFor(route);
   }
 
-  /** Borrows a connection of the endpoint for the work and reports failover signs on the way out. */
-  async onEndpoint<T>(endpoint: Endpoint, intent: Intent, work: (connection: EngineConnection) => Promise<T>, runAs: RunAs = UNRESTRICTED): Promise<T> {
+  /**
+   * Borrows a connection of the endpoint for the work and reports failover signs on the way out.
+   * `deadline` (clock ms) bounds the wait for a connection.
+   */
+  async onEndpoint<T>(
+    endpoint: Endpoint,
+    intent: Intent,
+    work: (connection: EngineConnection) => Promise<T>,
+    runAs: RunAs = UNRESTRICTED,
+    deadline?: number,
+  ): Promise<T> {
     // What the endpoint was when the work was sent there, not when an error comes back.
     const onReplica = endpoint.role === "replica";
     endpoint.outstanding++;
-    const entry = await endpoint.pool.acquire({ tenant: runAs.tenant, share: runAs.share }).catch((err: unknown) => {
+    const entry = await this.acquireOn(endpoint, intent, onReplica, runAs, deadline).catch((err: unknown) => {
       endpoint.outstanding--;
-      throw this.failoverAware(err, endpoint, intent, onReplica);
+      throw err;
     });
     try {
       return await work(entry.connection);
@@ -263,6 +285,43 @@ export class Executor {
       endpoint.outstanding--;
       endpoint.pool.release(entry);
     }
+  }
+
+  /**
+   * A connection where the route leads, for work the caller drives itself (an interactive
+   * transaction's BEGIN): followed to the new primary if a failover moves it while the caller waits,
+   * within the route's deadline.
+   */
+  async borrow(route: RouteRequest, runAs: RunAs): Promise<{ endpoint: Endpoint; entry: PoolEntry }> {
+    const { value } = await this.retrying(this.config.retry, route, async () => {
+      const endpoint = await this.router.endpointFor(route);
+      const onReplica = endpoint.role === "replica";
+      return { endpoint, entry: await this.acquireOn(endpoint, route.intent, onReplica, runAs, route.deadline) };
+    });
+    return value;
+  }
+
+  /**
+   * A connection of the endpoint. Work for the primary holds the primary's lease: if the endpoint
+   * stops being the primary while the caller waits (a failover began, or was over before the caller
+   * queued), the wait ends at once with PRIMARY_UNAVAILABLE, which the executor retries where the
+   * primary now is. A connection that could not be had where the topology no longer points is sought
+   * where it points now, in the same way; one that could not be had where it still points is the
+   * caller's answer (another wait in the same queue, behind later callers, would not be fairer).
+   */
+  private acquireOn(endpoint: Endpoint, intent: Intent, onReplica: boolean, runAs: RunAs, deadline?: number): Promise<PoolEntry> {
+    const lease = onReplica ? undefined : this.topology.primaryLease(endpoint);
+    return endpoint.pool.acquire({ tenant: runAs.tenant, share: runAs.share }, { deadline, signal: lease }).catch((err: unknown) => {
+      throw this.movedOn(this.failoverAware(err, endpoint, intent, onReplica), endpoint, onReplica);
+    });
+  }
+
+  /** DATABASE_UNAVAILABLE or POOL_TIMEOUT from an endpoint that no longer serves the work: run it where the topology points now. */
+  private movedOn(err: unknown, endpoint: Endpoint, onReplica: boolean): unknown {
+    if (!(err instanceof GatewayError) || (err.code !== "DATABASE_UNAVAILABLE" && err.code !== "POOL_TIMEOUT")) return err;
+    if (onReplica ? endpoint.servesReads : this.topology.primary() === endpoint) return err;
+    const why = onReplica ? `${endpoint.name} no longer serves reads` : `${endpoint.name} is no longer the primary`;
+    return new GatewayError(onReplica ? "CONNECTION_LOST" : "PRIMARY_UNAVAILABLE", `${why}; nothing was sent there (${err.message})`, { cause: err, pool: err.pool });
   }
 
   /**
@@ -283,11 +342,11 @@ export class Executor {
     if (!(err instanceof GatewayError)) return err;
     const onPrimary = !onReplica;
     if (isReadOnlyRefusal(err) && intent === "write") {
-      this.topology.signalFailover(`write refused as read-only by ${endpoint.name}`);
+      this.topology.signalFailover(`write refused as read-only by ${endpoint.name}`, endpoint);
       return new GatewayError("PRIMARY_UNAVAILABLE", `${endpoint.name} is read-only (failover); the write was not applied`, { cause: err });
     }
     if (err.code === "OUTCOME_UNKNOWN" || err.code === "DATABASE_UNAVAILABLE" || err.code === "CONNECTION_LOST") {
-      if (onPrimary) this.topology.signalFailover(`${endpoint.name}: ${err.message}`);
+      if (onPrimary) this.topology.signalFailover(`${endpoint.name}: ${err.message}`, endpoint);
       // Only on a replica is a lost read certainly harmless: nothing there can write.
       if (intent === "read" && !onPrimary && err.code !== "CONNECTION_LOST") {
         return new GatewayError("CONNECTION_LOST", `${endpoint.name} was lost during a read; it is run again elsewhere (${err.message})`, { cause: err });
