@@ -134,8 +134,7 @@ export class Executor {
       this.refuseForReadOnly([request.sql]);
       return this.retrying(this.config.retry, route, async () => {
         const endpoint = await this.endpointFor(route, policy);
-        const within = this.within(options, route);
-        const [value] = await this.onEndpoint(endpoint, intent, (connection) => readOnlyUnit(connection, [{ sql: request.sql, params }], within), runAs, route.deadline);
+        const [value] = await this.onEndpoint(endpoint, intent, (connection) => readOnlyUnit(connection, [{ sql: request.sql, params }], this.within(options, route)), runAs, route.deadline);
         return { value: value as StatementResult, consistencyToken: undefined };
       });
     }
@@ -144,9 +143,8 @@ export class Executor {
     const retry = controlsTransactions ? { ...this.config.retry, maxAttempts: 1 } : this.config.retry;
     return this.retrying(retry, route, async () => {
       const endpoint = await this.endpointFor(route, policy);
-      const within = this.within(options, route);
       return this.onEndpoint(endpoint, intent, async (connection) => {
-        const value = await connection.execute(request.sql, params, within).catch((err: unknown) => {
+        const value = await connection.execute(request.sql, params, this.within(options, route)).catch((err: unknown) => {
           throw controlsTransactions ? partOfItMayHaveCommitted(err) : err;
         });
         return { value, consistencyToken: policy.withoutToken ? undefined : await this.tokenAfter(intent, connection, options.timeoutMs) };
@@ -164,15 +162,14 @@ export class Executor {
       const statements = request.statements.map((statement) => ({ sql: statement.sql, params: statement.params ?? [] }));
       return this.retrying(this.config.retry, route, async () => {
         const endpoint = await this.endpointFor(route, policy);
-        const within = this.within(options, route);
-        const value = await this.onEndpoint(endpoint, intent, (connection) => readOnlyUnit(connection, statements, within, request.isolation), runAs, route.deadline);
+        const value = await this.onEndpoint(endpoint, intent, (connection) => readOnlyUnit(connection, statements, this.within(options, route), request.isolation), runAs, route.deadline);
         return { value, consistencyToken: undefined };
       });
     }
     return this.retrying(this.config.retry, route, async () => {
       const endpoint = await this.endpointFor(route, policy);
-      const within = this.within(options, route);
       return this.onEndpoint(endpoint, intent, async (connection) => {
+        const within = this.within(options, route);
         let committing = false;
         try {
           await connection.begin({ isolation: request.isolation, readOnly: request.readOnly }, within.timeoutMs);
@@ -207,7 +204,7 @@ export class Executor {
     return runWithRetry(settings, route.deadline, this.clock, unit, (code) => this.onRetry?.(code));
   }
 
-  /** The request's options for one attempt: its statements get what is left of its timeout. */
+  /** The request's options for one attempt, once it has its connection: its statements get what is left of its timeout. */
   private within(options: ExecuteOptions, route: RouteRequest): ExecuteOptions {
     const remainingMs = Math.ceil(route.deadline - this.clock.now());
     return remainingMs >= options.timeoutMs ? options : { ...options, timeoutMs: Math.max(1, remainingMs) };
