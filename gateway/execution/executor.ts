@@ -309,14 +309,18 @@ export class Executor {
   private acquireOn(endpoint: Endpoint, intent: Intent, onReplica: boolean, runAs: RunAs, deadline?: number): Promise<PoolEntry> {
     const lease = onReplica ? undefined : this.topology.primaryLease(endpoint);
     return endpoint.pool.acquire({ tenant: runAs.tenant, share: runAs.share }, { deadline, signal: lease }).catch((err: unknown) => {
-      throw this.movedOn(this.failoverAware(err, endpoint, intent, onReplica), endpoint, onReplica);
+      // Where the topology pointed when the wait ended, before this failure's own failover sign: an
+      // endpoint the monitor still trusted (a login refused, a full server) is the caller's answer,
+      // not a reason to wait again.
+      const stillRight = onReplica ? endpoint.servesReads : this.topology.primary() === endpoint;
+      const failure = this.failoverAware(err, endpoint, intent, onReplica);
+      throw stillRight ? failure : this.movedOn(failure, endpoint, onReplica);
     });
   }
 
-  /** DATABASE_UNAVAILABLE or POOL_TIMEOUT from an endpoint that no longer serves the work: run it where the topology points now. */
+  /** DATABASE_UNAVAILABLE or POOL_TIMEOUT from an endpoint that no longer served the work: run it where the topology points now. */
   private movedOn(err: unknown, endpoint: Endpoint, onReplica: boolean): unknown {
     if (!(err instanceof GatewayError) || (err.code !== "DATABASE_UNAVAILABLE" && err.code !== "POOL_TIMEOUT")) return err;
-    if (onReplica ? endpoint.servesReads : this.topology.primary() === endpoint) return err;
     const why = onReplica ? `${endpoint.name} no longer serves reads` : `${endpoint.name} is no longer the primary`;
     return new GatewayError(onReplica ? "CONNECTION_LOST" : "PRIMARY_UNAVAILABLE", `${why}; nothing was sent there (${err.message})`, { cause: err, pool: err.pool });
   }

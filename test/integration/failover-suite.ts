@@ -11,6 +11,7 @@ import type { FailoverPair } from "../support/failover-pair.js";
 import { runFailoverScenario, topologyOf } from "../support/failover-scenario.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { holdRequest } from "../support/held-request.js";
+import { captureLogs } from "../support/log-capture.js";
 import { waitFor } from "../support/postgres.js";
 
 export interface FailoverTarget {
@@ -108,7 +109,9 @@ export function defineFailoverSuite(target: FailoverTarget): void {
     it("moves a write waiting on a frozen primary's pool to the promoted standby: it succeeds, and there is no second failover", async () => {
       // One connection, checked before every use: the write's liveness check hangs on the frozen
       // primary, and a second write queues behind it on the same pool.
-      const frozen = await startTestGateway(gatewayConfig(pair, { pool: { maxSize: 1, aliveBypassMs: 0 } }));
+      // Its log (debug: pool and topology events) goes into the failure message, should this fail.
+      const logs = captureLogs("debug");
+      const frozen = await startTestGateway(gatewayConfig(pair, { pool: { maxSize: 1, aliveBypassMs: 0 } }), { logger: logs.logger });
       try {
         await settled(frozen);
         expect((await frozen.post("/v1/query", { sql: pair.dialect.insert, params: ["frozen-warm"] })).status).toBe(200);
@@ -122,7 +125,8 @@ export function defineFailoverSuite(target: FailoverTarget): void {
         await waitFor(async () => (await topologyOf(frozen, CLUSTER)).primary === promoted, 30000, "the gateway to see the promoted standby");
         await pair.killStandby();
         const answers = await Promise.all([first, second]);
-        expect(answers.map((answer) => answer.status), JSON.stringify(answers.map((answer) => answer.body))).toEqual([200, 200]);
+        const story = `${JSON.stringify(answers.map((answer) => answer.body))}\n${logs.lines.slice(-60).join("\n")}`;
+        expect(answers.map((answer) => answer.status), story).toEqual([200, 200]);
         const ids = (await pair.queryPrimary<{ id: string }>(pair.dialect.ids)).map((row) => row.id);
         expect(ids).toEqual(expect.arrayContaining(["frozen-1", "frozen-2"]));
         // The old primary's late failures were not taken for a second failover.

@@ -162,15 +162,19 @@ describe("MySQL failover", () => {
     const writeErrors: string[] = [];
     let retried = 0;
     let stop = false;
-    const writer = (async () => {
-      while (!stop) {
-        const response = await query("insert into hits (port, note) values (@@port, 'switchover')", { timeoutMs: 15000 });
-        if (response.status === 200) {
-          acknowledged.push(String(response.body.lastInsertId));
-          if (response.body.attempts > 1) retried++;
-        } else writeErrors.push(response.body.error.code as string);
-      }
-    })();
+    // Several writers, so that some write reaches the primary between read_only and the monitor's next
+    // check (100 ms) even on a loaded machine: that write is refused and must be run again.
+    const writer = Promise.all(
+      Array.from({ length: 5 }, async () => {
+        while (!stop) {
+          const response = await query("insert into hits (port, note) values (@@port, 'switchover')", { timeoutMs: 15000 });
+          if (response.status === 200) {
+            acknowledged.push(String(response.body.lastInsertId));
+            if (response.body.attempts > 1) retried++;
+          } else writeErrors.push(response.body.error.code as string);
+        }
+      }),
+    );
     await waitFor(() => acknowledged.length >= 20, 10000, "writes before the switchover");
     // A planned switchover: the primary stops taking writes, the semi-sync replica takes over.
     await primary.query("SET GLOBAL read_only = 1");

@@ -13,7 +13,7 @@ import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import mysql from "mysql2/promise";
 import { unusedPort } from "./ports.js";
-import { runningAsRoot, type ServerGroup, startServerGroup, tempDirFor } from "./server-group.js";
+import { freezeProcesses, runningAsRoot, type ServerGroup, startServerGroup, tempDirFor } from "./server-group.js";
 
 const asMysql = (command: string, args: string[]): [string, string[]] => (runningAsRoot ? ["runuser", ["-u", "mysql", "--", command, ...args]] : [command, args]);
 
@@ -114,7 +114,7 @@ class Instance implements MariaDbInstance {
   }
 
   async freeze(): Promise<void> {
-    process.kill(this.serverPid(), "SIGSTOP");
+    await freezeProcesses([this.serverPid()]);
   }
 
   private serverPid(): number {

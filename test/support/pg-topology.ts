@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
 import { unusedPort } from "./ports.js";
-import { runningAsRoot, type ServerGroup, startServerGroup, tempDirFor } from "./server-group.js";
+import { freezeProcesses, runningAsRoot, type ServerGroup, startServerGroup, tempDirFor } from "./server-group.js";
 
 const run = promisify(execFile);
 
@@ -100,7 +100,7 @@ class Instance implements PgInstance {
 
   async freeze(): Promise<void> {
     // The postmaster first, so that it forks nothing new meanwhile.
-    for (const pid of await this.processIds()) process.kill(pid, "SIGSTOP");
+    await freezeProcesses(await this.processIds());
     this.frozen = true;
   }
 
