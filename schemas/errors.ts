@@ -90,7 +90,7 @@ export const ERROR_CODES = {
   TRANSACTION_NOT_FOUND: {
     status: 404,
     retryable: false,
-    summary: "The transaction id is unknown (never issued, or already committed or rolled back).",
+    summary: "The transaction id is unknown (never issued, or already committed or rolled back; the message says which when the gateway remembers).",
   },
   TRANSACTION_EXPIRED: {
     status: 404,
@@ -106,7 +106,7 @@ export const ERROR_CODES = {
     status: 409,
     retryable: false,
     summary:
-      "The database rolled the transaction back (a conflict inside it, or COMMIT after a failed statement); run it again from the start.",
+      "The transaction was rolled back, by the database (a conflict inside it, COMMIT after a failed statement), because its connection was lost, or because the database refused a read-only principal's write in it; the message says why; run it again from the start.",
   },
   TOO_MANY_TRANSACTIONS: {
     status: 503,

@@ -11,7 +11,6 @@ import type { DatabaseCredentials } from "../credentials/database-credentials.js
 import { type LoginKey, READ_WRITE_LOGIN } from "../credentials/logins.js";
 import type { Engine, EngineConnection } from "../engines/engine.js";
 import { engineForUrl } from "../engines/engine-for-url.js";
-import { GatewayError } from "../errors.js";
 import { Executor } from "../execution/executor.js";
 import { TransactionRegistry } from "../execution/transactions.js";
 import type { Logger } from "../observability/logger.js";
@@ -114,25 +113,27 @@ export class Cluster {
     if (this.topology instanceof TopologyMonitor) {
       this.topology.onFailoverSignal = () => void this.discover();
       // Pooled sessions that reached an instance of another role than the endpoint now has (opened
-      // through a stale name during a failover, or before a role change) are replaced.
+      // through a stale name during a failover, or before a role change) are asked again before they
+      // are used: a promoted standby's sessions survive its promotion and are good primary sessions,
+      // while a session that still reaches the wrong role is replaced. An endpoint whose check failed
+      // (role unknown) keeps its sessions: the dead ones die on their own.
       this.topology.onRoleChange = (endpoint, previous) => {
         const role = endpoint.role;
-        let retired = 0;
-        for (const pool of this.pools.of(endpoint).values()) retired += pool.retireWhere((connection) => connection.reachedRole !== role, `endpoint is now ${role}`);
-        if (retired > 0) logger.warn({ endpoint: endpoint.name, from: previous, to: role, retired }, "endpoint role settled; mismatched sessions renewed");
-      };
-      // Callers queued on a lost primary's pool are failed at once, so they retry on the new one.
-      this.topology.onPrimaryLost = (lost) => {
-        const endpoint = this.endpoints.find((candidate) => candidate.name === lost);
-        if (!endpoint) return;
+        if (role === "unknown") return;
+        const verify = async (connection: EngineConnection, timeoutMs: number) => {
+          connection.reachedRole = (await connection.inspect(timeoutMs)).role;
+          return endpoint.role === "unknown" || connection.reachedRole === endpoint.role;
+        };
+        let marked = 0;
         for (const pool of this.pools.of(endpoint).values()) {
-          pool.rejectWaiters(() => new GatewayError("PRIMARY_UNAVAILABLE", `${endpoint.name} is no longer the primary; nothing was applied`));
+          marked += pool.verifyWhere((connection) => connection.reachedRole !== role, verify, `endpoint is now ${role}, the session is not`);
         }
+        if (marked > 0) logger.info({ endpoint: endpoint.name, from: previous, to: role, sessions: marked }, "endpoint role changed; its sessions are re-checked before use");
       };
     }
     this.router = new Router(this.topology, this.engine, { ...config.routing, failoverWaitMs: config.topology.failoverWaitMs }, clock);
     this.executor = new Executor(this.router, this.topology, this.pools, this.engine.reader, config, clock);
-    this.transactions = new TransactionRegistry(this.router, this.executor, this.pools, config, clock, logger, mintTransactionId);
+    this.transactions = new TransactionRegistry(this.router, this.executor, config, clock, logger, mintTransactionId);
   }
 
   /** Learns the topology once, then warms the pools and starts the housekeepers. */
@@ -213,9 +214,9 @@ export class Cluster {
   }
 
   /**
-   * Opens a pooled connection and checks what it really reached: a connection whose role contradicts
-   * what the topology believes of its endpoint (a stale DNS name after failover) is closed, and the
-   * topology looks again, instead of serving read-only errors.
+   * Opens a pooled connection and checks what it really reached: a connection to a replica where the
+   * topology believes the primary is (a stale DNS name after failover) is closed, and the topology
+   * looks again, instead of serving read-only errors.
    */
   private async openChecked(endpoint: Endpoint, credentials: DatabaseCredentials | undefined, connectTimeoutMs: number): Promise<EngineConnection> {
     const connection = await this.engine.connect({ url: endpoint.url, credentials }, connectTimeoutMs);
@@ -223,10 +224,13 @@ export class Cluster {
     try {
       const state = await connection.inspect(connectTimeoutMs);
       connection.reachedRole = state.role;
-      if (endpoint.role !== "unknown" && state.role !== endpoint.role) {
-        this.topology.signalFailover(`${endpoint.name} now reaches a ${state.role}, not a ${endpoint.role}`);
-        throw new Error(`${endpoint.name} reached a ${state.role} where a ${endpoint.role} was expected`);
+      if (endpoint.role === "primary" && state.role === "replica") {
+        this.topology.signalFailover(`${endpoint.name} now reaches a replica, not a primary`, endpoint);
+        throw new Error(`${endpoint.name} reached a replica where a primary was expected`);
       }
+      // A replica endpoint that reaches a primary was promoted (or its name moved): reads may run
+      // there, and the monitor looks now so that the promotion is known.
+      if (endpoint.role === "replica" && state.role === "primary") void this.topology.checkAll();
     } catch (err) {
       connection.destroy();
       throw err;

@@ -302,10 +302,15 @@ export const configSchema = z.strictObject({
     .prefault({}),
   retry: z
     .strictObject({
-      maxAttempts: z.number().int().min(1).max(100).default(10).describe("Attempts for retryable conflicts"),
-      baseDelayMs: ms("First backoff cap; doubles each retry (full jitter)").min(1).default(10),
+      maxAttempts: z
+        .number()
+        .int()
+        .min(1)
+        .optional()
+        .describe("At most this many attempts per request; default: no count, retries end at the request's timeoutMs"),
+      baseDelayMs: ms("First backoff cap after a conflict; doubles each conflict (full jitter)").min(1).default(10),
       maxDelayMs: ms("Largest backoff cap").min(1).default(1000),
-      maxTotalMs: ms("Give up retrying after this much time").min(1).default(10000),
+      maxTotalMs: ms("Retries end after this much time even before the request's timeoutMs; default: its timeoutMs alone").min(1).optional(),
     })
     .prefault({}),
   routing: z

@@ -1,9 +1,11 @@
 /**
  * Runs statements outside interactive transactions: one autocommit statement, or an atomic batch
  * (BEGIN; statements; COMMIT on one connection), on the endpoint the router picks. Both are retried as
- * a whole when the database rolled them back for a conflict, when the connection was lost before
- * anything was committed, or when a demoted primary refused a write; writes answer with a consistency
- * token, and failures that smell of failover are reported to the topology.
+ * a whole, until the request's deadline (its timeoutMs), when the database rolled them back for a
+ * conflict, when the connection was lost before anything was committed, when a demoted primary
+ * refused a write, or when no connection could be had where the topology no longer points (a caller
+ * queued on a primary's pool moves on the moment it is not the primary any more); writes answer with
+ * a consistency token, and failures that smell of failover are reported to the topology.
  */
 import type { ErrorCode } from "../../schemas/errors.js";
 import type { BatchRequest, Intent, Param, QueryRequest } from "../../schemas/query.js";
@@ -13,6 +15,8 @@ import type { EngineConnection, ExecuteOptions, StatementResult } from "../engin
 import type { SqlReader } from "../engines/sql-analysis.js";
 import { GatewayError } from "../errors.js";
 import type { Clock } from "../pool/clock.js";
+import type { Pool } from "../pool/pool.js";
+import type { PoolEntry } from "../pool/pool-entry.js";
 import type { RouteRequest, Router } from "../routing/router.js";
 import type { Endpoint } from "../topology/endpoint.js";
 import type { Topology } from "../topology/topology.js";
@@ -137,9 +141,9 @@ export class Executor {
     let route = this.route(intent, request, options.timeoutMs);
     if (runAs.readOnly) {
       this.refuseForReadOnly([request.sql]);
-      return this.retrying(this.config.retry, async () => {
+      return this.retrying(this.config.retry, route, async () => {
         const endpoint = await this.endpointFor(route, policy);
-        const [value] = await this.onEndpoint(endpoint, intent, (connection) => readOnlyUnit(connection, [{ sql: request.sql, params }], options), runAs);
+        const [value] = await this.onEndpoint(endpoint, intent, (connection) => readOnlyUnit(connection, [{ sql: request.sql, params }], this.within(options, route)), runAs, route.deadline);
         return { value: value as StatementResult, consistencyToken: undefined };
       });
     }
@@ -147,15 +151,15 @@ export class Executor {
     // before failing: run it once only.
     const controlsTransactions = analysis.commitsInParts;
     const retry = controlsTransactions ? { ...this.config.retry, maxAttempts: 1 } : this.config.retry;
-    return this.retrying(retry, async () => {
+    return this.retrying(retry, route, async () => {
       const endpoint = await this.endpointFor(route, policy);
       const run = (target: Endpoint) =>
         this.onEndpoint(target, route.intent, async (connection) => {
-          const value = await connection.execute(request.sql, params, options).catch((err: unknown) => {
+          const value = await connection.execute(request.sql, params, this.within(options, route)).catch((err: unknown) => {
             throw controlsTransactions ? partOfItMayHaveCommitted(err) : err;
           });
           return { value, consistencyToken: policy.withoutToken ? undefined : await this.tokenAfter(route.intent, connection, options.timeoutMs) };
-        }, runAs);
+        }, runAs, route.deadline);
       try {
         return await run(endpoint);
       } catch (err) {
@@ -176,24 +180,25 @@ export class Executor {
     if (runAs.readOnly) {
       this.refuseForReadOnly(request.statements.map((statement) => statement.sql));
       const statements = request.statements.map((statement) => ({ sql: statement.sql, params: statement.params ?? [] }));
-      return this.retrying(this.config.retry, async () => {
+      return this.retrying(this.config.retry, route, async () => {
         const endpoint = await this.endpointFor(route, policy);
-        const value = await this.onEndpoint(endpoint, intent, (connection) => readOnlyUnit(connection, statements, options, request.isolation), runAs);
+        const value = await this.onEndpoint(endpoint, intent, (connection) => readOnlyUnit(connection, statements, this.within(options, route), request.isolation), runAs, route.deadline);
         return { value, consistencyToken: undefined };
       });
     }
-    return this.retrying(this.config.retry, async () => {
+    return this.retrying(this.config.retry, route, async () => {
       const endpoint = await this.endpointFor(route, policy);
       return this.onEndpoint(endpoint, intent, async (connection) => {
+        const within = this.within(options, route);
         let committing = false;
         try {
-          await connection.begin({ isolation: request.isolation, readOnly: request.readOnly }, options.timeoutMs);
+          await connection.begin({ isolation: request.isolation, readOnly: request.readOnly }, within.timeoutMs);
           const results: StatementResult[] = [];
           for (const statement of request.statements) {
-            results.push(await connection.execute(statement.sql, statement.params ?? [], options));
+            results.push(await connection.execute(statement.sql, statement.params ?? [], within));
           }
           committing = true;
-          if ((await connection.commit(options.timeoutMs)) === "rolled back") {
+          if ((await connection.commit(within.timeoutMs)) === "rolled back") {
             throw new GatewayError("TRANSACTION_ABORTED", "the database rolled the batch back at COMMIT");
           }
           return { value: results, consistencyToken: policy.withoutToken ? undefined : await this.tokenAfter(intent, connection, options.timeoutMs) };
@@ -206,7 +211,7 @@ export class Executor {
           }
           throw err;
         }
-      }, runAs);
+      }, runAs, route.deadline);
     });
   }
 
@@ -215,8 +220,14 @@ export class Executor {
     return this.reader.analyse(sql).intent;
   }
 
-  private retrying<T>(settings: RetrySettings, unit: (attempt: number) => Promise<T>): Promise<Attempted<T>> {
-    return runWithRetry(settings, unit, (code) => this.onRetry?.(code));
+  private retrying<T>(settings: RetrySettings, route: RouteRequest, unit: (attempt: number) => Promise<T>): Promise<Attempted<T>> {
+    return runWithRetry(settings, route.deadline, this.clock, unit, (code) => this.onRetry?.(code));
+  }
+
+  /** The request's options for one attempt, once it has its connection: its statements get what is left of its timeout. */
+  private within(options: ExecuteOptions, route: RouteRequest): ExecuteOptions {
+    const remainingMs = Math.ceil(route.deadline - this.clock.now());
+    return remainingMs >= options.timeoutMs ? options : { ...options, timeoutMs: Math.max(1, remainingMs) };
   }
 
   /** Read-only principals may send only what the reader knows to read; the rest is refused before anything runs. */
@@ -269,15 +280,24 @@ export class Executor {
     return policy.primaryOnly ? this.router.primary(route.deadline) : this.router.endpointFor(route);
   }
 
-  /** Borrows a connection of the endpoint for the work and reports failover signs on the way out. */
-  async onEndpoint<T>(endpoint: Endpoint, intent: Intent, work: (connection: EngineConnection) => Promise<T>, runAs: RunAs = UNRESTRICTED): Promise<T> {
+  /**
+   * Borrows a connection of the endpoint for the work and reports failover signs on the way out.
+   * `deadline` (clock ms) bounds the wait for a connection.
+   */
+  async onEndpoint<T>(
+    endpoint: Endpoint,
+    intent: Intent,
+    work: (connection: EngineConnection) => Promise<T>,
+    runAs: RunAs = UNRESTRICTED,
+    deadline?: number,
+  ): Promise<T> {
     // What the endpoint was when the work was sent there, not when an error comes back.
     const onReplica = endpoint.role === "replica";
     endpoint.outstanding++;
     const pool = this.pools.get(endpoint, runAs.login);
-    const entry = await pool.acquire({ tenant: runAs.tenant, share: runAs.share }).catch((err: unknown) => {
+    const entry = await this.acquireOn(pool, endpoint, intent, onReplica, runAs, deadline).catch((err: unknown) => {
       endpoint.outstanding--;
-      throw this.failoverAware(err, endpoint, intent, onReplica);
+      throw err;
     });
     try {
       return await work(entry.connection);
@@ -294,6 +314,48 @@ export class Executor {
       endpoint.outstanding--;
       pool.release(entry);
     }
+  }
+
+  /**
+   * A connection where the route leads, for work the caller drives itself (an interactive
+   * transaction's BEGIN): followed to the new primary if a failover moves it while the caller waits,
+   * within the route's deadline.
+   */
+  async borrow(route: RouteRequest, runAs: RunAs): Promise<{ endpoint: Endpoint; pool: Pool; entry: PoolEntry }> {
+    const { value } = await this.retrying(this.config.retry, route, async () => {
+      const endpoint = await this.router.endpointFor(route);
+      const onReplica = endpoint.role === "replica";
+      const pool = this.pools.get(endpoint, runAs.login);
+      return { endpoint, pool, entry: await this.acquireOn(pool, endpoint, route.intent, onReplica, runAs, route.deadline) };
+    });
+    return value;
+  }
+
+  /**
+   * A connection of the endpoint. Work for the primary holds the primary's lease: if the endpoint
+   * stops being the primary while the caller waits (a failover began, or was over before the caller
+   * queued), the wait ends at once with PRIMARY_UNAVAILABLE, which the executor retries where the
+   * primary now is. A connection that could not be had where the topology no longer points is sought
+   * where it points now, in the same way; one that could not be had where it still points is the
+   * caller's answer (another wait in the same queue, behind later callers, would not be fairer).
+   */
+  private acquireOn(pool: Pool, endpoint: Endpoint, intent: Intent, onReplica: boolean, runAs: RunAs, deadline?: number): Promise<PoolEntry> {
+    const lease = onReplica ? undefined : this.topology.primaryLease(endpoint);
+    return pool.acquire({ tenant: runAs.tenant, share: runAs.share }, { deadline, signal: lease }).catch((err: unknown) => {
+      // Where the topology pointed when the wait ended, before this failure's own failover sign: an
+      // endpoint the monitor still trusted (a login refused, a full server) is the caller's answer,
+      // not a reason to wait again.
+      const stillRight = onReplica ? endpoint.servesReads : this.topology.primary() === endpoint;
+      const failure = this.failoverAware(err, endpoint, intent, onReplica);
+      throw stillRight ? failure : this.movedOn(failure, endpoint, onReplica);
+    });
+  }
+
+  /** DATABASE_UNAVAILABLE or POOL_TIMEOUT from an endpoint that no longer served the work: run it where the topology points now. */
+  private movedOn(err: unknown, endpoint: Endpoint, onReplica: boolean): unknown {
+    if (!(err instanceof GatewayError) || (err.code !== "DATABASE_UNAVAILABLE" && err.code !== "POOL_TIMEOUT")) return err;
+    const why = onReplica ? `${endpoint.name} no longer serves reads` : `${endpoint.name} is no longer the primary`;
+    return new GatewayError(onReplica ? "CONNECTION_LOST" : "PRIMARY_UNAVAILABLE", `${why}; nothing was sent there (${err.message})`, { cause: err, pool: err.pool });
   }
 
   /**
@@ -314,11 +376,11 @@ export class Executor {
     if (!(err instanceof GatewayError)) return err;
     const onPrimary = !onReplica;
     if (isReadOnlyRefusal(err) && intent === "write") {
-      this.topology.signalFailover(`write refused as read-only by ${endpoint.name}`);
+      this.topology.signalFailover(`write refused as read-only by ${endpoint.name}`, endpoint);
       return new GatewayError("PRIMARY_UNAVAILABLE", `${endpoint.name} is read-only (failover); the write was not applied`, { cause: err });
     }
     if (err.code === "OUTCOME_UNKNOWN" || err.code === "DATABASE_UNAVAILABLE" || err.code === "CONNECTION_LOST") {
-      if (onPrimary) this.topology.signalFailover(`${endpoint.name}: ${err.message}`);
+      if (onPrimary) this.topology.signalFailover(`${endpoint.name}: ${err.message}`, endpoint);
       // Only on a replica is a lost read certainly harmless: nothing there can write.
       if (intent === "read" && !onPrimary && err.code !== "CONNECTION_LOST") {
         return new GatewayError("CONNECTION_LOST", `${endpoint.name} was lost during a read; it is run again elsewhere (${err.message})`, { cause: err });

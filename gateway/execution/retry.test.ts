@@ -1,8 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { GatewayError } from "../errors.js";
+import { monotonicClock } from "../pool/clock.js";
 import { backoffDelayMs, runWithRetry } from "./retry.js";
 
-const settings = { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 8, maxTotalMs: 1000 };
+const settings = { baseDelayMs: 1, maxDelayMs: 8 };
+const clock = monotonicClock;
+const inMs = (ms: number) => clock.now() + ms;
 
 describe("retry policy", () => {
   it("draws full-jitter delays below an exponentially growing, capped ceiling", () => {
@@ -14,40 +17,72 @@ describe("retry policy", () => {
 
   it("re-runs a unit the database rolled back, and counts the attempts", async () => {
     let calls = 0;
-    const result = await runWithRetry(settings, async () => {
+    const result = await runWithRetry(settings, inMs(1000), clock, async () => {
       if (++calls < 3) throw new GatewayError("SERIALIZATION_FAILURE", "conflict");
       return "ok";
     });
     expect(result).toEqual({ value: "ok", attempts: 3 });
   });
 
-  it("gives up after maxAttempts and reports them on the error", async () => {
-    const error = (await runWithRetry(settings, async () => {
+  it("keeps re-running conflicts for as long as the deadline allows, not a fixed count", async () => {
+    let calls = 0;
+    const result = await runWithRetry(settings, inMs(10000), clock, async () => {
+      if (++calls < 40) throw new GatewayError("SERIALIZATION_FAILURE", "conflict");
+      return "ok";
+    });
+    expect(result.attempts).toBe(40);
+  });
+
+  it("stops at the deadline and reports the attempts on the error", async () => {
+    let calls = 0;
+    const error = (await runWithRetry({ baseDelayMs: 5, maxDelayMs: 5 }, inMs(60), clock, async () => {
+      calls++;
       throw new GatewayError("CONNECTION_LOST", "gone");
     }).catch((err: unknown) => err)) as GatewayError;
     expect(error.code).toBe("CONNECTION_LOST");
-    expect(error.attempts).toBe(4);
+    expect(error.attempts).toBe(calls);
+    expect(calls).toBeGreaterThan(1);
+  });
+
+  it("stops after maxAttempts or maxTotalMs when they are set", async () => {
+    const attempts = (await runWithRetry({ ...settings, maxAttempts: 4 }, inMs(10000), clock, async () => {
+      throw new GatewayError("CONNECTION_LOST", "gone");
+    }).catch((err: unknown) => err)) as GatewayError;
+    expect(attempts.attempts).toBe(4);
+    let calls = 0;
+    const total = (await runWithRetry({ baseDelayMs: 50, maxDelayMs: 50, maxTotalMs: 1 }, inMs(10000), clock, async () => {
+      calls++;
+      throw new GatewayError("SERIALIZATION_FAILURE", "conflict");
+    }).catch((err: unknown) => err)) as GatewayError;
+    expect(total.code).toBe("SERIALIZATION_FAILURE");
+    expect(calls).toBeLessThan(10);
+  });
+
+  it("re-runs work that waited on a former primary, but not a final PRIMARY_UNAVAILABLE", async () => {
+    let calls = 0;
+    const moved = await runWithRetry(settings, inMs(1000), clock, async () => {
+      if (++calls < 2) throw new GatewayError("PRIMARY_UNAVAILABLE", "no longer the primary");
+      return "ok";
+    });
+    expect(moved.attempts).toBe(2);
+    calls = 0;
+    const final = (await runWithRetry(settings, inMs(1000), clock, async () => {
+      calls++;
+      throw new GatewayError("PRIMARY_UNAVAILABLE", "none in time", { final: true });
+    }).catch((err: unknown) => err)) as GatewayError;
+    expect(calls).toBe(1);
+    expect(final.attempts).toBe(1);
   });
 
   it("never re-runs work whose outcome is unknown, nor ordinary database errors", async () => {
     for (const code of ["OUTCOME_UNKNOWN", "DATABASE_ERROR", "STATEMENT_TIMEOUT"] as const) {
       let calls = 0;
-      const error = (await runWithRetry(settings, async () => {
+      const error = (await runWithRetry(settings, inMs(1000), clock, async () => {
         calls++;
         throw new GatewayError(code, "no");
       }).catch((err: unknown) => err)) as GatewayError;
       expect(calls).toBe(1);
       expect(error.attempts).toBe(1);
     }
-  });
-
-  it("stops when the next delay would pass maxTotalMs", async () => {
-    let calls = 0;
-    const error = (await runWithRetry({ ...settings, maxAttempts: 100, baseDelayMs: 50, maxDelayMs: 50, maxTotalMs: 1 }, async () => {
-      calls++;
-      throw new GatewayError("SERIALIZATION_FAILURE", "conflict");
-    }).catch((err: unknown) => err)) as GatewayError;
-    expect(calls).toBeLessThan(100);
-    expect(error.code).toBe("SERIALIZATION_FAILURE");
   });
 });

@@ -1,49 +1,77 @@
 /**
- * Retry policy for work that is safe to run again: a whole unit that the database rolled back
- * (serialization failure, deadlock, DSQL OC000/OC001), that never reached it (CONNECTION_LOST), or
- * a write a demoted primary refused (PRIMARY_UNAVAILABLE: run again once a primary is found).
- * Exponential backoff with full jitter, bounded in attempts and in total time. OUTCOME_UNKNOWN is
- * never retried: the work may have been applied.
+ * Retry policy for work that is safe to run again, bounded by the request's own deadline (its
+ * timeoutMs) rather than by a small count, so that contention slows callers down without failing
+ * them. Two kinds of failure are run again:
+ * - conflicts (serialization failure, deadlock, DSQL OC000/OC001): the database rolled the whole unit
+ *   back; contenders back off exponentially with full jitter, which spreads them apart;
+ * - work that never reached the database or committed nothing (CONNECTION_LOST), or that waited on
+ *   an endpoint that stopped being the primary (PRIMARY_UNAVAILABLE, not final): it is run again at
+ *   once (after a few ms of jitter) wherever the topology now points; routing itself waits for a
+ *   primary during a failover.
+ * OUTCOME_UNKNOWN is never retried: the work may have been applied.
  */
 import type { ErrorCode } from "../../schemas/errors.js";
 import { GatewayError } from "../errors.js";
+import type { Clock } from "../pool/clock.js";
 
 export interface RetrySettings {
-  maxAttempts: number;
+  /** At most this many attempts; none: only the deadline (and maxTotalMs) bound the retries. */
+  maxAttempts?: number | undefined;
   baseDelayMs: number;
   maxDelayMs: number;
-  maxTotalMs: number;
+  /** Retries stop after this long even if the deadline is later; none: the deadline alone. */
+  maxTotalMs?: number | undefined;
 }
 
-const RETRYABLE_UNITS = new Set<ErrorCode>(["SERIALIZATION_FAILURE", "CONNECTION_LOST", "PRIMARY_UNAVAILABLE"]);
+/** The database rolled the unit back for a conflict: back off, then run it again. */
+const CONFLICTS = new Set<ErrorCode>(["SERIALIZATION_FAILURE"]);
+/** Nothing was applied and the cause is gone or elsewhere now: run it again at once. */
+const NOT_APPLIED = new Set<ErrorCode>(["CONNECTION_LOST", "PRIMARY_UNAVAILABLE"]);
 
 export interface Attempted<T> {
   value: T;
   attempts: number;
 }
 
-/** Full jitter (AWS architecture blog): a uniform delay in [0, min(maxDelay, base * 2^(attempt-1))). */
-export function backoffDelayMs(settings: RetrySettings, attempt: number, random: () => number = Math.random): number {
-  const cap = Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** (attempt - 1));
+/** Full jitter (AWS architecture blog): a uniform delay in [0, min(maxDelay, base * 2^(conflict-1))). */
+export function backoffDelayMs(settings: RetrySettings, conflict: number, random: () => number = Math.random): number {
+  const cap = Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** (conflict - 1));
   return random() * cap;
 }
 
+/** How long to wait before running `err`'s unit again, or undefined when it must not be run again. */
+function delayBefore(err: GatewayError, settings: RetrySettings, conflicts: number): number | undefined {
+  if (err.final) return undefined;
+  if (CONFLICTS.has(err.code)) return backoffDelayMs(settings, conflicts);
+  if (NOT_APPLIED.has(err.code)) return Math.random() * settings.baseDelayMs;
+  return undefined;
+}
+
+/**
+ * Runs `unit` until it succeeds, fails for good, or the next attempt would start at or after
+ * `deadline` (clock ms: the request's timeoutMs from its start). Every failure carries the attempts.
+ */
 export async function runWithRetry<T>(
   settings: RetrySettings,
+  deadline: number,
+  clock: Clock,
   unit: (attempt: number) => Promise<T>,
   /** Told the code of every failure that is about to be retried. */
   onRetry?: (code: ErrorCode) => void,
 ): Promise<Attempted<T>> {
-  const startedAt = performance.now();
+  const startedAt = clock.now();
+  let conflicts = 0;
   for (let attempt = 1; ; attempt++) {
     try {
       return { value: await unit(attempt), attempts: attempt };
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
       err.attempts = attempt;
-      if (!RETRYABLE_UNITS.has(err.code) || err.final || attempt >= settings.maxAttempts) throw err;
-      const delay = backoffDelayMs(settings, attempt);
-      if (performance.now() - startedAt + delay > settings.maxTotalMs) throw err;
+      if (CONFLICTS.has(err.code)) conflicts++;
+      const delay = delayBefore(err, settings, conflicts);
+      if (delay === undefined || (settings.maxAttempts !== undefined && attempt >= settings.maxAttempts)) throw err;
+      const resumeAt = clock.now() + delay;
+      if (resumeAt >= deadline || (settings.maxTotalMs !== undefined && resumeAt - startedAt > settings.maxTotalMs)) throw err;
       onRetry?.(err.code);
       await new Promise((resolve) => setTimeout(resolve, delay));
     }

@@ -1,11 +1,13 @@
 /**
  * Interactive transactions: BEGIN pins a connection under an unguessable id; statements carry the id;
  * COMMIT or ROLLBACK return the connection. A transaction idle past its idle timeout, or older than
- * its maximum age, is rolled back by the sweeper and its id remembered as expired for a clear error.
+ * its maximum age, is rolled back by the sweeper. How each transaction ended is remembered, so later
+ * calls on its id are told: expired, rolled back by the gateway and why (its connection was lost),
+ * rolled back by the database at COMMIT, committed, or committed with an unknown outcome.
  */
 import { randomUUID } from "node:crypto";
+import type { ErrorCode } from "../../schemas/errors.js";
 import type { BeginRequest, Param } from "../../schemas/query.js";
-import type { PoolSet } from "../clusters/pool-set.js";
 import type { GatewayConfig } from "../config/schema.js";
 import type { ExecuteOptions, StatementResult } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
@@ -15,6 +17,7 @@ import type { Router } from "../routing/router.js";
 import type { Pool } from "../pool/pool.js";
 import type { PoolEntry } from "../pool/pool-entry.js";
 import type { Endpoint } from "../topology/endpoint.js";
+import { commitFailure, EndedTransactions } from "./ended-transactions.js";
 import { type Executor, instanceIsReadOnly, inGatewayTransaction, readOnlyFailure } from "./executor.js";
 import { type RunAs, UNRESTRICTED } from "./run-as.js";
 
@@ -59,13 +62,10 @@ export interface TransactionStatement {
   params: readonly Param[];
 }
 
-/** How many expired ids are remembered to tell "expired" from "unknown". */
-const EXPIRED_MEMORY = 10000;
-
 export class TransactionRegistry {
   private readonly open = new Map<string, OpenTransaction>();
-  /** Expired ids -> why, and whose they were (others are told "not found"). */
-  private readonly expired = new Map<string, { reason: string; tenant: string }>();
+  /** How transactions that are no longer open ended, for the answer to later calls on them. */
+  private readonly ended = new EndedTransactions();
   private sweepTimer: NodeJS.Timeout | undefined;
   private closing = false;
   /** Begins under way (counted against maxOpen before they finish). */
@@ -74,7 +74,6 @@ export class TransactionRegistry {
   constructor(
     private readonly router: Router,
     private readonly executor: Executor,
-    private readonly pools: PoolSet,
     private readonly config: GatewayConfig,
     private readonly clock: Clock,
     private readonly logger: Logger,
@@ -84,7 +83,7 @@ export class TransactionRegistry {
 
   /** Whether this registry issued the id (open, or expired recently). */
   knows(id: string): boolean {
-    return this.open.has(id) || this.expired.has(id);
+    return this.open.has(id) || this.ended.has(id);
   }
 
   get size(): number {
@@ -116,17 +115,15 @@ export class TransactionRegistry {
     let pool: Pool;
     let entry: PoolEntry;
     try {
-      endpoint = await this.router.endpointFor(this.executor.route(readOnly ? "read" : "write", request, timeoutMs));
-      pool = this.pools.get(endpoint, runAs.login);
-      this.refuseOverTransactionShare(pool, endpoint, runAs);
-      entry = await pool.acquire({ tenant: runAs.tenant, share: runAs.share });
+      ({ endpoint, pool, entry } = await this.executor.borrow(this.executor.route(readOnly ? "read" : "write", request, timeoutMs), runAs));
       try {
+        this.refuseOverTransactionShare(pool, endpoint, runAs);
         await entry.connection.begin({ isolation: request.isolation, readOnly, lockReadOnly: runAs.readOnly }, timeoutMs);
       } catch (err) {
         pool.release(entry);
         if (err instanceof GatewayError && err.code === "OUTCOME_UNKNOWN") {
           // BEGIN applies nothing: a session lost during it is simply lost.
-          if (!readOnly) this.router.signalFailover(`${endpoint.name}: ${err.message}`);
+          if (!readOnly) this.router.signalFailover(`${endpoint.name}: ${err.message}`, endpoint);
           throw new GatewayError("CONNECTION_LOST", `the connection was lost while beginning the transaction; nothing was applied`, { cause: err });
         }
         throw err;
@@ -178,7 +175,7 @@ export class TransactionRegistry {
               // while planning, then checks the grants): the transaction ends now, not when the
               // caller gets round to it.
               await tx.entry.connection.rollback(single.timeoutMs).catch(() => undefined);
-              this.end(tx);
+              this.end(tx, "TRANSACTION_ABORTED", `transaction ${id} was rolled back by the gateway: the database refused a write of this read-only principal`);
               throw new GatewayError("FORBIDDEN", `${refusal.message}; transaction ${id} was rolled back and closed`, { cause: err, database: refusal.database });
             }
             throw refusal;
@@ -189,14 +186,14 @@ export class TransactionRegistry {
         }
       }
       if (tx.readOnlyPrincipal && !tx.entry.connection.inTransaction) {
-        this.end(tx);
+        this.end(tx, "TRANSACTION_ABORTED", `transaction ${id} was closed by the gateway: a statement ended it, which a read-only principal may not do`);
         throw new GatewayError("FORBIDDEN", `this principal may only read: the statement ended transaction ${id}, which is closed`);
       }
       return result;
     } catch (err) {
-      if (err instanceof GatewayError && !tx.readOnly && err.code === "OUTCOME_UNKNOWN") this.router.signalFailover(`transaction ${id}: ${err.message}`);
+      if (err instanceof GatewayError && !tx.readOnly && err.code === "OUTCOME_UNKNOWN") this.router.signalFailover(`transaction ${id}: ${err.message}`, tx.endpoint);
       if (err instanceof GatewayError && !tx.readOnly && err.refusedAsReadOnly && (await instanceIsReadOnly(tx.entry.connection, this.config.topology.checkTimeoutMs, false))) {
-        this.router.signalFailover(`transaction ${id}: ${err.message}`);
+        this.router.signalFailover(`transaction ${id}: ${err.message}`, tx.endpoint);
       }
       if (err instanceof GatewayError && err.code === "SERIALIZATION_FAILURE") {
         // The conflict rolled the whole transaction back: retrying the statement cannot help, the
@@ -207,8 +204,8 @@ export class TransactionRegistry {
         });
       }
       if (err instanceof GatewayError && (err.code === "OUTCOME_UNKNOWN" || err.code === "CONNECTION_LOST")) {
-        this.end(tx);
-        throw new GatewayError("CONNECTION_LOST", `transaction ${id} lost its connection and was rolled back; nothing was committed`, {
+        this.end(tx, "TRANSACTION_ABORTED", `transaction ${id} was rolled back: it lost its connection (${err.message}); nothing was committed: run it again from the start`);
+        throw new GatewayError("CONNECTION_LOST", `transaction ${id} lost its connection and was rolled back; nothing was committed: run the whole transaction again`, {
           cause: err,
         });
       }
@@ -223,20 +220,28 @@ export class TransactionRegistry {
   async commit(id: string, turn: TurnOptions = {}, runAs: RunAs = UNRESTRICTED): Promise<string | undefined> {
     const tx = await this.claim(id, turn, runAs);
     const timeoutMs = this.config.statements.defaultTimeoutMs;
+    // What later calls on the id are told, unless the COMMIT fails in a way that says more.
+    let fate: [ErrorCode, string] = ["TRANSACTION_NOT_FOUND", `transaction ${id} was committed`];
     try {
       if (tx.readOnlyPrincipal) {
         // Nothing of a read-only principal's transaction may persist: it ends in ROLLBACK either way.
+        fate = ["TRANSACTION_NOT_FOUND", `transaction ${id} was ended (a read-only principal's transaction always ends in ROLLBACK)`];
         await tx.entry.connection.rollback(timeoutMs);
         return undefined;
       }
-      const outcome = await tx.entry.connection.commit(timeoutMs);
+      const outcome = await tx.entry.connection.commit(timeoutMs).catch((err: unknown) => {
+        const failure = commitFailure(id, err);
+        fate = failure.fate;
+        throw failure.error;
+      });
       if (outcome === "rolled back") {
+        fate = ["TRANSACTION_ABORTED", `transaction ${id} was rolled back by the database at COMMIT (a statement in it had failed): run it again from the start`];
         throw new GatewayError("TRANSACTION_ABORTED", `transaction ${id} had a failed statement; the database rolled it back`);
       }
       // Committed: a token that cannot be read is left out rather than reported as a failure.
       return tx.readOnly ? undefined : ((await tx.entry.connection.commitPosition(timeoutMs).catch(() => null)) ?? undefined);
     } finally {
-      this.end(tx);
+      this.end(tx, ...fate);
     }
   }
 
@@ -248,7 +253,7 @@ export class TransactionRegistry {
       // The session may be gone; either way nothing of the transaction remains.
       if (!(err instanceof GatewayError && (err.code === "OUTCOME_UNKNOWN" || err.code === "CONNECTION_LOST"))) throw err;
     } finally {
-      this.end(tx);
+      this.end(tx, "TRANSACTION_NOT_FOUND", `transaction ${id} was rolled back by its caller`);
     }
   }
 
@@ -256,10 +261,8 @@ export class TransactionRegistry {
   private lookup(id: string, tenant: string): OpenTransaction {
     const tx = this.open.get(id);
     if (!tx || tx.tenant !== tenant) {
-      const expired = this.expired.get(id);
-      if (!tx && expired !== undefined && expired.tenant === tenant) {
-        throw new GatewayError("TRANSACTION_EXPIRED", `transaction ${id} was rolled back by the gateway: ${expired.reason}`);
-      }
+      const fate = tx ? undefined : this.ended.answerFor(id, tenant);
+      if (fate) throw fate;
       throw new GatewayError("TRANSACTION_NOT_FOUND", `no open transaction ${id} (unknown, committed or rolled back)`);
     }
     return tx;
@@ -289,10 +292,14 @@ export class TransactionRegistry {
     else tx.busy = false;
   }
 
-  /** Forgets the transaction and returns its connection; the pool rolls back anything left open. */
-  private end(tx: OpenTransaction): void {
+  /**
+   * Forgets the transaction and returns its connection (the pool rolls back anything left open);
+   * later calls on its id get `code` and `message`.
+   */
+  private end(tx: OpenTransaction, code: ErrorCode, message: string): void {
     if (this.open.get(tx.id) !== tx) return;
     this.open.delete(tx.id);
+    this.ended.remember(tx.id, tx.tenant, code, message);
     // Queued callers wake to find it gone.
     for (const wake of tx.turns.splice(0)) wake();
     tx.endpoint.outstanding--;
@@ -316,12 +323,7 @@ export class TransactionRegistry {
 
   private expire(tx: OpenTransaction, reason: string): void {
     this.logger.info({ transactionId: tx.id, reason }, "transaction rolled back by the gateway");
-    if (this.expired.size >= EXPIRED_MEMORY) {
-      const oldest = this.expired.keys().next().value;
-      if (oldest !== undefined) this.expired.delete(oldest);
-    }
-    this.expired.set(tx.id, { reason, tenant: tx.tenant });
-    this.end(tx);
+    this.end(tx, "TRANSACTION_EXPIRED", `transaction ${tx.id} was rolled back by the gateway: ${reason}`);
   }
 
   /** Rolls back transactions past their idle timeout or maximum age. Tests call it directly. */

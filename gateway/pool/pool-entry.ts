@@ -1,6 +1,9 @@
 /** A pooled connection and its bookkeeping. States follow HikariCP's vocabulary. */
 import type { EngineConnection } from "../engines/engine.js";
 
+/** Decides whether a connection may still be used (its endpoint changed role); false retires it. */
+export type ConnectionVerifier = (connection: EngineConnection, timeoutMs: number) => Promise<boolean>;
+
 export type EntryState =
   /** In the idle stack, ready to be handed out. */
   | "NOT_IN_USE"
@@ -17,6 +20,8 @@ export class PoolEntry {
   lastAccessedAt: number;
   /** Set when the entry must be retired when its borrower releases it (lifetime reached, death). */
   retireOnRelease: string | null = null;
+  /** Set when the session must be verified before it is used again (its endpoint changed role). */
+  verifyBeforeUse: { verify: ConnectionVerifier; reason: string } | null = null;
   /** The tenant the entry is lent to (meaningful while IN_USE). */
   tenant = "";
   /**

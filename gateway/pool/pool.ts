@@ -2,7 +2,9 @@
  * The connection pool for one endpoint, to HikariCP's standard: bounded size, warm minimum idle,
  * FIFO-fair waiters with direct hand-off, acquire timeouts that state the pool's condition, liveness
  * checks after idleness, immediate eviction of dead sessions, session reset before reuse, jittered
- * max lifetime, idle timeout and keepalive (see housekeeper.ts), and a bounded drain.
+ * max lifetime, idle timeout and keepalive (see housekeeper.ts), and a bounded drain. A caller may
+ * give up waiting early (its request's deadline, or a signal: its endpoint stopped being the primary),
+ * and connections may be re-verified before reuse (their endpoint changed role).
  * It knows no SQL dialect: connections come from a ConnectionSource over the Engine interface.
  */
 
@@ -12,8 +14,9 @@ import type { EngineConnection } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
 import { type Clock, monotonicClock } from "./clock.js";
+import { ConnectFailureLog } from "./connect-failures.js";
 import { runHousekeeping } from "./housekeeper.js";
-import { PoolEntry } from "./pool-entry.js";
+import { type ConnectionVerifier, PoolEntry } from "./pool-entry.js";
 import { PoolCounters } from "./stats.js";
 import { type Waiter, WaiterQueue } from "./waiter-queue.js";
 
@@ -42,6 +45,17 @@ export interface AcquireClaim {
 }
 
 const UNCLAIMED: AcquireClaim = { tenant: "", share: 1 };
+
+/** How long a caller waits at most, and what makes it stop waiting at once. */
+export interface AcquireOptions {
+  /** Clock time past which the caller gives up (its request's deadline); pool.acquireTimeoutMs applies too. */
+  deadline?: number | undefined;
+  /**
+   * Aborted when the caller's reason to use this pool ends (its endpoint stopped being the primary):
+   * a caller still waiting is rejected at once, with the signal's reason when that is a GatewayError.
+   */
+  signal?: AbortSignal | undefined;
+}
 
 export interface ConnectionSource {
   open(connectTimeoutMs: number): Promise<EngineConnection>;
@@ -85,6 +99,7 @@ export class Pool {
   private pendingCreates = 0;
   private closed = false;
   private consecutiveConnectFailures = 0;
+  private readonly connectFailureLog: ConnectFailureLog;
   private lastConnectError: string | undefined;
   /** The last connect failure's code alone (ECONNREFUSED, 28P01...): what a caller is told. */
   private lastConnectErrorCode = "connection failed";
@@ -101,7 +116,9 @@ export class Pool {
     readonly settings: PoolSettings,
     private readonly logger: Logger,
     readonly clock: Clock = monotonicClock,
-  ) {}
+  ) {
+    this.connectFailureLog = new ConnectFailureLog(name, logger);
+  }
 
   /** Opens minIdle connections and starts the housekeeper. */
   start(): void {
@@ -122,10 +139,11 @@ export class Pool {
   }
 
   /** Borrows a connection for `claim`'s tenant (default: callers not told apart). */
-  acquire(claim: AcquireClaim = UNCLAIMED): Promise<PoolEntry> {
+  acquire(claim: AcquireClaim = UNCLAIMED, options: AcquireOptions = {}): Promise<PoolEntry> {
     const startedAt = this.clock.now();
     this.registerTenant(claim);
-    return this.acquireUntil(claim.tenant, startedAt, startedAt + this.settings.acquireTimeoutMs);
+    const deadline = Math.min(startedAt + this.settings.acquireTimeoutMs, options.deadline ?? Number.POSITIVE_INFINITY);
+    return this.acquireUntil(claim.tenant, startedAt, deadline, options.signal);
   }
 
   /** Borrowed entries per tenant (tenants holding none are not listed). */
@@ -142,8 +160,9 @@ export class Pool {
     else this.inUse.set(claim.tenant, { count: 0, cap });
   }
 
-  private acquireUntil(tenant: string, startedAt: number, deadline: number): Promise<PoolEntry> {
+  private acquireUntil(tenant: string, startedAt: number, deadline: number, signal: AbortSignal | undefined): Promise<PoolEntry> {
     if (this.closed) return Promise.reject(this.drainingError());
+    if (signal?.aborted) return Promise.reject(this.abandonedError(signal));
     // Idle connections go to a new caller only if nobody who could take them is queued ahead of it.
     if (this.eligible(tenant) && this.waiters.countEligible(this.eligible) === 0) {
       const entry = this.takeIdle(tenant);
@@ -151,10 +170,10 @@ export class Pool {
         if (!crossesTenant(entry, tenant) && this.clock.now() - entry.lastAccessedAt <= this.settings.aliveBypassMs) {
           return Promise.resolve(this.lend(entry, tenant, startedAt));
         }
-        return this.prepareThenLend(entry, tenant, startedAt, deadline);
+        return this.prepareThenLend(entry, tenant, startedAt, deadline, signal);
       }
     }
-    return this.enqueue(tenant, startedAt, deadline);
+    return this.enqueue(tenant, startedAt, deadline, signal);
   }
 
   /**
@@ -178,7 +197,7 @@ export class Pool {
    * last (which also proves it alive), else a liveness check after idleness. The tenant counts it as
    * held meanwhile, so that its share holds while the round trip is under way.
    */
-  private async prepareThenLend(entry: PoolEntry, tenant: string, startedAt: number, deadline: number): Promise<PoolEntry> {
+  private async prepareThenLend(entry: PoolEntry, tenant: string, startedAt: number, deadline: number, signal: AbortSignal | undefined): Promise<PoolEntry> {
     const crossing = crossesTenant(entry, tenant);
     entry.state = "RESERVED";
     this.countHeld(tenant, 1);
@@ -191,7 +210,7 @@ export class Pool {
       if (crossing) this.remove(entry, "retired", `reset between principals failed: ${why}`);
       else this.remove(entry, "evicted", `failed validation: ${why}`);
       this.fill();
-      return this.acquireUntil(tenant, startedAt, deadline);
+      return this.acquireUntil(tenant, startedAt, deadline, signal);
     }
     if (crossing) {
       entry.lastTenant = undefined;
@@ -201,7 +220,7 @@ export class Pool {
     // Due for retirement or reset meanwhile: give it back through the one return path.
     this.countHeld(tenant, -1);
     this.giveBack(entry);
-    return this.acquireUntil(tenant, startedAt, deadline);
+    return this.acquireUntil(tenant, startedAt, deadline, signal);
   }
 
   /** Lends an entry; `counted` when prepareThenLend already counted it against the tenant's share. */
@@ -227,14 +246,36 @@ export class Pool {
     this.countHeld(entry.tenant, -1);
   }
 
-  private enqueue(tenant: string, startedAt: number, deadline: number): Promise<PoolEntry> {
+  private enqueue(tenant: string, startedAt: number, deadline: number, signal: AbortSignal | undefined): Promise<PoolEntry> {
     return new Promise<PoolEntry>((resolve, reject) => {
-      const waiter: Waiter = { enqueuedAt: startedAt, deadline, tenant, settled: false, timer: undefined, resolve, reject };
+      const abandon = () => {
+        if (waiter.settled) return;
+        this.waiters.remove(waiter);
+        clearTimeout(waiter.timer);
+        reject(this.abandonedError(signal as AbortSignal));
+      };
+      const waiter: Waiter = {
+        enqueuedAt: startedAt,
+        deadline,
+        signal,
+        tenant,
+        settled: false,
+        timer: undefined,
+        resolve: (entry) => {
+          signal?.removeEventListener("abort", abandon);
+          resolve(entry);
+        },
+        reject: (error) => {
+          signal?.removeEventListener("abort", abandon);
+          reject(error);
+        },
+      };
       const remaining = Math.max(0, deadline - this.clock.now());
       waiter.timer = setTimeout(() => {
         this.waiters.remove(waiter);
-        reject(this.timeoutError(this.clock.now() - startedAt));
+        waiter.reject(this.timeoutError(this.clock.now() - startedAt));
       }, remaining);
+      signal?.addEventListener("abort", abandon, { once: true });
       this.waiters.push(waiter);
       this.fill();
     });
@@ -250,7 +291,7 @@ export class Pool {
       waiter.settled = true;
       clearTimeout(waiter.timer);
       if (crossesTenant(entry, waiter.tenant)) {
-        this.prepareThenLend(entry, waiter.tenant, waiter.enqueuedAt, waiter.deadline).then(
+        this.prepareThenLend(entry, waiter.tenant, waiter.enqueuedAt, waiter.deadline, waiter.signal).then(
           (lent) => waiter.resolve(lent),
           (err: GatewayError) => waiter.reject(err),
         );
@@ -299,7 +340,14 @@ export class Pool {
 
   /** Whether an entry the pool holds may go to a caller as it is. */
   private isReusable(entry: PoolEntry): boolean {
-    return !this.closed && entry.connection.alive && entry.retireOnRelease === null && this.clock.now() < entry.expiresAt && !entry.connection.needsReset;
+    return (
+      !this.closed &&
+      entry.connection.alive &&
+      entry.retireOnRelease === null &&
+      entry.verifyBeforeUse === null &&
+      this.clock.now() < entry.expiresAt &&
+      !entry.connection.needsReset
+    );
   }
 
   /**
@@ -324,6 +372,9 @@ export class Pool {
           this.fill();
         },
       );
+      return;
+    } else if (entry.verifyBeforeUse !== null) {
+      this.verify(entry, entry.verifyBeforeUse);
       return;
     } else {
       this.handOff(entry);
@@ -371,6 +422,7 @@ export class Pool {
         }
         const now = this.clock.now();
         this.consecutiveConnectFailures = 0;
+        this.connectFailureLog.connected();
         this.lastConnectedAt = Date.now();
         const lifetime = this.settings.maxLifetimeMs;
         const expiresAt = lifetime > 0 ? now + lifetime - Math.random() * lifetime * LIFETIME_JITTER : Number.POSITIVE_INFINITY;
@@ -385,7 +437,7 @@ export class Pool {
         this.consecutiveConnectFailures++;
         this.lastConnectError = this.source.describeError(err);
         this.lastConnectErrorCode = errorCodeOf(err);
-        this.logger.warn({ pool: this.name, failures: this.consecutiveConnectFailures, error: this.lastConnectError }, "connect failed");
+        this.connectFailureLog.failed(this.lastConnectError);
         this.scheduleRetry();
       },
     );
@@ -467,6 +519,51 @@ export class Pool {
     return new GatewayError("GATEWAY_DRAINING", `${this.name}: the pool is closed (the gateway is shutting down)`);
   }
 
+  /** A fresh error per caller (the retry loop writes its attempts on it), from the signal's reason. */
+  private abandonedError(signal: AbortSignal): GatewayError {
+    const reason: unknown = signal.reason;
+    if (reason instanceof GatewayError) return new GatewayError(reason.code, reason.message, { retryAfterS: reason.retryAfterS });
+    return new GatewayError("POOL_TIMEOUT", `${this.name}: the caller stopped waiting for a connection`, { pool: this.state() });
+  }
+
+  /**
+   * Marks the connections that match to be verified before anyone uses them again: idle ones are
+   * checked now, borrowed ones when they come back; those `verify` rejects are retired. For sessions
+   * whose endpoint changed role — a promoted standby's sessions are good primary sessions, so they are
+   * checked rather than thrown away. Returns how many were marked.
+   */
+  verifyWhere(matches: (connection: EngineConnection) => boolean, verify: ConnectionVerifier, reason: string): number {
+    let count = 0;
+    for (const entry of [...this.entries]) {
+      if (entry.state === "REMOVED" || !matches(entry.connection)) continue;
+      count++;
+      entry.verifyBeforeUse = { verify, reason };
+      if (entry.state !== "NOT_IN_USE") continue;
+      this.idle.splice(this.idle.indexOf(entry), 1);
+      this.giveBack(entry);
+    }
+    return count;
+  }
+
+  private verify(entry: PoolEntry, check: NonNullable<PoolEntry["verifyBeforeUse"]>): void {
+    entry.state = "RESERVED";
+    check.verify(entry.connection, this.settings.validationTimeoutMs).then(
+      (usable) => {
+        // A newer mark (another role change meanwhile) stays: giveBack checks the entry again.
+        if (entry.verifyBeforeUse === check) entry.verifyBeforeUse = null;
+        if (usable) this.giveBack(entry);
+        else {
+          this.remove(entry, "retired", check.reason);
+          this.fill();
+        }
+      },
+      (err: unknown) => {
+        this.remove(entry, "evicted", `verification failed: ${this.source.describeError(err)}`);
+        this.fill();
+      },
+    );
+  }
+
   /** Retires the connections that match: idle ones now, borrowed ones when they come back. Returns how many. */
   retireWhere(matches: (connection: EngineConnection) => boolean, reason: string): number {
     let count = 0;
@@ -478,15 +575,6 @@ export class Pool {
     }
     if (count > 0) this.fill();
     return count;
-  }
-
-  /** Fails every waiter at once (their endpoint is gone); the pool keeps working for later callers. */
-  rejectWaiters(error: () => GatewayError): void {
-    for (let waiter = this.waiters.shift(); waiter; waiter = this.waiters.shift()) {
-      waiter.settled = true;
-      clearTimeout(waiter.timer);
-      waiter.reject(error());
-    }
   }
 
   /** Rejects waiters, closes idle connections, waits up to timeoutMs for borrowed ones, then cuts them. */

@@ -12,6 +12,8 @@ export interface Waiter {
   readonly enqueuedAt: number;
   /** Clock time at which the waiter gives up. */
   readonly deadline: number;
+  /** Aborted when the caller no longer wants a connection (its endpoint stopped being the one to use). */
+  readonly signal?: AbortSignal | undefined;
   /** Whose request this is; "" when callers are not told apart. */
   readonly tenant: string;
   settled: boolean;

@@ -23,6 +23,9 @@ class SettableTopology implements Topology {
   signalFailover(reason: string): void {
     this.signals.push(reason);
   }
+  primaryLease(): AbortSignal {
+    return new AbortController().signal;
+  }
   checkAll(): Promise<void> {
     return Promise.resolve();
   }

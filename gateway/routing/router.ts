@@ -39,9 +39,9 @@ export class Router {
     private readonly clock: Clock,
   ) {}
 
-  /** Passes a failover sign (a demoted or lost primary) on to the topology. */
-  signalFailover(reason: string): void {
-    this.topology.signalFailover(reason);
+  /** Passes a failover sign (a demoted or lost primary) about the endpoint `about` on to the topology. */
+  signalFailover(reason: string, about?: Endpoint): void {
+    this.topology.signalFailover(reason, about);
   }
 
   isPosition(token: string): boolean {

@@ -3,9 +3,13 @@
  * own connections, with timeouts. Decides which endpoint is the primary, estimates replica lag, bans
  * lagging replicas, and follows failovers: a failover signal (lost primary, read-only write) triggers
  * checks at once and then at a fast cadence until a primary answers; writes wait for that moment.
+ * Each primary holds a lease (an AbortSignal) for its term: callers queued on its pool for primary
+ * work give up the moment the term ends, instead of waiting out the pool's timeout there.
  */
+import { setMaxListeners } from "node:events";
 import { replicaLagMs } from "./lag.js";
 import type { Engine, EngineConnection } from "../engines/engine.js";
+import { GatewayError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
 import type { Clock } from "../pool/clock.js";
 import type { Endpoint } from "./endpoint.js";
@@ -37,6 +41,8 @@ export class TopologyMonitor implements Topology {
   private running: Promise<void> | undefined;
   private closed = false;
   private currentPrimary: Endpoint | undefined;
+  /** The current primary's term: aborted when it ends (failover, another primary chosen). */
+  private lease = newLease();
   private failoverStartedAt: number | undefined;
   private primaryWaiters: (() => void)[] = [];
   /** The primary's positions at recent checks, oldest first, for the lag estimate. */
@@ -49,8 +55,6 @@ export class TopologyMonitor implements Topology {
   onFailoverSignal: ((reason: string) => void) | undefined;
   /** Called when an endpoint turns out to reach an instance of another role (failover, moved DNS name). */
   onRoleChange: ((endpoint: Endpoint, previous: "primary" | "replica" | "unknown") => void) | undefined;
-  /** Called when the primary is no longer trusted, with its name, to fail fast what waits on it. */
-  onPrimaryLost: ((name: string | undefined) => void) | undefined;
   /** Told when a replica is banned for lag (the metrics count bans). */
   onBanned: ((endpoint: Endpoint, reason: string) => void) | undefined;
   /** Told when a failover ends with a new primary, with its record (duration, timeline). */
@@ -100,9 +104,23 @@ export class TopologyMonitor implements Topology {
     return this.currentPrimary;
   }
 
-  /** Something suggests the primary is gone or demoted: stop trusting it and look again now. */
-  signalFailover(reason: string): void {
+  primaryLease(endpoint: Endpoint): AbortSignal {
+    if (endpoint === this.currentPrimary) return this.lease.signal;
+    return AbortSignal.abort(notThePrimary(endpoint));
+  }
+
+  /**
+   * Something suggests the primary is gone or demoted: stop trusting it and look again now. A sign
+   * about an endpoint that is not the primary any more (a late error from the old one, after the new
+   * one was found) only makes the monitor look again: it must not undo the failover that happened.
+   */
+  signalFailover(reason: string, about?: Endpoint): void {
     if (this.closed) return;
+    if (about !== undefined && this.currentPrimary !== undefined && about !== this.currentPrimary) {
+      this.logger.debug({ reason, about: about.name, primary: this.currentPrimary.name }, "failover sign about a former primary: checking, not failing over");
+      void this.checkAll();
+      return;
+    }
     this.onFailoverSignal?.(reason);
     if (this.failoverStartedAt === undefined) this.beginFailover(reason);
     // A round already under way started before this sign and cannot answer it: queue a fresh one.
@@ -127,10 +145,22 @@ export class TopologyMonitor implements Topology {
   }
 
   private async runChecks(round: number): Promise<void> {
-    await Promise.all(this.endpoints.map((endpoint) => this.check(endpoint)));
     // A round that began before the current failover saw the old world: it must not end the failover.
-    if (this.failoverStartedAt !== undefined && round < this.failoverFirstRound) return;
-    this.decide();
+    const current = () => this.failoverStartedAt === undefined || round >= this.failoverFirstRound;
+    await Promise.all(
+      this.endpoints.map(async (endpoint) => {
+        await this.check(endpoint);
+        // During a failover the first primary found ends it at once: the round's slowest check (a
+        // silent former primary, cut only at checkTimeoutMs) must not hold the writes up. Only when no
+        // other endpoint still claims the role from an earlier round (the preferred writer might).
+        if (this.failoverStartedAt !== undefined && current() && endpoint.healthy && endpoint.role === "primary" && this.soleClaimant(endpoint)) this.decide();
+      }),
+    );
+    if (current()) this.decide();
+  }
+
+  private soleClaimant(endpoint: Endpoint): boolean {
+    return this.endpoints.every((other) => other === endpoint || !(other.healthy && other.role === "primary"));
   }
 
   private async check(endpoint: Endpoint): Promise<void> {
@@ -146,10 +176,9 @@ export class TopologyMonitor implements Topology {
         }
         this.connections.set(endpoint, connection);
       }
-      // A silent instance (network black hole) must not hold the round up: cut the session at the limit.
-      const session = connection;
-      const cut = setTimeout(() => session.destroy(), checkTimeoutMs);
-      const state = await session.inspect(checkTimeoutMs).finally(() => clearTimeout(cut));
+      // A silent instance (network black hole, a frozen server) must not hold the round up: at the
+      // limit the check fails and the session is cut, whether or not the driver notices at once.
+      const state = await withinLimit(connection, connection.inspect(checkTimeoutMs), checkTimeoutMs);
       const previous = endpoint.role;
       endpoint.role = state.role;
       if (previous !== state.role) this.onRoleChange?.(endpoint, previous);
@@ -203,7 +232,7 @@ export class TopologyMonitor implements Topology {
     if (previous && primary !== previous && this.failoverStartedAt === undefined) {
       this.beginFailover(primary ? `primary moved to ${primary.name}` : `primary ${previous.name} unreachable or demoted`);
     }
-    this.currentPrimary = primary;
+    this.changePrimary(primary);
     if (!primary) return;
     if (this.failoverStartedAt !== undefined) this.endFailover(primary);
     const waiters = this.primaryWaiters;
@@ -215,12 +244,22 @@ export class TopologyMonitor implements Topology {
     this.failoverStartedAt = this.clock.now();
     this.failoverFirstRound = this.roundsStarted + 1;
     const oldPrimary = this.currentPrimary?.name;
-    this.currentPrimary = undefined;
+    this.changePrimary(undefined);
     const at = new Date().toISOString();
     this.failovers.push({ startedAt: at, reason, oldPrimary, newPrimary: undefined, resolvedAt: undefined, durationMs: undefined, timeline: [{ at, event: reason }] });
     if (this.failovers.length > 20) this.failovers.shift();
     this.logger.warn({ reason, oldPrimary }, "failover: writes wait for a primary");
-    this.onPrimaryLost?.(oldPrimary);
+  }
+
+  /** Ends the current primary's term (its lease aborts) when another endpoint, or none, takes over. */
+  private changePrimary(next: Endpoint | undefined): void {
+    const previous = this.currentPrimary;
+    if (next === previous) return;
+    this.currentPrimary = next;
+    if (previous) {
+      this.lease.abort(notThePrimary(previous));
+      this.lease = newLease();
+    }
   }
 
   private endFailover(primary: Endpoint): void {
@@ -244,10 +283,36 @@ export class TopologyMonitor implements Topology {
 
   close(): void {
     this.closed = true;
+    this.lease.abort(new GatewayError("GATEWAY_DRAINING", "the gateway is shutting down"));
     clearTimeout(this.timer);
     for (const connection of this.connections.values()) connection.destroy();
     this.connections.clear();
     for (const wake of this.primaryWaiters) wake();
     this.primaryWaiters = [];
   }
+}
+
+/** Every caller queued on the primary's pool listens to the lease: no listener-count warning. */
+function newLease(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
+}
+
+/** Why a caller queued for primary work on `endpoint` stopped waiting: nothing was sent there. */
+function notThePrimary(endpoint: Endpoint): GatewayError {
+  return new GatewayError("PRIMARY_UNAVAILABLE", `${endpoint.name} is no longer the primary; nothing was sent there`);
+}
+
+/** `work` on `session`, or a failure (and the session cut) once `limitMs` has passed. */
+function withinLimit<T>(session: EngineConnection, work: Promise<T>, limitMs: number): Promise<T> {
+  let cut: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_resolve, reject) => {
+    cut = setTimeout(() => {
+      session.destroy();
+      reject(new Error(`no answer within ${limitMs}ms`));
+    }, limitMs);
+  });
+  work.catch(() => undefined);
+  return Promise.race([work, limit]).finally(() => clearTimeout(cut));
 }

@@ -7,7 +7,17 @@ export interface Topology {
   readReplicas(): Endpoint[];
   /** The primary as soon as one is known, or undefined at the deadline (clock ms). */
   waitForPrimary(deadline: number): Promise<Endpoint | undefined>;
-  signalFailover(reason: string): void;
+  /**
+   * Something suggests the primary is gone or demoted. `about` names the endpoint the sign came from:
+   * a sign about an endpoint that is no longer the primary (a late error from the old one) is not a
+   * new failover, it only makes the topology look again.
+   */
+  signalFailover(reason: string, about?: Endpoint): void;
+  /**
+   * Aborted when `endpoint` stops being the primary (already aborted if it is not the primary now):
+   * callers queued on its pool for primary work give up at once and go where the primary is.
+   */
+  primaryLease(endpoint: Endpoint): AbortSignal;
   /** Re-checks every endpoint now. */
   checkAll(): Promise<void>;
   close(): void;
@@ -16,6 +26,7 @@ export interface Topology {
 /** A single endpoint that is always the primary: the embedded database, which cannot fail over. */
 export class FixedTopology implements Topology {
   readonly endpoints: readonly Endpoint[];
+  private readonly lease = new AbortController().signal;
 
   constructor(private readonly only: Endpoint) {
     only.role = "primary";
@@ -37,6 +48,9 @@ export class FixedTopology implements Topology {
   }
 
   signalFailover(): void {}
+  primaryLease(): AbortSignal {
+    return this.lease;
+  }
 
   checkAll(): Promise<void> {
     return Promise.resolve();

@@ -23,7 +23,9 @@ const INSERT_COST_S: [match: string, seconds: number][] = [
 ];
 
 const TOPOLOGY_START_S = 8;
-const FAILOVER_S = 24;
+const FAILOVER_PAIR_START_S = 6;
+/** One failover run (2 s of load, the failover, 1 s more) and the standby's rejoining. */
+const FAILOVER_RUN_S = 8;
 
 const rateFor = <T>(table: [string, T][], name: string, fallback: T) => table.find(([match]) => name.includes(match))?.[1] ?? fallback;
 
@@ -34,7 +36,8 @@ export const estimate = {
   conflictRoundS: () => 0.4,
   readScalingRunS: (durationMs: number) => 2.5 + durationMs / 1000,
   topologyStartS: () => TOPOLOGY_START_S,
-  failoverS: () => FAILOVER_S,
+  failoverPairStartS: () => FAILOVER_PAIR_START_S,
+  failoverRunS: () => FAILOVER_RUN_S,
 
   /** The whole plan for the selected parts. */
   totalS(only: Set<Part>): number {
@@ -51,7 +54,7 @@ export const estimate = {
     }
     if (only.has("conflicts")) total += S.conflictRounds * this.conflictRoundS();
     if (only.has("mysql")) total += 3 + 4 * S.rounds * this.steadyRunS() + burstNames(["poolgate", "in-process", "new connection"]);
-    if (only.has("topology")) total += TOPOLOGY_START_S + 3 * S.rounds * this.readScalingRunS(S.durationMs) + FAILOVER_S;
+    if (only.has("topology")) total += TOPOLOGY_START_S + 3 * S.rounds * this.readScalingRunS(S.durationMs) + 2 * (FAILOVER_PAIR_START_S + S.failovers * FAILOVER_RUN_S);
     if (only.has("isolation")) total += 3 * (2 + S.rounds * this.steadyRunS());
     return total;
   },

@@ -1,6 +1,6 @@
 /** The bench's figure: BenchResults as chart panels, one per scenario, with the field reports' figures as reference lines. */
 import { type BarPanel, PALETTE, type Panel, renderFigure } from "./chart.js";
-import { num, REFERENCE } from "./report.js";
+import { failoverVerdict, num, REFERENCE } from "./report.js";
 import type { BenchResults, TargetRow } from "./results.js";
 
 const ms = (v: number) => `${num(v)} ms`;
@@ -111,20 +111,28 @@ function panelsOf(results: BenchResults): Panel[] {
   }
   if (results.throughput?.postgres) panels.push(throughputPanel(results.throughput.postgres, "PostgreSQL", s));
   if (results.throughput?.mysql) panels.push(throughputPanel(results.throughput.mysql, "MariaDB", s));
-  if (results.failover) {
-    const f = results.failover;
+  for (const engine of results.failover ?? []) {
     panels.push({
       kind: "text",
-      title: "Failover under load · kill the primary, promote a replica",
-      lines: [
-        ...f.timeline,
-        "",
-        `write outage ${num(f.writeUnavailableMs, 0)} ms; ${num(f.acknowledgedWrites, 0)} writes acknowledged, ${f.lostAcknowledgedWrites} lost`,
-        `${f.unknownOutcomeWrites} unknown-outcome writes, ${f.failedWrites} failed writes, ${f.failedReads} failed reads`,
-      ],
+      title: `Failovers under load on ${engine.engine === "postgres" ? "PostgreSQL" : "MariaDB"} · kill the primary, promote the standby`,
+      lines: [...engine.timeline, "", ...wrap(failoverVerdict(engine), 88)],
     });
   }
   return panels;
+}
+
+/** Splits a long line at spaces into lines of at most `width` characters (text panels do not wrap). */
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line.length > 0 && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line.length > 0 ? `${line} ${word}` : word;
+  }
+  if (line.length > 0) lines.push(line);
+  return lines;
 }
 
 export function renderBenchFigure(results: BenchResults): string {

@@ -3,7 +3,7 @@
  * alternative as a column), the field report's own figures beside ours, and a verdict line each.
  * Reads only BenchResults, so the same figures reach stdout, bench.json and the chart.
  */
-import type { BenchResults, ConflictRow, InsertRow, IsolationRow, TargetRow } from "./results.js";
+import type { BenchResults, ConflictRow, FailoverEngineResult, FailoverRunFigures, InsertRow, IsolationRow, TargetRow } from "./results.js";
 
 /** The field reports' figures (/work/shared/reference/seed-scenarios.md), quoted beside ours. */
 export const REFERENCE = {
@@ -196,19 +196,63 @@ function topologyLines(results: BenchResults): string[] {
         `(Report 3's proxy went from ${REFERENCE.readScaling.primaryTps} tps on the primary alone to ${REFERENCE.readScaling.twoReplicasTps} tps with 2 replicas.)`,
     );
   }
-  const f = results.failover;
-  if (f) {
-    out.push("", "failover under steady load (4 writers, 8 readers): kill -immediate the primary, promote replica1 after 500 ms", ...f.timeline.map((l) => `  ${l}`));
-    out.push(
-      ...table(
-        ["write outage ms", "first write after promote ms", "writes acked", "acked writes lost", "unknown outcome", "failed writes", "failed reads"],
-        [[num(f.writeUnavailableMs, 0), num(f.resumedAfterPromotionMs, 0), num(f.acknowledgedWrites, 0), String(f.lostAcknowledgedWrites), String(f.unknownOutcomeWrites), String(f.failedWrites), String(f.failedReads)]],
-      ),
-      `=> writes were unavailable for ${num(f.writeUnavailableMs, 0)} ms and resumed ${num(f.resumedAfterPromotionMs, 0)} ms after the promotion (negative: the monitor found the new primary before pg_ctl returned); ` +
-        `${f.lostAcknowledgedWrites} acknowledged writes lost, ${f.failedWrites + f.unknownOutcomeWrites} writes and ${f.failedReads} reads answered with an error.`,
-    );
-  }
+  for (const engine of results.failover ?? []) out.push(...failoverLines(engine));
   return out;
+}
+
+const ENGINE_SETUP = { postgres: "PostgreSQL, synchronous standby", mysql: "MariaDB, semi-synchronous replica" } as const;
+
+const codesOf = (run: FailoverRunFigures) =>
+  Object.entries(run.failedWritesByCode)
+    .map(([code, count]) => `${code} ${count}`)
+    .join(", ") || "none";
+
+/** The failover runs of one engine: a row per run, the first run's timeline, and the verdict against the aims. */
+function failoverLines(engine: FailoverEngineResult): string[] {
+  const runs = engine.runs;
+  const out = [
+    "",
+    `failovers under load (${ENGINE_SETUP[engine.engine]}): 10 writers and 10 readers through the gateway; kill -9 the primary, promote the standby once the gateway reports no primary; the old primary then rejoins as the standby`,
+    "first run:",
+    ...engine.timeline.map((line) => `  ${line}`),
+  ];
+  out.push(
+    ...table(
+      ["run", "writes back after monitor saw primary ms", "after promote returned ms", "read p99 before ms", "read p99 in failover ms", "ratio", "writes acked", "acked lost", "failed writes", "failed reads", "failovers"],
+      runs.map((run, i) => [
+        String(i + 1),
+        num(run.resumedAfterSeenMs ?? undefined, 0),
+        num(run.resumedAfterPromotionMs ?? undefined, 0),
+        num(run.readP99BeforeMs, 1),
+        num(run.readP99DuringMs, 1),
+        `${num(run.readP99DuringMs / run.readP99BeforeMs, 2)}x`,
+        num(run.acknowledgedWrites, 0),
+        String(run.lostAcknowledgedWrites),
+        codesOf(run),
+        String(run.failedReads),
+        String(run.failoversCounted),
+      ]),
+    ),
+  );
+  out.push(`=> ${failoverVerdict(engine)}`);
+  return out;
+}
+
+/** One line per engine, against the aims: writes back within 100 ms of the monitor seeing the new primary, read p99 under twice. */
+export function failoverVerdict(engine: FailoverEngineResult): string {
+  const runs = engine.runs;
+  const resumed = runs.map((run) => run.resumedAfterSeenMs).filter((ms): ms is number => ms !== null);
+  const ratios = runs.map((run) => run.readP99DuringMs / run.readP99BeforeMs);
+  const failed: Record<string, number> = {};
+  for (const run of runs) for (const [code, count] of Object.entries(run.failedWritesByCode)) failed[code] = (failed[code] ?? 0) + count;
+  const failedText = Object.entries(failed).map(([code, count]) => `${count} ${code}`).join(", ") || "none";
+  return (
+    `${runs.length} failovers: writes back ${num(Math.min(...resumed), 0)}–${num(Math.max(...resumed), 0)} ms after the monitor saw the new primary ` +
+    `(aim under 100 ms: met in ${resumed.filter((ms) => ms < 100).length} of ${runs.length}); ` +
+    `read p99 in the failover window ${num(Math.min(...ratios), 2)}–${num(Math.max(...ratios), 2)}x the p99 before (aim under 2x: met in ${ratios.filter((r) => r < 2).length} of ${runs.length}); ` +
+    `acknowledged writes lost: ${runs.reduce((sum, run) => sum + run.lostAcknowledgedWrites, 0)}; failed writes: ${failedText}; ` +
+    `failed reads: ${runs.reduce((sum, run) => sum + run.failedReads, 0)}; failovers recorded per run: ${runs.map((run) => run.failoversCounted).join(", ")}`
+  );
 }
 
 function throughputVerdict(rows: TargetRow[]): string {

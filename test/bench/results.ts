@@ -53,14 +53,29 @@ export interface ReadScalingRow {
   errors: number;
 }
 
-export interface FailoverResult {
+/** One failover under load (kill the primary, promote the standby). */
+export interface FailoverRunFigures {
+  /** First write acknowledged after the gateway's monitor saw the new primary (aim: under 100 ms). */
+  resumedAfterSeenMs: number | null;
+  /** First write acknowledged after the promotion command returned (negative: before it returned). */
+  resumedAfterPromotionMs: number | null;
+  /** When the monitor saw the new primary, from the promotion command's return. */
+  primarySeenAfterPromotionMs: number | null;
+  /** Read p99 in the 2 s before the kill, and from the kill to the end of the run (aim: under twice). */
+  readP99BeforeMs: number;
+  readP99DuringMs: number;
   acknowledgedWrites: number;
-  writeUnavailableMs: number;
-  resumedAfterPromotionMs: number;
-  failedReads: number;
-  failedWrites: number;
-  unknownOutcomeWrites: number;
   lostAcknowledgedWrites: number;
+  failedReads: number;
+  failedWritesByCode: Record<string, number>;
+  /** Failovers the gateway recorded in the run (one expected). */
+  failoversCounted: number;
+}
+
+export interface FailoverEngineResult {
+  engine: "postgres" | "mysql";
+  runs: FailoverRunFigures[];
+  /** The first run's events, in ms from the kill. */
   timeline: string[];
 }
 
@@ -97,7 +112,7 @@ export interface BenchResults {
   inserts?: InsertRow[];
   conflicts?: ConflictRow[];
   readScaling?: ReadScalingRow[];
-  failover?: FailoverResult;
+  failover?: FailoverEngineResult[];
   isolation?: IsolationRow[];
   /** Targets or scenarios left out, and why. */
   notes: string[];

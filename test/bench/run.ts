@@ -9,7 +9,7 @@
  *   inserts     report 4: 100,000 sequential inserts, pooled vs a new connection each (sampled, extrapolated)
  *   conflicts   report 2: ten concurrent serializable increments of one row, gateway backoff vs immediate retry
  *   mysql       steady load and report 1 on the local MariaDB through the MySQL engine
- *   topology    report 3: read scaling with 0/1/2 streaming replicas, and a failover timeline
+ *   topology    report 3: read scaling with 0/1/2 streaming replicas; several failovers per engine under load
  *   isolation   the steady load spread over 1, 2 and 20 principals: what clean sessions between them cost
  * A progress bar runs on stderr; the tables and verdicts go to stdout; the figure and the raw
  * figures are saved as <out>/bench.svg and <out>/bench.json. Not a test: no assertions.
@@ -27,6 +27,7 @@
  *   POOLGATE_BENCH_INSERTS         report 4 inserts for pooled targets (100000)
  *   POOLGATE_BENCH_INSERTS_SAMPLE  report 4 inserts for new-connection targets, extrapolated (2000)
  *   POOLGATE_BENCH_CONFLICT_CALLERS / _ROUNDS  report 2 increments per round (10) and rounds (20)
+ *   POOLGATE_BENCH_FAILOVERS       failovers in a row per engine (3)
  *   POOLGATE_BENCH_ADMIN_URL, POOLGATE_BENCH_MYSQL_URL  the servers (the local PostgreSQL and MariaDB)
  *   POOLGATE_BENCH_PGBOUNCER       the pgbouncer binary (/usr/sbin/pgbouncer, else PATH; absent: left out)
  *   POOLGATE_BENCH_OUT             where bench.svg and bench.json go (bench-results)
@@ -65,6 +66,7 @@ const results: BenchResults = {
     insertSample: S.insertSample,
     conflictCallers: S.conflictCallers,
     conflictRounds: S.conflictRounds,
+    failovers: S.failovers,
     only: [...S.only].join(","),
   },
   notes: [],
@@ -192,11 +194,12 @@ async function mysqlPart(): Promise<void> {
 }
 
 async function topologyPart(): Promise<void> {
-  const { runFailover, runReadScaling } = await import("./topology-bench.js");
+  const { runReadScaling } = await import("./topology-bench.js");
+  const { runFailovers } = await import("./failover-bench.js");
   progress.setPhase("report 3 (read scaling)");
   results.readScaling = await runReadScaling(S.callers, S.durationMs, S.poolSize, S.rounds, step);
-  progress.setPhase("failover");
-  results.failover = await runFailover(step);
+  progress.setPhase(`failovers (${S.failovers} per engine)`);
+  results.failover = await runFailovers(S.failovers, step);
 }
 
 async function isolationPart(): Promise<void> {

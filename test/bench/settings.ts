@@ -44,6 +44,7 @@ const envSchema = z.object({
   POOLGATE_BENCH_INSERTS_SAMPLE: count(2000),
   POOLGATE_BENCH_CONFLICT_CALLERS: count(10),
   POOLGATE_BENCH_CONFLICT_ROUNDS: count(20),
+  POOLGATE_BENCH_FAILOVERS: count(3),
 });
 
 function load() {
@@ -71,6 +72,7 @@ function load() {
     insertSample: Math.min(env.POOLGATE_BENCH_INSERTS_SAMPLE, env.POOLGATE_BENCH_INSERTS),
     conflictCallers: env.POOLGATE_BENCH_CONFLICT_CALLERS,
     conflictRounds: env.POOLGATE_BENCH_CONFLICT_ROUNDS,
+    failovers: env.POOLGATE_BENCH_FAILOVERS,
   });
 }
 

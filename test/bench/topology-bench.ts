@@ -1,13 +1,13 @@
 /**
- * The topology part of `npm run bench`: read scaling with 0, 1 and 2 replicas, and a failover under
- * steady read and write load (kill the primary, promote a replica) with its timeline. Runs a real
- * primary and two streaming replicas from the machine's PostgreSQL binaries (test/support/pg-topology).
+ * The read-scaling part of `npm run bench`: point selects through the gateway with 0, 1 and 2
+ * replicas, on a real primary and two streaming replicas from the machine's PostgreSQL binaries
+ * (test/support/pg-topology). Failovers are failover-bench.ts's.
  */
 import { Pool } from "undici";
 import { type PgInstance, startTopology } from "../support/pg-topology.js";
 import { estimate } from "./estimates.js";
 import { onCleanup, type Server, startGateway } from "./processes.js";
-import type { FailoverResult, ReadScalingRow } from "./results.js";
+import type { ReadScalingRow } from "./results.js";
 import { SEED_ROWS, summarise } from "./workload.js";
 
 type Step = <T>(label: string, estimateS: number, work: () => Promise<T>) => Promise<T>;
@@ -62,80 +62,6 @@ async function readThroughput(gateway: Server, callers: number, durationMs: numb
   return { throughput: summary.throughput, p99: summary.p99, errors };
 }
 
-async function failoverRun(writers: number, readers: number): Promise<FailoverResult> {
-  const { topology, destroy } = await topologyWith(2, { synchronousStandby: "replica1" });
-  const [primary, replica1, replica2] = topology.all() as [PgInstance, PgInstance, PgInstance];
-  const gateway = await gatewayOn(primary, [replica1, replica2], 10);
-  const http = new Pool(gateway.url, { connections: writers + readers });
-  const events: { at: number; event: string }[] = [];
-  const mark = (event: string, at = Date.now()) => events.push({ at, event });
-  try {
-    await post(http, { sql: "create table ledger (id serial primary key, at timestamptz default now())" });
-    const acknowledged: number[] = [];
-    const ackTimes: number[] = [];
-    let failedReads = 0;
-    let failedWrites = 0;
-    let unknown = 0;
-    let stop = false;
-    const writeLoop = async () => {
-      while (!stop) {
-        const response = await post(http, { sql: "insert into ledger default values returning id", timeoutMs: 15000 });
-        if (response.status === 200 && response.body.rows?.[0]?.id !== undefined) {
-          acknowledged.push(response.body.rows[0].id);
-          ackTimes.push(Date.now());
-        } else if (response.body.error?.code === "OUTCOME_UNKNOWN") unknown++;
-        else failedWrites++;
-      }
-    };
-    const readLoop = async () => {
-      while (!stop) if ((await post(http, { sql: "select count(*) from ledger" })).status !== 200) failedReads++;
-    };
-    const loops = [...Array.from({ length: writers }, writeLoop), ...Array.from({ length: readers }, readLoop)];
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    mark("steady load running; killing the primary (immediate shutdown)");
-    const killedAt = Date.now();
-    await primary.stop("immediate");
-    mark("primary down");
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    mark("promoting replica1");
-    await replica1.promote();
-    const promotedAt = Date.now();
-    mark("replica1 promoted");
-    await replica2.follow(replica1);
-    mark("replica2 follows replica1");
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    stop = true;
-    await Promise.all(loops);
-    // The write outage is the longest gap between acknowledged writes after the kill was issued.
-    let lastBefore = killedAt;
-    let firstAfter = killedAt;
-    const after = ackTimes.filter((t) => t >= killedAt).sort((a, b) => a - b);
-    for (let i = 1; i < after.length; i++) {
-      const gap = (after[i] as number) - (after[i - 1] as number);
-      if (gap > firstAfter - lastBefore) [lastBefore, firstAfter] = [after[i - 1] as number, after[i] as number];
-    }
-    mark("last write acknowledged by the old primary", lastBefore);
-    mark("first write acknowledged by the new primary", firstAfter);
-    const present = new Set((await replica1.query<{ id: number }>("select id from ledger")).map((row) => row.id));
-    return {
-      acknowledgedWrites: acknowledged.length,
-      writeUnavailableMs: firstAfter - lastBefore,
-      resumedAfterPromotionMs: firstAfter - promotedAt,
-      failedReads,
-      failedWrites,
-      unknownOutcomeWrites: unknown,
-      lostAcknowledgedWrites: acknowledged.filter((id) => !present.has(id)).length,
-      timeline: events
-        .sort((a, b) => a.at - b.at)
-        .map(({ at, event }) => `+${String(at - killedAt).padStart(5)} ms  ${event}`),
-    };
-  } finally {
-    await http.close();
-    await gateway.stop();
-    await destroy();
-  }
-}
-
 /**
  * Report 3: point selects through the gateway with 0, 1 and 2 streaming replicas behind it, the three
  * interleaved over `rounds` (a fresh gateway each run), keeping each one's median round.
@@ -183,9 +109,4 @@ async function waitForReplicas(primary: PgInstance, replicas: PgInstance[]): Pro
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
-}
-
-/** Failover under steady load (4 writers, 8 readers): kill -immediate the primary, promote replica1 after 500 ms. */
-export function runFailover(step: Step): Promise<FailoverResult> {
-  return step("failover under load", estimate.failoverS(), () => failoverRun(4, 8));
 }

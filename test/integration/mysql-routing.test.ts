@@ -162,15 +162,19 @@ describe("MySQL failover", () => {
     const writeErrors: string[] = [];
     let retried = 0;
     let stop = false;
-    const writer = (async () => {
-      while (!stop) {
-        const response = await query("insert into hits (port, note) values (@@port, 'switchover')", { timeoutMs: 15000 });
-        if (response.status === 200) {
-          acknowledged.push(String(response.body.lastInsertId));
-          if (response.body.attempts > 1) retried++;
-        } else writeErrors.push(response.body.error.code as string);
-      }
-    })();
+    // Several writers, so that some write reaches the primary between read_only and the monitor's next
+    // check (100 ms) even on a loaded machine: that write is refused and must be run again.
+    const writer = Promise.all(
+      Array.from({ length: 5 }, async () => {
+        while (!stop) {
+          const response = await query("insert into hits (port, note) values (@@port, 'switchover')", { timeoutMs: 15000 });
+          if (response.status === 200) {
+            acknowledged.push(String(response.body.lastInsertId));
+            if (response.body.attempts > 1) retried++;
+          } else writeErrors.push(response.body.error.code as string);
+        }
+      }),
+    );
     await waitFor(() => acknowledged.length >= 20, 10000, "writes before the switchover");
     // A planned switchover: the primary stops taking writes, the semi-sync replica takes over.
     await primary.query("SET GLOBAL read_only = 1");
@@ -196,63 +200,5 @@ describe("MySQL failover", () => {
     const status = await topologyOf();
     expect(status.primary).toBe("default/reader1");
     expect(status.endpoints.find((e: { name: string }) => e.name === "default/writer").role).toBe("replica");
-  });
-
-  it("keeps serving reads while the primary is down, resumes writes soon after promotion, and loses no acknowledged write", async () => {
-    // The primary is now replica1 (previous test); replica2 and the old primary follow it. replica2
-    // becomes its semi-sync replica, so that what replica1 acknowledges survives its crash there.
-    const current = replica1;
-    const next = replica2;
-    await current.query("SET GLOBAL rpl_semi_sync_master_enabled = 1");
-    await next.query("STOP SLAVE");
-    await next.query("SET GLOBAL rpl_semi_sync_slave_enabled = 1");
-    await next.query("START SLAVE");
-    await waitFor(async () => {
-      const [row] = await current.query<{ Value: string }>("SHOW STATUS LIKE 'Rpl_semi_sync_master_clients'");
-      return Number(row?.Value) >= 1;
-    }, 10000, "the semi-sync replica to connect");
-
-    const acknowledged: string[] = [];
-    const failedReads: string[] = [];
-    const writeErrors: string[] = [];
-    let stop = false;
-    let lastWriteOkAt = 0;
-    const writer = (async () => {
-      while (!stop) {
-        const response = await query("insert into hits (port, note) values (@@port, 'failover')", { timeoutMs: 15000 });
-        if (response.status === 200) {
-          acknowledged.push(String(response.body.lastInsertId));
-          lastWriteOkAt = Date.now();
-        } else writeErrors.push(response.body.error.code as string);
-      }
-    })();
-    const readerLoop = (async () => {
-      while (!stop) {
-        const response = await query("select count(*) from hits");
-        if (response.status !== 200) failedReads.push(`${response.status} ${JSON.stringify(response.body.error)}`);
-      }
-    })();
-    await waitFor(() => acknowledged.length >= 20, 10000, "writes before the failover");
-
-    await current.stop("immediate");
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    await next.promote();
-    const promotedAt = Date.now();
-    await waitFor(() => lastWriteOkAt > promotedAt, 5000, "writes to resume");
-    const resumedAfterMs = lastWriteOkAt - promotedAt;
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    stop = true;
-    await Promise.all([writer, readerLoop]);
-
-    expect(resumedAfterMs).toBeLessThan(1000);
-    expect(failedReads).toEqual([]);
-    const rows = await next.query<{ id: number }>("select id from test.hits where note = 'failover'");
-    const present = new Set(rows.map((row) => String(row.id)));
-    expect(acknowledged.filter((id) => !present.has(id))).toEqual([]);
-    const status = await topologyOf();
-    expect(status.primary).toBe("default/reader2");
-    expect(status.failovers.at(-1)).toMatchObject({ newPrimary: "default/reader2" });
-    // A write in flight when the primary died has an unknown outcome; none fails for any other reason.
-    expect(writeErrors.filter((code) => code !== "OUTCOME_UNKNOWN" && code !== "PRIMARY_UNAVAILABLE")).toEqual([]);
   });
 });

@@ -182,6 +182,53 @@ describe("pool", () => {
     expect(pool.state().total).toBe(0);
     expect(((await pool.acquire().catch((err: unknown) => err)) as GatewayError).code).toBe("GATEWAY_DRAINING");
   });
+
+  it("lets a waiter go at once when its signal aborts, and refuses at once a caller whose signal already has", async () => {
+    const pool = makePool({ maxSize: 1, acquireTimeoutMs: 60000 });
+    const held = await pool.acquire();
+    const lease = new AbortController();
+    const waiter = pool.acquire(undefined, { signal: lease.signal }).catch((err: unknown) => err);
+    const other = pool.acquire();
+    expect(pool.state().waiting).toBe(2);
+    lease.abort(new GatewayError("PRIMARY_UNAVAILABLE", "test: no longer the primary"));
+    expect(await waiter).toMatchObject({ code: "PRIMARY_UNAVAILABLE", message: "test: no longer the primary" });
+    expect(pool.state().waiting).toBe(1);
+    expect(await pool.acquire(undefined, { signal: lease.signal }).catch((err: unknown) => err)).toMatchObject({ code: "PRIMARY_UNAVAILABLE" });
+    // The queue goes on without it: the next waiter gets the connection.
+    pool.release(held);
+    pool.release(await other);
+  });
+
+  it("gives a waiter up at the caller's deadline when it comes before acquireTimeoutMs", async () => {
+    const pool = makePool({ maxSize: 1, acquireTimeoutMs: 60000 });
+    const held = await pool.acquire();
+    const error = (await pool.acquire(undefined, { deadline: pool.clock.now() + 100 }).catch((err: unknown) => err)) as GatewayError;
+    expect(error.code).toBe("POOL_TIMEOUT");
+    pool.release(held);
+  });
+
+  it("verifies marked sessions before reuse: idle ones at once, a borrowed one when it comes back; rejected ones are retired", async () => {
+    const pool = makePool({ maxSize: 3, minIdle: 3 });
+    await pool.whenWarm(5000);
+    const borrowed = await pool.acquire();
+    const [keep, drop] = pool.idle;
+    if (!keep || !drop) throw new Error("pool did not warm");
+    const verified: number[] = [];
+    const verify = async (connection: { id: number; ping(timeoutMs: number): Promise<void> }, timeoutMs: number) => {
+      await connection.ping(timeoutMs);
+      verified.push(connection.id);
+      return connection.id !== drop.connection.id;
+    };
+    expect(pool.verifyWhere(() => true, verify, "test: role changed")).toBe(3);
+    await waitFor(() => verified.length === 2, 5000, "idle sessions verified");
+    expect(pool.stats().retired).toBe(1);
+    expect(pool.entries.has(keep)).toBe(true);
+    expect(pool.entries.has(drop)).toBe(false);
+    pool.release(borrowed);
+    await waitFor(() => verified.includes(borrowed.connection.id), 5000, "the borrowed session verified on its way back");
+    expect(pool.entries.has(borrowed)).toBe(true);
+    await waitFor(() => pool.state().idle === 3, 5000, "refill after the retirement");
+  });
 });
 
 /** Sessions held by the other pools of this file that are still open. */

@@ -13,7 +13,7 @@ import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import mysql from "mysql2/promise";
 import { unusedPort } from "./ports.js";
-import { runningAsRoot, type ServerGroup, startServerGroup, tempDirFor } from "./server-group.js";
+import { freezeProcesses, runningAsRoot, type ServerGroup, startServerGroup, tempDirFor } from "./server-group.js";
 
 const asMysql = (command: string, args: string[]): [string, string[]] => (runningAsRoot ? ["runuser", ["-u", "mysql", "--", command, ...args]] : [command, args]);
 
@@ -23,12 +23,20 @@ export interface MariaDbInstance {
   /** As the application user `app` (no SUPER: read_only applies to it). */
   url(database?: string): string;
   query<T = unknown>(sql: string, params?: unknown[]): Promise<T[]>;
-  /** Graceful shutdown (SIGTERM) or a crash (SIGKILL). */
+  /** Graceful shutdown (SIGTERM) or a crash (SIGKILL, frozen or not). */
   stop(mode?: "fast" | "immediate"): Promise<void>;
+  /** SIGSTOP: a server that accepts TCP connections and answers nothing. */
+  freeze(): Promise<void>;
   /** Turns a replica into a primary: replication off, writes allowed. */
   promote(): Promise<void>;
   /** Replicates from another primary by GTID. */
   follow(primary: MariaDbInstance): Promise<void>;
+  /**
+   * Restarts this crashed former primary as `primary`'s semi-synchronous replica, from the position
+   * `primary` had replicated when it was promoted. Transactions this one had binlogged but nobody
+   * acknowledged may stay in its tables (its own binlog is reset), so tests write unique keys.
+   */
+  rejoin(primary: MariaDbInstance): Promise<void>;
   pauseReplay(): Promise<void>;
   resumeReplay(): Promise<void>;
 }
@@ -98,10 +106,30 @@ class Instance implements MariaDbInstance {
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     // runuser forwards SIGTERM; a crash must hit mariadbd itself, whose pid is in its pid file.
     if (mode === "immediate") {
-      const pid = Number(execFileSync("cat", [join(this.dir, "mysqld.pid")], { encoding: "utf8" }).trim());
-      process.kill(pid, "SIGKILL");
+      process.kill(this.serverPid(), "SIGKILL");
+      // runuser stops itself while its child is stopped (a frozen server): wake it, so that it reaps the child and exits.
+      child.kill("SIGCONT");
     } else child.kill("SIGTERM");
     await exited;
+  }
+
+  async freeze(): Promise<void> {
+    await freezeProcesses([this.serverPid()]);
+  }
+
+  private serverPid(): number {
+    return Number(execFileSync("cat", [join(this.dir, "mysqld.pid")], { encoding: "utf8" }).trim());
+  }
+
+  async rejoin(primary: MariaDbInstance): Promise<void> {
+    await this.stop("immediate");
+    await this.start(true, true);
+    // What the new primary had replicated from us when it was promoted: from there on, its binlog.
+    const [row] = await primary.query<{ pos: string }>("SELECT @@gtid_slave_pos AS pos");
+    await this.query("STOP SLAVE");
+    await this.query("RESET MASTER");
+    await this.query("SET GLOBAL gtid_slave_pos = ?", [row?.pos ?? ""]);
+    await this.follow(primary);
   }
 
   async promote(): Promise<void> {

@@ -5,13 +5,13 @@
  * `postgres` user. Everything is torn down by `destroy()`.
  */
 import { execFile } from "node:child_process";
-import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
 import { unusedPort } from "./ports.js";
-import { runningAsRoot, type ServerGroup, startServerGroup, tempDirFor } from "./server-group.js";
+import { freezeProcesses, runningAsRoot, type ServerGroup, startServerGroup, tempDirFor } from "./server-group.js";
 
 const run = promisify(execFile);
 
@@ -40,15 +40,22 @@ export interface PgInstance {
   query<T extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<T[]>;
   start(): Promise<void>;
   stop(mode?: "fast" | "immediate"): Promise<void>;
-  /** SIGKILL to the postmaster: the crash a failover test should survive. */
+  /** SIGKILL to the postmaster and every backend (frozen or not): the crash a failover test should survive. */
   kill9(): Promise<void>;
+  /** SIGSTOP to the postmaster and every backend: a server that accepts TCP connections and answers nothing. */
+  freeze(): Promise<void>;
   promote(): Promise<void>;
   /** Points this replica at another primary (after a promotion) and restarts it. */
   follow(primary: PgInstance): Promise<void>;
+  /** Replaces this (stopped or crashed) instance's data with a base backup of `primary` and starts it as its standby. */
+  rebuildFrom(primary: PgInstance): Promise<void>;
   isRunning(): Promise<boolean>;
 }
 
 class Instance implements PgInstance {
+  /** Stopped with SIGSTOP: pg_ctl could not stop it, only SIGKILL can. */
+  private frozen = false;
+
   constructor(
     readonly name: string,
     readonly host: string,
@@ -75,12 +82,14 @@ class Instance implements PgInstance {
   }
 
   async stop(mode: "fast" | "immediate" = "fast"): Promise<void> {
+    if (this.frozen) return this.kill9();
     await pgCommand("pg_ctl", ["-D", this.dataDir, "-m", mode, "-w", "stop"]).catch(() => undefined);
   }
 
   async kill9(): Promise<void> {
-    const pid = Number(readFileSync(join(this.dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
-    process.kill(pid, "SIGKILL");
+    // Every process: a frozen backend would never notice that its postmaster died.
+    for (const pid of await this.processIds()) process.kill(pid, "SIGKILL");
+    this.frozen = false;
     // Orphaned backends notice the postmaster's death and exit; wait until nothing listens any more.
     for (let i = 0; i < 200; i++) {
       if (!(await this.query("select 1").then(() => true, () => false))) return;
@@ -89,13 +98,35 @@ class Instance implements PgInstance {
     throw new Error(`${this.name} still answers after kill -9`);
   }
 
+  async freeze(): Promise<void> {
+    // The postmaster first, so that it forks nothing new meanwhile.
+    await freezeProcesses(await this.processIds());
+    this.frozen = true;
+  }
+
+  /** The postmaster's pid, then its children's. */
+  private async processIds(): Promise<number[]> {
+    const postmaster = Number(readFileSync(join(this.dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
+    const { stdout } = await run("ps", ["-o", "pid=", "--ppid", String(postmaster)]).catch(() => ({ stdout: "" }));
+    return [postmaster, ...stdout.split("\n").filter((line) => line.trim() !== "").map(Number)];
+  }
+
   async promote(): Promise<void> {
     await pgCommand("pg_ctl", ["-D", this.dataDir, "-w", "promote"]);
   }
 
+  async rebuildFrom(primary: PgInstance): Promise<void> {
+    await this.stop("immediate");
+    rmSync(this.dataDir, { recursive: true, force: true });
+    await pgCommand("pg_basebackup", ["-h", primary.host, "-p", String(primary.port), "-U", "postgres", "-D", this.dataDir, "-X", "stream", "-R", "--no-sync", "--checkpoint=fast"]);
+    // The backup carries the primary's settings: this instance keeps its own address and is nobody's primary yet.
+    appendFileSync(join(this.dataDir, "postgresql.auto.conf"), `${standbySettings(this, primary)}synchronous_standby_names = ''\n`);
+    await this.start();
+  }
+
   async follow(primary: PgInstance): Promise<void> {
     await this.stop("fast");
-    appendFileSync(join(this.dataDir, "postgresql.auto.conf"), `primary_conninfo = 'host=${primary.host} port=${primary.port} user=postgres application_name=${this.name}'\n`);
+    appendFileSync(join(this.dataDir, "postgresql.auto.conf"), primaryConnInfo(this, primary));
     writeFileSync(join(this.dataDir, "standby.signal"), "");
     await this.start();
   }
@@ -109,6 +140,15 @@ class Instance implements PgInstance {
 }
 
 export type PgTopology = ServerGroup<PgInstance>;
+
+function primaryConnInfo(standby: { name: string }, primary: { host: string; port: number }): string {
+  return `primary_conninfo = 'host=${primary.host} port=${primary.port} user=postgres application_name=${standby.name}'\n`;
+}
+
+/** A standby's own address and its primary, after a base backup copied the primary's settings. */
+function standbySettings(standby: { name: string; host: string; port: number }, primary: { host: string; port: number }): string {
+  return `port = ${standby.port}\nlisten_addresses = '${standby.host}'\n${primaryConnInfo(standby, primary)}`;
+}
 
 function serverSettings(host: string, port: number): string {
   return [
@@ -159,10 +199,7 @@ export async function startTopology(replicaCount = 2, options: TopologyOptions =
       const port = sharedPort ?? (await unusedPort());
       const replica = new Instance(`replica${i}`, hostOf(i), port, join(root, `replica${i}`));
       await pgCommand("pg_basebackup", ["-h", primary.host, "-p", String(primaryPort), "-U", "postgres", "-D", replica.dataDir, "-X", "stream", "-R", "--no-sync"]);
-      appendFileSync(
-        join(replica.dataDir, "postgresql.auto.conf"),
-        `port = ${port}\nlisten_addresses = '${replica.host}'\nprimary_conninfo = 'host=${primary.host} port=${primaryPort} user=postgres application_name=${replica.name}'\n`,
-      );
+      appendFileSync(join(replica.dataDir, "postgresql.auto.conf"), standbySettings(replica, primary));
       await replica.start();
       instances.push(replica);
     }

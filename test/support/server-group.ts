@@ -4,7 +4,7 @@
  * replicas.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, chownSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -52,4 +52,37 @@ export async function startServerGroup<I extends Stoppable>(root: string, start:
   }
   const [primary, ...replicas] = instances as [I, ...I[]];
   return { primary, replicas, all: () => instances, destroy };
+}
+
+/**
+ * Sends SIGSTOP to the processes and resolves once every thread of each is stopped. The signal alone
+ * is not enough: a multi-threaded server stops only when the thread the kernel picked handles it, and
+ * on a busy machine another thread may still answer a query meanwhile.
+ */
+export async function freezeProcesses(pids: readonly number[]): Promise<void> {
+  for (const pid of pids) process.kill(pid, "SIGSTOP");
+  const deadline = Date.now() + 10000;
+  while (!pids.every(allThreadsStopped)) {
+    if (Date.now() > deadline) throw new Error(`processes ${pids.join(", ")} did not stop within 10 s`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** Every thread of `pid` is in state T (stopped), per /proc; a process that is gone counts as stopped. */
+function allThreadsStopped(pid: number): boolean {
+  let threads: string[];
+  try {
+    threads = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return true;
+  }
+  return threads.every((thread) => {
+    try {
+      // The state follows the command name, which is in parentheses and may hold spaces.
+      const stat = readFileSync(`/proc/${pid}/task/${thread}/stat`, "utf8");
+      return stat.slice(stat.lastIndexOf(")") + 2).startsWith("T");
+    } catch {
+      return true;
+    }
+  });
 }

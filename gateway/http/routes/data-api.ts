@@ -93,10 +93,14 @@ export function registerDataApiRoutes(app: FastifyInstance, context: HttpContext
       guard();
       return send(reply, request, await service.begin(request.caller, parse(beginTransactionSchema, request.body), request.observation));
     });
+    // Like the native surface: a draining task takes no more work, commits and rollbacks included
+    // (its open transactions are rolled back when the drain ends).
     scope.post("/CommitTransaction", options, async (request, reply) => {
+      guard();
       return send(reply, request, await service.commit(request.caller, parse(endTransactionSchema, request.body), request.observation));
     });
     scope.post("/RollbackTransaction", options, async (request, reply) => {
+      guard();
       return send(reply, request, await service.rollback(request.caller, parse(endTransactionSchema, request.body), request.observation));
     });
     scope.post("/ExecuteSql", options, () => {

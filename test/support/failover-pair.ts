@@ -1,0 +1,261 @@
+/**
+ * A primary and a synchronous standby of one engine, failed over again and again: kill (or freeze)
+ * whichever is the primary, promote the standby, then bring the dead one back as the new primary's
+ * synchronous standby, ready for the next round. The failover suite and the bench's failover part
+ * run the same scenario over either engine through this interface (PostgreSQL: synchronous streaming
+ * replication, a base backup to rejoin; MariaDB: semi-synchronous GTID replication, AFTER_SYNC).
+ *
+ * The gateway sees two fixed endpoints: `writerUrl` is the first primary's, `readerUrl` the first
+ * standby's; which of them is the primary changes with every round.
+ */
+import { type MariaDbInstance, startMariaDbTopology } from "./mariadb-topology.js";
+import { type PgInstance, startTopology } from "./pg-topology.js";
+
+/** The SQL the failover suite and the scenario run, in the engine's dialect. */
+export interface FailoverDialect {
+  engine: "postgres" | "mysql";
+  /** A table of writes keyed by the writer's own unique id (no sequence that a crash could reuse), and a counter row. */
+  createTables: string[];
+  /** Inserts one row; its one parameter is the id. */
+  insert: string;
+  /** A read: one row, one column `n`. */
+  read: string;
+  /** Every id written, as a column `id`. */
+  ids: string;
+  /** A SERIALIZABLE increment of the counter row, as batch statements. */
+  increment: string[];
+  /** The counter's value, as a column `n`. */
+  counter: string;
+  /** A statement that sleeps `seconds`, carrying `marker` in its text. */
+  sleep(seconds: number, marker: string): string;
+}
+
+export interface FailoverPair {
+  readonly dialect: FailoverDialect;
+  readonly writerUrl: string;
+  readonly readerUrl: string;
+  /** Which configured endpoint (gateway names `<cluster>/writer`, `<cluster>/reader1`) is the primary now. */
+  primaryEndpoint(cluster: string): string;
+  standbyEndpoint(cluster: string): string;
+  /** Runs SQL on the current primary, as an administrator. */
+  queryPrimary<T>(sql: string): Promise<T[]>;
+  /** Ends (as an administrator would) the primary's sessions whose running statement contains `marker`; how many. */
+  killSessionsRunning(marker: string): Promise<number>;
+  /** Stops every process of the primary (SIGSTOP): it keeps its port and answers nothing. */
+  freezePrimary(): Promise<void>;
+  /** Crashes the primary (SIGKILL, frozen or not); resolves once it is gone. */
+  killPrimary(): Promise<void>;
+  /** Crashes the standby: after promoteStandby, the former primary (still frozen, say). */
+  killStandby(): Promise<void>;
+  /** Makes the standby a primary that takes writes; the pair's roles swap. */
+  promoteStandby(): Promise<void>;
+  /** Brings the crashed former primary back as the new primary's synchronous standby, caught up. */
+  rejoinAsStandby(): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+export const PG_FAILOVER_DIALECT: FailoverDialect = {
+  engine: "postgres",
+  createTables: [
+    "create table ledger (id text primary key, at timestamptz not null default now())",
+    "create table counter (id int primary key, n int not null)",
+    "insert into counter values (1, 0)",
+  ],
+  insert: "insert into ledger (id) values ($1)",
+  read: "select count(*)::int as n from ledger",
+  ids: "select id from ledger",
+  increment: ["select n from counter where id = 1", "update counter set n = n + 1 where id = 1"],
+  counter: "select n from counter where id = 1",
+  sleep: (seconds, marker) => `select pg_sleep(${seconds}) /* ${marker} */`,
+};
+
+export const MYSQL_FAILOVER_DIALECT: FailoverDialect = {
+  engine: "mysql",
+  createTables: [
+    "create table test.ledger (id varchar(64) primary key, at timestamp(3) not null default current_timestamp(3)) engine=InnoDB",
+    "create table test.counter (id int primary key, n int not null) engine=InnoDB",
+    "insert into test.counter values (1, 0)",
+  ],
+  insert: "insert into ledger (id) values (?)",
+  read: "select count(*) as n from ledger",
+  ids: "select id from test.ledger",
+  increment: ["select n from counter where id = 1", "update counter set n = n + 1 where id = 1"],
+  counter: "select n from test.counter where id = 1",
+  sleep: (seconds, marker) => `select sleep(${seconds}) /* ${marker} */`,
+};
+
+const STANDBY_DEADLINE_MS = 30000;
+
+async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + STANDBY_DEADLINE_MS;
+  while (!(await condition().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`failover pair: ${what} did not happen within ${STANDBY_DEADLINE_MS}ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Role swapping shared by both engines: instance 0 is the writer endpoint, instance 1 the reader. */
+abstract class Pair<I> implements FailoverPair {
+  abstract readonly dialect: FailoverDialect;
+  protected primaryIndex = 0;
+
+  constructor(protected readonly instances: [I, I]) {}
+
+  abstract readonly writerUrl: string;
+  abstract readonly readerUrl: string;
+  abstract queryPrimary<T>(sql: string): Promise<T[]>;
+  abstract killSessionsRunning(marker: string): Promise<number>;
+  abstract freezePrimary(): Promise<void>;
+  abstract killPrimary(): Promise<void>;
+  abstract killStandby(): Promise<void>;
+  abstract promoteStandby(): Promise<void>;
+  abstract rejoinAsStandby(): Promise<void>;
+  abstract destroy(): Promise<void>;
+
+  protected get primary(): I {
+    return this.instances[this.primaryIndex] as I;
+  }
+
+  protected get standby(): I {
+    return this.instances[1 - this.primaryIndex] as I;
+  }
+
+  protected swap(): void {
+    this.primaryIndex = 1 - this.primaryIndex;
+  }
+
+  primaryEndpoint(cluster: string): string {
+    return `${cluster}/${this.primaryIndex === 0 ? "writer" : "reader1"}`;
+  }
+
+  standbyEndpoint(cluster: string): string {
+    return `${cluster}/${this.primaryIndex === 0 ? "reader1" : "writer"}`;
+  }
+}
+
+class PgPair extends Pair<PgInstance> {
+  readonly dialect = PG_FAILOVER_DIALECT;
+  readonly writerUrl: string;
+  readonly readerUrl: string;
+
+  constructor(
+    instances: [PgInstance, PgInstance],
+    private readonly destroyAll: () => Promise<void>,
+  ) {
+    super(instances);
+    this.writerUrl = instances[0].url();
+    this.readerUrl = instances[1].url();
+  }
+
+  queryPrimary<T>(sql: string): Promise<T[]> {
+    return this.primary.query(sql) as Promise<T[]>;
+  }
+
+  async killSessionsRunning(marker: string): Promise<number> {
+    const killed = await this.primary.query(
+      "select pg_terminate_backend(pid) from pg_stat_activity where pid <> pg_backend_pid() and query like $1 and query not like '%pg_terminate_backend%'",
+      [`%${marker}%`],
+    );
+    return killed.length;
+  }
+
+  freezePrimary(): Promise<void> {
+    return this.primary.freeze();
+  }
+
+  killPrimary(): Promise<void> {
+    return this.primary.kill9();
+  }
+
+  killStandby(): Promise<void> {
+    return this.standby.kill9();
+  }
+
+  async promoteStandby(): Promise<void> {
+    await this.standby.promote();
+    this.swap();
+  }
+
+  async rejoinAsStandby(): Promise<void> {
+    const [primary, standby] = [this.primary, this.standby];
+    await standby.rebuildFrom(primary);
+    await until(async () => (await primary.query("select 1 from pg_stat_replication where application_name = $1 and state = 'streaming'", [standby.name])).length === 1, `${standby.name} streaming`);
+    await primary.query(`ALTER SYSTEM SET synchronous_standby_names = '${standby.name}'`);
+    await primary.query("SELECT pg_reload_conf()");
+    await until(async () => (await primary.query("select 1 from pg_stat_replication where application_name = $1 and sync_state = 'sync'", [standby.name])).length === 1, `${standby.name} synchronous`);
+  }
+
+  destroy(): Promise<void> {
+    return this.destroyAll();
+  }
+}
+
+class MariaDbPair extends Pair<MariaDbInstance> {
+  readonly dialect = MYSQL_FAILOVER_DIALECT;
+  readonly writerUrl: string;
+  readonly readerUrl: string;
+
+  constructor(
+    instances: [MariaDbInstance, MariaDbInstance],
+    private readonly destroyAll: () => Promise<void>,
+  ) {
+    super(instances);
+    this.writerUrl = instances[0].url();
+    this.readerUrl = instances[1].url();
+  }
+
+  queryPrimary<T>(sql: string): Promise<T[]> {
+    return this.primary.query<T>(sql);
+  }
+
+  async killSessionsRunning(marker: string): Promise<number> {
+    const sessions = await this.primary.query<{ id: number }>("select id from information_schema.processlist where info like ? and id <> connection_id()", [`%${marker}%`]);
+    for (const session of sessions) await this.primary.query(`KILL ${Number(session.id)}`);
+    return sessions.length;
+  }
+
+  freezePrimary(): Promise<void> {
+    return this.primary.freeze();
+  }
+
+  killPrimary(): Promise<void> {
+    return this.primary.stop("immediate");
+  }
+
+  killStandby(): Promise<void> {
+    return this.standby.stop("immediate");
+  }
+
+  async promoteStandby(): Promise<void> {
+    await this.standby.promote();
+    this.swap();
+  }
+
+  async rejoinAsStandby(): Promise<void> {
+    const [primary, standby] = [this.primary, this.standby];
+    await standby.rejoin(primary);
+    await primary.query("SET GLOBAL rpl_semi_sync_master_enabled = 1");
+    const status = async (name: string) => (await primary.query<{ Value: string }>(`SHOW STATUS LIKE '${name}'`))[0]?.Value;
+    await until(async () => Number(await status("Rpl_semi_sync_master_clients")) >= 1 && (await status("Rpl_semi_sync_master_status")) === "ON", `${standby.name} semi-synchronous`);
+  }
+
+  destroy(): Promise<void> {
+    return this.destroyAll();
+  }
+}
+
+/** A PostgreSQL primary and its synchronous standby, from the machine's binaries. */
+export async function startPgFailoverPair(): Promise<FailoverPair> {
+  const topology = await startTopology(1, { synchronousStandby: "replica1" });
+  const [primary, standby] = topology.all() as [PgInstance, PgInstance];
+  // Ask the server, not the harness, that the standby is synchronous before anything relies on it.
+  await until(async () => (await primary.query("select 1 from pg_stat_replication where sync_state = 'sync'")).length === 1, "replica1 synchronous");
+  return new PgPair([primary, standby], () => topology.destroy());
+}
+
+/** A MariaDB primary and its semi-synchronous replica, from the machine's binaries. */
+export async function startMariaDbFailoverPair(): Promise<FailoverPair> {
+  const topology = await startMariaDbTopology(1, { semiSyncReplica: "replica1" });
+  const [primary, standby] = topology.all() as [MariaDbInstance, MariaDbInstance];
+  return new MariaDbPair([primary, standby], () => topology.destroy());
+}
