@@ -12,6 +12,9 @@ import { type LoginKey, READ_WRITE_LOGIN } from "../credentials/logins.js";
 import type { Engine, EngineConnection } from "../engines/engine.js";
 import { engineForUrl } from "../engines/engine-for-url.js";
 import { Executor } from "../execution/executor.js";
+import { Leases } from "../execution/leases.js";
+import { StatementPipeline } from "../execution/pipeline.js";
+import { Planner } from "../execution/plan.js";
 import { TransactionRegistry } from "../execution/transactions.js";
 import type { Logger } from "../observability/logger.js";
 import { type Clock, monotonicClock } from "../pool/clock.js";
@@ -41,7 +44,10 @@ export class Cluster {
   readonly pools: PoolSet;
   readonly topology: Topology;
   readonly router: Router;
-  readonly executor: Executor;
+  /** Sessions leased where routes lead; its onRetry counts what is run again. */
+  readonly leases: Leases;
+  /** Every statement's one path: plan, then run (autocommit, or on an interactive transaction). */
+  readonly pipeline: StatementPipeline;
   readonly transactions: TransactionRegistry;
   private readonly discovery: InstanceDiscovery | undefined;
   private readonly discovered = new Set<Endpoint>();
@@ -132,8 +138,10 @@ export class Cluster {
       };
     }
     this.router = new Router(this.topology, this.engine, { ...config.routing, failoverWaitMs: config.topology.failoverWaitMs }, clock);
-    this.executor = new Executor(this.router, this.topology, this.pools, this.engine.reader, config, clock);
-    this.transactions = new TransactionRegistry(this.router, this.executor, config, clock, logger, mintTransactionId);
+    this.leases = new Leases(this.router, this.topology, this.pools, config, clock);
+    const planner = new Planner(config, this.engine.reader, (token) => this.engine.isPosition(token), clock);
+    this.transactions = new TransactionRegistry(this.router, this.leases, planner, config, clock, logger, mintTransactionId);
+    this.pipeline = new StatementPipeline(planner, new Executor(this.leases, clock), this.transactions);
   }
 
   /** Learns the topology once, then warms the pools and starts the housekeepers. */

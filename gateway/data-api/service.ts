@@ -17,18 +17,17 @@ import type { Caller } from "../auth/caller.js";
 import type { Cluster } from "../clusters/cluster.js";
 import type { DataApiExtension, GatewayConfig } from "../config/schema.js";
 import { READ_WRITE_LOGIN } from "../credentials/logins.js";
-import type { ExecuteOptions, StatementResult } from "../engines/engine.js";
-import type { ExecutionPolicy } from "../execution/executor.js";
+import type { StatementResult } from "../engines/engine.js";
+import type { SurfacePolicy } from "../execution/plan.js";
 import type { RunAs } from "../execution/run-as.js";
-import { checkParamCount, executeOptions } from "../execution/run-options.js";
-import { type BoundStatement, bindStatement } from "./bind.js";
+import { checkParamCount } from "../execution/run-options.js";
+import { bindStatement } from "./bind.js";
 import { DataApiRefusal } from "./errors.js";
 import { columnMetadataText, formattedRecordsText, recordsText } from "./records.js";
 import type { DataApiTargets } from "./targets.js";
 
 const QUEUE = { queue: true } as const;
 /** Statements of a Data API transaction: queued in order, and MySQL DDL runs as the service runs it. */
-const IN_TRANSACTION = { queue: true, implicitCommits: "allow" } as const;
 
 /** Filled in with the cluster and intent of the work, for the request's metrics. */
 export interface WorkNote {
@@ -58,7 +57,11 @@ export class DataApiService {
     const engine = target.cluster.engine.kind;
     checkParamCount(this.config, request.parameters?.length ?? 0);
     const bound = bindStatement(request.sql, request.parameters ?? [], engine, extensions.has("array-parameters"));
-    const result = await this.run(target, bound, request.transactionId, extensions);
+    const scope = request.transactionId === undefined ? "statement" : "transaction";
+    const plan = target.cluster.pipeline.plan({ statements: [bound], scope, timeoutMs: this.timeoutMs(target.runAs), bigNumbers: "string" }, this.surface(extensions), target.runAs);
+    if (scope === "statement") note.intent = plan.intent;
+    const { value } = await target.cluster.pipeline.run(plan, request.transactionId, QUEUE);
+    const result = value.value[0] as StatementResult;
     const json = this.executeResponse(engine, result, request);
     if (!extensions.has("large-results") && Buffer.byteLength(json) > this.config.dataApi.maxResponseBytes) {
       throw new DataApiRefusal("UnsupportedResultException", `The result exceeds the size limit of ${this.config.dataApi.maxResponseBytes} bytes`);
@@ -74,20 +77,11 @@ export class DataApiService {
     if (sets.length === 0) return '{"updateResults":[]}';
     const engine = target.cluster.engine.kind;
     const statements = sets.map((set: SqlParameter[]) => bindStatement(request.sql, set, engine, extensions.has("array-parameters")));
-    let results: StatementResult[];
-    if (request.transactionId !== undefined) {
-      // One turn on the transaction for every set: nothing else of it (a COMMIT...) runs in between.
-      const options = this.transactionOptions(extensions, target.runAs);
-      results = await target.cluster.transactions.run(request.transactionId, statements, options, IN_TRANSACTION, target.runAs);
-    } else {
-      // One implicit transaction: all parameter sets or none.
-      const { value } = await target.cluster.executor.batch(
-        { statements: statements.map((statement) => ({ sql: statement.sql, params: statement.params })), timeoutMs: this.timeoutMs(target.runAs), bigNumbers: "string" },
-        this.executionPolicy(extensions),
-        target.runAs,
-      );
-      results = value.value;
-    }
+    // Outside a transaction: one implicit transaction, all parameter sets or none. Inside one: one turn
+    // on it for every set, so nothing else of it (a COMMIT...) runs in between.
+    const scope = request.transactionId === undefined ? "batch" : "transaction";
+    const plan = target.cluster.pipeline.plan({ statements, scope, timeoutMs: this.timeoutMs(target.runAs), bigNumbers: "string" }, this.surface(extensions), target.runAs);
+    const results = (await target.cluster.pipeline.run(plan, request.transactionId, QUEUE)).value.value;
     return `{"updateResults":[${results.map((result) => `{"generatedFields":${generatedFields(result)}}`).join(",")}]}`;
   }
 
@@ -118,7 +112,7 @@ export class DataApiService {
     if (request.schema !== undefined) throw new DataApiRefusal("ValidationException", "The schema parameter isn't supported");
     const target = this.targets.resolve(request.resourceArn, request.secretArn);
     note.cluster = target.clusterName;
-    note.intent = request.sql === undefined || request.transactionId !== undefined ? "transaction" : target.cluster.executor.intentOf(request.sql);
+    note.intent = "transaction"; // a statement outside a transaction is labelled by its plan
     const runAs = this.policy.runAs(caller, target.clusterName);
     // A secret's own user replaces the read-write login only: a read-only principal keeps the
     // read-only login, a principal with a login of its own keeps that.
@@ -130,32 +124,17 @@ export class DataApiService {
     return Math.min(this.config.dataApi.statementTimeoutMs, this.config.statements.maxTimeoutMs, runAs.maxTimeoutMs ?? Number.POSITIVE_INFINITY);
   }
 
-  private executionPolicy(extensions: ReadonlySet<DataApiExtension>): ExecutionPolicy {
+  /**
+   * The service's rules (everything on the writer, no consistency token, results capped at 1 MiB,
+   * implicit commits run as MySQL runs them) unless the caller's extensions lift them.
+   */
+  private surface(extensions: ReadonlySet<DataApiExtension>): SurfacePolicy {
     return {
       primaryOnly: !extensions.has("read-replicas"),
       withoutToken: true,
+      implicitCommits: "allow",
       ...(extensions.has("large-results") ? {} : { maxResultBytes: this.config.dataApi.maxResponseBytes }),
     };
-  }
-
-  /** One statement: on the transaction's connection (queued behind a running one), or on its own. */
-  private async run(target: Authorised, bound: BoundStatement, transactionId: string | undefined, extensions: ReadonlySet<DataApiExtension>): Promise<StatementResult> {
-    if (transactionId === undefined) {
-      const { value } = await target.cluster.executor.query(
-        { sql: bound.sql, params: bound.params, timeoutMs: this.timeoutMs(target.runAs), bigNumbers: "string" },
-        this.executionPolicy(extensions),
-        target.runAs,
-      );
-      return value.value;
-    }
-    const options = this.transactionOptions(extensions, target.runAs);
-    const [result] = await target.cluster.transactions.run(transactionId, [bound], options, IN_TRANSACTION, target.runAs);
-    return result as StatementResult;
-  }
-
-  private transactionOptions(extensions: ReadonlySet<DataApiExtension>, runAs: RunAs): ExecuteOptions {
-    const options = executeOptions(this.config, { timeoutMs: this.timeoutMs(runAs), bigNumbers: "string" }, runAs);
-    return extensions.has("large-results") ? options : { ...options, maxResultBytes: Math.min(options.maxResultBytes, this.config.dataApi.maxResponseBytes) };
   }
 
   private executeResponse(engine: "postgres" | "mysql", result: StatementResult, request: ExecuteStatementRequest): string {
@@ -175,7 +154,6 @@ export class DataApiService {
     return `{${metadata}"numberOfRecordsUpdated":0,"records":${recordsText(engine, result, options)}}`;
   }
 }
-
 
 /** MySQL's AUTO_INCREMENT id of an INSERT, else nothing (PostgreSQL: use RETURNING). */
 function generatedFields(result: StatementResult): string {

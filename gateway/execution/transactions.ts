@@ -7,9 +7,9 @@
  */
 import { randomUUID } from "node:crypto";
 import type { ErrorCode } from "../../schemas/errors.js";
-import type { BeginRequest, Param } from "../../schemas/query.js";
+import type { BeginRequest } from "../../schemas/query.js";
 import type { GatewayConfig } from "../config/schema.js";
-import type { ExecuteOptions, StatementResult } from "../engines/engine.js";
+import type { StatementResult } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
 import type { Clock } from "../pool/clock.js";
@@ -18,7 +18,9 @@ import type { Pool } from "../pool/pool.js";
 import type { PoolEntry } from "../pool/pool-entry.js";
 import type { Endpoint } from "../topology/endpoint.js";
 import { commitFailure, EndedTransactions } from "./ended-transactions.js";
-import { type Executor, instanceIsReadOnly, inGatewayTransaction, readOnlyFailure } from "./executor.js";
+import { readOnlyFailure } from "./executor.js";
+import { instanceIsReadOnly, type Lease, type Leases } from "./leases.js";
+import type { Plan, Planner } from "./plan.js";
 import { type RunAs, UNRESTRICTED } from "./run-as.js";
 
 interface OpenTransaction {
@@ -49,17 +51,6 @@ export interface TransactionLifetimes {
 export interface TurnOptions {
   /** Wait for a statement already running on the transaction instead of answering TRANSACTION_BUSY. */
   queue?: boolean;
-  /**
-   * "allow": statements that commit implicitly (MySQL DDL) may run, as the RDS Data API runs them;
-   * explicit transaction control stays refused. Default "refuse": the transaction stays atomic.
-   */
-  implicitCommits?: "allow" | "refuse";
-}
-
-/** One statement of a transaction, as the caller sent it. */
-export interface TransactionStatement {
-  sql: string;
-  params: readonly Param[];
 }
 
 export class TransactionRegistry {
@@ -73,7 +64,8 @@ export class TransactionRegistry {
 
   constructor(
     private readonly router: Router,
-    private readonly executor: Executor,
+    private readonly leases: Leases,
+    private readonly planner: Planner,
     private readonly config: GatewayConfig,
     private readonly clock: Clock,
     private readonly logger: Logger,
@@ -111,16 +103,15 @@ export class TransactionRegistry {
     const timeoutMs = this.config.statements.defaultTimeoutMs;
     const readOnly = (request.readOnly ?? false) || runAs.readOnly;
     this.opening++;
-    let endpoint: Endpoint;
-    let pool: Pool;
-    let entry: PoolEntry;
+    let lease: Lease;
     try {
-      ({ endpoint, pool, entry } = await this.executor.borrow(this.executor.route(readOnly ? "read" : "write", request, timeoutMs), runAs));
+      lease = await this.leases.borrow(this.planner.route(readOnly ? "read" : "write", request, timeoutMs), runAs);
+      const { endpoint, pool, entry } = lease;
       try {
         this.refuseOverTransactionShare(pool, endpoint, runAs);
         await entry.connection.begin({ isolation: request.isolation, readOnly, lockReadOnly: runAs.readOnly }, timeoutMs);
       } catch (err) {
-        pool.release(entry);
+        this.leases.release(lease);
         if (err instanceof GatewayError && err.code === "OUTCOME_UNKNOWN") {
           // BEGIN applies nothing: a session lost during it is simply lost.
           if (!readOnly) this.router.signalFailover(`${endpoint.name}: ${err.message}`, endpoint);
@@ -131,14 +122,13 @@ export class TransactionRegistry {
     } finally {
       this.opening--;
     }
-    endpoint.outstanding++;
     const now = this.clock.now();
     const id = this.mintId();
     this.open.set(id, {
       id,
-      endpoint,
-      pool,
-      entry,
+      endpoint: lease.endpoint,
+      pool: lease.pool,
+      entry: lease.entry,
       readOnly,
       tenant: runAs.tenant,
       readOnlyPrincipal: runAs.readOnly,
@@ -153,19 +143,17 @@ export class TransactionRegistry {
   }
 
   /**
-   * Runs a caller's statements on the transaction's connection, in one turn (nothing else of the
+   * Runs a plan's statements on the transaction's connection, in one turn (nothing else of the
    * transaction runs in between). With `implicitCommits: "allow"` (the Data API), a statement that
    * committed implicitly (MySQL DDL) is followed by a new transaction at once, as on the service.
    */
-  async run(id: string, statements: readonly TransactionStatement[], options: ExecuteOptions, turn: TurnOptions = {}, runAs: RunAs = UNRESTRICTED): Promise<StatementResult[]> {
-    const sqls = statements.map((statement) => statement.sql);
-    this.executor.refuseTransactionControl(sqls, "an interactive transaction (use its commit and rollback endpoints)", turn.implicitCommits ?? "refuse");
-    if (runAs.readOnly) this.executor.refuseForReadOnly(sqls);
-    const single = inGatewayTransaction(options);
+  async run(id: string, plan: Plan, turn: TurnOptions = {}): Promise<StatementResult[]> {
+    const runAs = plan.runAs;
+    const single = plan.options;
     const tx = await this.claim(id, turn, runAs);
     try {
       const result: StatementResult[] = [];
-      for (const statement of statements) {
+      for (const statement of plan.statements) {
         result.push(
           await tx.entry.connection.execute(statement.sql, statement.params, single).catch(async (err: unknown) => {
             if (!tx.readOnlyPrincipal) throw err;
@@ -181,7 +169,7 @@ export class TransactionRegistry {
             throw refusal;
           }),
         );
-        if (turn.implicitCommits === "allow" && !tx.readOnlyPrincipal && !tx.entry.connection.inTransaction) {
+        if (plan.implicitCommits === "allow" && !tx.readOnlyPrincipal && !tx.entry.connection.inTransaction) {
           await tx.entry.connection.begin({}, single.timeoutMs);
         }
       }
@@ -302,8 +290,7 @@ export class TransactionRegistry {
     this.ended.remember(tx.id, tx.tenant, code, message);
     // Queued callers wake to find it gone.
     for (const wake of tx.turns.splice(0)) wake();
-    tx.endpoint.outstanding--;
-    tx.pool.release(tx.entry);
+    this.leases.release(tx);
   }
 
   /**

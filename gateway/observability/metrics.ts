@@ -98,7 +98,7 @@ export class GatewayMetrics {
     const name = cluster.name;
     cluster.onAcquireWait = (endpoint, waitedMs, login) =>
       this.acquireWait.observe({ cluster: name, endpoint: login === READ_WRITE_LOGIN ? endpoint : `${endpoint} (${login})` }, waitedMs / 1000);
-    cluster.executor.onRetry = (code: ErrorCode) => {
+    cluster.leases.onRetry = (code: ErrorCode) => {
       this.retries.inc({ cluster: name, reason: code });
       this.totals.retries++;
     };

@@ -1,0 +1,172 @@
+/**
+ * The lease: acquire a session where the route leads → run → classify the failure → release. Work for
+ * the primary holds the primary's lease from the topology, so a caller queued on a pool that stops
+ * being the primary's moves on at once; failures that smell of failover are reported to the topology
+ * and turned into what the retry policy understands (a refused write was not applied; a read lost on a
+ * replica runs elsewhere). Both the autocommit executor and interactive transactions lease through here.
+ */
+import type { ErrorCode } from "../../schemas/errors.js";
+import type { Intent } from "../../schemas/query.js";
+import type { PoolSet } from "../clusters/pool-set.js";
+import type { GatewayConfig } from "../config/schema.js";
+import type { EngineConnection } from "../engines/engine.js";
+import { GatewayError } from "../errors.js";
+import type { Clock } from "../pool/clock.js";
+import type { Pool } from "../pool/pool.js";
+import type { PoolEntry } from "../pool/pool-entry.js";
+import type { RouteRequest, Router } from "../routing/router.js";
+import type { Endpoint } from "../topology/endpoint.js";
+import type { Topology } from "../topology/topology.js";
+import { type Attempted, type RetrySettings, runWithRetry } from "./retry.js";
+import type { RunAs } from "./run-as.js";
+
+/** A session held for work the caller drives itself (an interactive transaction). */
+export interface Lease {
+  endpoint: Endpoint;
+  pool: Pool;
+  entry: PoolEntry;
+}
+
+export function isReadOnlyRefusal(err: unknown): boolean {
+  return err instanceof GatewayError && err.code === "DATABASE_ERROR" && err.refusedAsReadOnly;
+}
+
+/**
+ * Asks the session's instance for its role: a replica, or a session lost on the way, confirms a
+ * demoted primary. A session in a failed transaction cannot answer; with `mayRollBack` (the gateway's
+ * own statement or batch, which has failed anyway) it is rolled back and asked again, otherwise (the
+ * caller's open transaction) the refusal is taken as the caller's own and the monitor stays the judge.
+ */
+export async function instanceIsReadOnly(connection: EngineConnection, timeoutMs: number, mayRollBack: boolean): Promise<boolean> {
+  const ask = () => connection.inspect(timeoutMs).then((state) => state.role === "replica", (err: unknown) => err);
+  let answer = await ask();
+  if (answer instanceof GatewayError && answer.code === "DATABASE_ERROR" && mayRollBack) {
+    await connection.rollback(timeoutMs).catch(() => undefined);
+    answer = await ask();
+  }
+  if (typeof answer === "boolean") return answer;
+  return !(answer instanceof GatewayError && answer.code === "DATABASE_ERROR");
+}
+
+export class Leases {
+  /** Told the code of every failure that is retried (the metrics count them). */
+  onRetry: ((code: ErrorCode) => void) | undefined;
+
+  constructor(
+    private readonly router: Router,
+    private readonly topology: Topology,
+    private readonly pools: PoolSet,
+    private readonly config: GatewayConfig,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Runs `unit` again on the failures the retry policy allows, until the route's deadline. */
+  retrying<T>(settings: RetrySettings, route: RouteRequest, unit: (attempt: number) => Promise<T>): Promise<Attempted<T>> {
+    return runWithRetry(settings, route.deadline, this.clock, unit, (code) => this.onRetry?.(code));
+  }
+
+  /** The endpoint for a route: the primary when the surface runs everything there, else the router's choice. */
+  endpointFor(route: RouteRequest, primaryOnly: boolean): Promise<Endpoint> {
+    return primaryOnly ? this.router.primary(route.deadline) : this.router.endpointFor(route);
+  }
+
+  /**
+   * Borrows a session of the endpoint for `work`, and reports failover signs on the way out. The
+   * route's deadline bounds the wait for a session.
+   */
+  async run<T>(endpoint: Endpoint, intent: Intent, runAs: RunAs, deadline: number, work: (connection: EngineConnection) => Promise<T>): Promise<T> {
+    // What the endpoint was when the work was sent there, not when an error comes back.
+    const onReplica = endpoint.role === "replica";
+    endpoint.outstanding++;
+    const pool = this.pools.get(endpoint, runAs.login);
+    const entry = await this.acquireOn(pool, endpoint, intent, onReplica, runAs, deadline).catch((err: unknown) => {
+      endpoint.outstanding--;
+      throw err;
+    });
+    try {
+      return await work(entry.connection);
+    } catch (err) {
+      if (isReadOnlyRefusal(err) && !onReplica) {
+        // The session's own READ ONLY (SET TRANSACTION READ ONLY, default_transaction_read_only) is the
+        // caller's business; only an instance that is really read-only now is a failover sign.
+        if (!(await instanceIsReadOnly(entry.connection, this.config.topology.checkTimeoutMs, true))) throw err;
+        // A session that refused a write on a demoted instance: never reuse it.
+        entry.retireOnRelease = "refused a write as read-only";
+      }
+      throw this.failoverAware(err, endpoint, intent, onReplica);
+    } finally {
+      endpoint.outstanding--;
+      pool.release(entry);
+    }
+  }
+
+  /**
+   * A session where the route leads, for work the caller drives itself (an interactive transaction's
+   * BEGIN): followed to the new primary if a failover moves it while the caller waits, within the
+   * route's deadline. The caller returns it with `release`.
+   */
+  async borrow(route: RouteRequest, runAs: RunAs): Promise<Lease> {
+    const { value } = await this.retrying(this.config.retry, route, async () => {
+      const endpoint = await this.router.endpointFor(route);
+      const onReplica = endpoint.role === "replica";
+      const pool = this.pools.get(endpoint, runAs.login);
+      return { endpoint, pool, entry: await this.acquireOn(pool, endpoint, route.intent, onReplica, runAs, route.deadline) };
+    });
+    value.endpoint.outstanding++;
+    return value;
+  }
+
+  release(lease: Lease): void {
+    lease.endpoint.outstanding--;
+    lease.pool.release(lease.entry);
+  }
+
+  /**
+   * A session of the endpoint. Work for the primary holds the primary's lease: if the endpoint stops
+   * being the primary while the caller waits (a failover began, or was over before the caller
+   * queued), the wait ends at once with PRIMARY_UNAVAILABLE, which is retried where the primary now
+   * is. A session that could not be had where the topology no longer points is sought where it points
+   * now, in the same way; one that could not be had where it still points is the caller's answer
+   * (another wait in the same queue, behind later callers, would not be fairer).
+   */
+  private acquireOn(pool: Pool, endpoint: Endpoint, intent: Intent, onReplica: boolean, runAs: RunAs, deadline: number): Promise<PoolEntry> {
+    const lease = onReplica ? undefined : this.topology.primaryLease(endpoint);
+    return pool.acquire({ tenant: runAs.tenant, share: runAs.share }, { deadline, signal: lease }).catch((err: unknown) => {
+      // Where the topology pointed when the wait ended, before this failure's own failover sign: an
+      // endpoint the monitor still trusted (a login refused, a full server) is the caller's answer,
+      // not a reason to wait again.
+      const stillRight = onReplica ? endpoint.servesReads : this.topology.primary() === endpoint;
+      const failure = this.failoverAware(err, endpoint, intent, onReplica);
+      throw stillRight ? failure : this.movedOn(failure, endpoint, onReplica);
+    });
+  }
+
+  /** DATABASE_UNAVAILABLE or POOL_TIMEOUT from an endpoint that no longer served the work: run it where the topology points now. */
+  private movedOn(err: unknown, endpoint: Endpoint, onReplica: boolean): unknown {
+    if (!(err instanceof GatewayError) || (err.code !== "DATABASE_UNAVAILABLE" && err.code !== "POOL_TIMEOUT")) return err;
+    const why = onReplica ? `${endpoint.name} no longer serves reads` : `${endpoint.name} is no longer the primary`;
+    return new GatewayError(onReplica ? "CONNECTION_LOST" : "PRIMARY_UNAVAILABLE", `${why}; nothing was sent there (${err.message})`, { cause: err, pool: err.pool });
+  }
+
+  /**
+   * A write refused as read-only, or a primary that cannot be reached or dropped the session, means a
+   * failover may be under way: the topology looks again at once. A refused write was not applied, so
+   * it is retried once a primary is found; a read that lost its session on a replica is run elsewhere.
+   */
+  private failoverAware(err: unknown, endpoint: Endpoint, intent: Intent, onReplica: boolean): unknown {
+    if (!(err instanceof GatewayError)) return err;
+    const onPrimary = !onReplica;
+    if (isReadOnlyRefusal(err) && intent === "write") {
+      this.topology.signalFailover(`write refused as read-only by ${endpoint.name}`, endpoint);
+      return new GatewayError("PRIMARY_UNAVAILABLE", `${endpoint.name} is read-only (failover); the write was not applied`, { cause: err });
+    }
+    if (err.code === "OUTCOME_UNKNOWN" || err.code === "DATABASE_UNAVAILABLE" || err.code === "CONNECTION_LOST") {
+      if (onPrimary) this.topology.signalFailover(`${endpoint.name}: ${err.message}`, endpoint);
+      // Only on a replica is a lost read certainly harmless: nothing there can write.
+      if (intent === "read" && !onPrimary && err.code !== "CONNECTION_LOST") {
+        return new GatewayError("CONNECTION_LOST", `${endpoint.name} was lost during a read; it is run again elsewhere (${err.message})`, { cause: err });
+      }
+    }
+    return err;
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * One path for a statement, from either surface: plan it (plan.ts: every per-request decision, made
+ * once), then run it — outside transactions through the executor (leased where the route leads,
+ * retried as a whole), or on an interactive transaction's own session. Routes and the Data API hand
+ * in plain requests and read plain answers; they never touch a session.
+ */
+import type { StatementResult } from "../engines/engine.js";
+import type { Executor, Written } from "./executor.js";
+import type { Plan, Planner, SurfacePolicy, WorkRequest } from "./plan.js";
+import type { Attempted } from "./retry.js";
+import type { RunAs } from "./run-as.js";
+import type { TransactionRegistry, TurnOptions } from "./transactions.js";
+
+export class StatementPipeline {
+  constructor(
+    private readonly planner: Planner,
+    private readonly executor: Executor,
+    /** Interactive transactions: begun, committed and rolled back here; their statements run through `run`. */
+    readonly transactions: TransactionRegistry,
+  ) {}
+
+  plan(request: WorkRequest, surface: SurfacePolicy, runAs: RunAs): Plan {
+    return this.planner.plan(request, surface, runAs);
+  }
+
+  /**
+   * Runs a plan: on the transaction `transactionId` when given (its turn queued behind a running
+   * statement with `turn.queue`), else on its own. Interactive transactions answer no consistency token
+   * until their COMMIT, and are never retried.
+   */
+  async run(plan: Plan, transactionId?: string, turn: TurnOptions = {}): Promise<Attempted<Written<StatementResult[]>>> {
+    if (transactionId === undefined) return this.executor.run(plan);
+    return { value: { value: await this.transactions.run(transactionId, plan, turn), consistencyToken: undefined }, attempts: 1 };
+  }
+}

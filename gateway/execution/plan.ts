@@ -1,0 +1,160 @@
+/**
+ * Every per-request decision, made once and in one place: what runs (the statements, and what the
+ * engine's SQL reader says of each), how (the engine's execute options), where (intent, freshness and
+ * the deadline the router works to), how often (the retry policy) and what comes back (a consistency
+ * token or not). Both surfaces hand the pipeline a plain WorkRequest with their SurfacePolicy and get
+ * a Plan back; refusals (read-only principals, transaction control where the gateway owns the
+ * transaction, parameter counts, foreign tokens) happen here, before anything is sent.
+ */
+import type { BatchRequest, Intent, Param } from "../../schemas/query.js";
+import type { GatewayConfig } from "../config/schema.js";
+import type { ExecuteOptions } from "../engines/engine.js";
+import type { SqlReader, StatementAnalysis } from "../engines/sql-analysis.js";
+import { GatewayError } from "../errors.js";
+import type { Clock } from "../pool/clock.js";
+import type { RouteRequest } from "../routing/router.js";
+import type { RetrySettings } from "./retry.js";
+import type { RunAs } from "./run-as.js";
+import { checkParamCount, executeOptions, type RequestRunOptions } from "./run-options.js";
+
+/** What a surface sends: its statements and the caller's run options, nothing decided yet. */
+export interface WorkRequest extends RequestRunOptions {
+  statements: readonly { sql: string; params?: readonly Param[] | undefined }[];
+  /**
+   * Where the work runs: one autocommit statement, a batch (all statements in one transaction the
+   * gateway begins and commits), or statements of an interactive transaction.
+   */
+  scope: "statement" | "batch" | "transaction";
+  intent?: Intent | undefined;
+  consistencyToken?: string | undefined;
+  maxStalenessMs?: number | undefined;
+  isolation?: BatchRequest["isolation"];
+  readOnly?: boolean | undefined;
+}
+
+/** How a surface runs work beyond the caller's options (the Data API's rules, as the service has them). */
+export interface SurfacePolicy {
+  /** Run on the primary whatever the statement's intent (the Data API runs everything on the writer). */
+  primaryOnly?: boolean;
+  /** Skip the consistency token (a surface that has nowhere to return it saves the round trip). */
+  withoutToken?: boolean;
+  /** A smaller result cap than limits.maxResultBytes. */
+  maxResultBytes?: number;
+  /** "allow": statements that commit implicitly (MySQL DDL) may run in a transaction, as the RDS Data API runs them. */
+  implicitCommits?: "allow" | "refuse";
+}
+
+export const NATIVE_SURFACE: SurfacePolicy = Object.freeze({});
+
+export interface PlannedStatement {
+  sql: string;
+  params: readonly Param[];
+  analysis: StatementAnalysis;
+}
+
+export interface Plan {
+  readonly scope: WorkRequest["scope"];
+  readonly statements: readonly PlannedStatement[];
+  readonly options: ExecuteOptions;
+  /** read or write: where it may run, and what the metrics label it with. */
+  readonly intent: Intent;
+  readonly route: RouteRequest;
+  readonly retry: RetrySettings;
+  /** The SQL carries its own transaction control (or, on MySQL, several statements): run once, never again. */
+  readonly commitsInParts: boolean;
+  readonly primaryOnly: boolean;
+  readonly withToken: boolean;
+  readonly isolation: BatchRequest["isolation"] | undefined;
+  readonly readOnly: boolean;
+  readonly implicitCommits: "allow" | "refuse";
+  readonly runAs: RunAs;
+}
+
+const SCOPE_NAMES = { batch: "a batch", transaction: "an interactive transaction (use its commit and rollback endpoints)" } as const;
+
+export class Planner {
+  constructor(
+    private readonly config: GatewayConfig,
+    private readonly reader: SqlReader,
+    private readonly isPosition: (token: string) => boolean,
+    private readonly clock: Clock,
+  ) {}
+
+  plan(request: WorkRequest, surface: SurfacePolicy, runAs: RunAs): Plan {
+    const statements = request.statements.map((statement) => {
+      const params = statement.params ?? [];
+      checkParamCount(this.config, params.length);
+      return { sql: statement.sql, params, analysis: this.reader.analyse(statement.sql) };
+    });
+    const implicitCommits = surface.implicitCommits ?? "refuse";
+    if (request.scope !== "statement") this.refuseTransactionControl(statements, request.scope, implicitCommits);
+    if (runAs.readOnly) this.refuseForReadOnly(statements);
+    let options = executeOptions(this.config, request, runAs);
+    if (surface.maxResultBytes !== undefined) options = { ...options, maxResultBytes: Math.min(options.maxResultBytes, surface.maxResultBytes) };
+    // In a transaction the gateway began, a hidden COMMIT must not end it (see ExecuteOptions.gatewayTransaction).
+    if (request.scope !== "statement") options = { ...options, gatewayTransaction: true };
+    const [first] = statements as [PlannedStatement];
+    const intent: Intent =
+      request.scope === "statement" ? (request.intent ?? first.analysis.intent) : request.readOnly === true || runAs.readOnly ? "read" : "write";
+    const commitsInParts = request.scope === "statement" && !runAs.readOnly && first.analysis.commitsInParts;
+    return {
+      scope: request.scope,
+      statements,
+      options,
+      intent,
+      route: this.route(intent, request, options.timeoutMs),
+      retry: commitsInParts ? { ...this.config.retry, maxAttempts: 1 } : this.config.retry,
+      commitsInParts,
+      primaryOnly: surface.primaryOnly === true,
+      withToken: surface.withoutToken !== true && !runAs.readOnly,
+      isolation: request.isolation,
+      readOnly: request.readOnly === true || runAs.readOnly,
+      implicitCommits,
+      runAs,
+    };
+  }
+
+  /** Where work of this intent may run, given the caller's freshness options; foreign tokens are refused. */
+  route(intent: Intent, request: { consistencyToken?: string | undefined; maxStalenessMs?: number | undefined }, timeoutMs: number): RouteRequest {
+    if (request.consistencyToken !== undefined && !this.isPosition(request.consistencyToken)) {
+      throw new GatewayError("INVALID_REQUEST", "consistencyToken is not a token this gateway issued", {
+        issues: [{ path: "consistencyToken", message: "not a token this gateway issued" }],
+      });
+    }
+    return { intent, consistencyToken: request.consistencyToken, maxStalenessMs: request.maxStalenessMs, deadline: this.clock.now() + timeoutMs };
+  }
+
+  /** Read-only principals may send only what the reader knows to read; the rest is refused before anything runs. */
+  private refuseForReadOnly(statements: readonly PlannedStatement[]): void {
+    for (const [at, statement] of statements.entries()) {
+      const reason = statement.analysis.readOnlyRefusal;
+      if (reason === undefined) continue;
+      throw new GatewayError("FORBIDDEN", `this principal may only read: ${reason} are refused`, {
+        issues: [{ path: statements.length > 1 ? `statements.${at}.sql` : "sql", message: "not allowed for a read-only principal" }],
+      });
+    }
+  }
+
+  /**
+   * Gateway-managed transactions and batches own BEGIN/COMMIT: SQL that begins or ends a transaction
+   * itself — or, on MySQL, commits implicitly (DDL, LOCK TABLES...) unless the surface allows that — is
+   * refused there.
+   */
+  private refuseTransactionControl(statements: readonly PlannedStatement[], scope: "batch" | "transaction", implicitCommits: "allow" | "refuse"): void {
+    const at = statements.findIndex(({ analysis }) => (implicitCommits === "allow" ? analysis.transactionControl : analysis.endsTransaction));
+    if (at < 0) return;
+    const where = SCOPE_NAMES[scope];
+    const path = scope === "batch" ? `statements.${at}.sql` : "sql";
+    const analysis = (statements[at] as PlannedStatement).analysis;
+    if (!analysis.understood) {
+      throw new GatewayError("INVALID_REQUEST", `the gateway cannot read this statement (${analysis.readOnlyRefusal ?? "syntax"}), so it is not run in ${where}`, {
+        issues: [{ path, message: "cannot be read" }],
+      });
+    }
+    throw new GatewayError(
+      "INVALID_REQUEST",
+      `transaction control (BEGIN, COMMIT, ROLLBACK, XA, SET autocommit...) or a statement that commits implicitly (MySQL DDL, LOCK TABLES...) is not allowed in ${where}; the gateway begins and ends it, so run such SQL on its own`,
+      { issues: [{ path, message: "begins or ends the transaction" }] },
+    );
+  }
+}
