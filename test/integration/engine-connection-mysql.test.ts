@@ -1,23 +1,19 @@
-import { MysqlEngine } from "../../gateway/engines/mysql/engine.js";
 import { createTestMysqlDatabase } from "../support/mysql.js";
-import { mysqlSeries } from "./core-suite.js";
+import { MYSQL_DIALECT } from "./core-suite.js";
 import { defineEngineConnectionSuite } from "./engine-connection-suite.js";
 
 defineEngineConnectionSuite({
   name: "the local MariaDB server (MySQL engine)",
   sql: {
-    p: () => "?",
+    ...MYSQL_DIALECT,
     sessionId: "select connection_id()",
     sleep: (seconds) => `select sleep(${seconds})`,
-    series: mysqlSeries,
     createItems: "create table contract_items (id int primary key, name varchar(100)) engine=InnoDB",
     setting: { change: "set @contract_marker = 'changed'", read: "select @contract_marker" },
-    createTemporaryTable: "create temporary table contract_scratch (x int)",
   },
   async setup() {
     const db = await createTestMysqlDatabase();
     return {
-      engine: new MysqlEngine({ preparedCacheSize: 8, cancelGraceMs: 5000 }),
       url: db.url,
       running: async (id) => {
         const [rows] = await db.admin.query("select 1 from information_schema.PROCESSLIST where ID = ? and COMMAND in ('Query', 'Execute')", [id]);

@@ -1,22 +1,19 @@
-import { PostgresEngine } from "../../gateway/engines/postgres/engine.js";
 import { createTestDatabase } from "../support/postgres.js";
+import { POSTGRES_DIALECT } from "./core-suite.js";
 import { defineEngineConnectionSuite } from "./engine-connection-suite.js";
 
 defineEngineConnectionSuite({
   name: "the local PostgreSQL server",
   sql: {
-    p: (n) => `$${n}`,
+    ...POSTGRES_DIALECT,
     sessionId: "select pg_backend_pid()",
     sleep: (seconds) => `select pg_sleep(${seconds})`,
-    series: (n) => `generate_series(1, ${n}) g`,
     createItems: "create table contract_items (id int primary key, name text)",
     setting: { change: "set application_name = 'contract-changed'", read: "select current_setting('application_name')" },
-    createTemporaryTable: "create temporary table contract_scratch (x int)",
   },
   async setup() {
     const db = await createTestDatabase();
     return {
-      engine: new PostgresEngine({ preparedCacheSize: 8, cancelGraceMs: 5000 }),
       url: db.url,
       running: async (pid) => (await db.admin.query("select 1 from pg_stat_activity where pid = $1 and state = 'active'", [pid])).rowCount === 1,
       terminate: async (pid) => {

@@ -1,36 +1,32 @@
 /**
  * The engine-connection contract: what the pool, the executor and the transaction registry rely on
  * from one `EngineConnection`, checked directly against a real server (no pool, no HTTP) for every
- * engine. Each engine's test file supplies an `EngineConnectionHarness`: its engine, a database, a
- * way to watch and end sessions from the server's side, and the few SQL texts that differ.
+ * engine. Each engine's test file supplies an `EngineConnectionHarness`: a database (whose URL names
+ * the engine), a way to watch and end sessions from the server's side, and the few SQL texts that
+ * differ (placeholders and row series from the core suite's Dialect, the rest here).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Param } from "../../schemas/query.js";
 import type { Engine, EngineConnection, ExecuteOptions, StatementResult } from "../../gateway/engines/engine.js";
+import { engineForUrl } from "../../gateway/engines/engine-for-url.js";
 import { GatewayError } from "../../gateway/errors.js";
 import { waitFor } from "../support/postgres.js";
+import type { Dialect } from "./core-suite.js";
 
-/** What differs between the engines' SQL for this suite, and nothing else. */
-export interface EngineConnectionSql {
-  /** The n-th (1-based) parameter placeholder. */
-  p(n: number): string;
+/** What differs between the engines' SQL for this suite, beyond the core suite's Dialect. */
+export interface EngineConnectionSql extends Pick<Dialect, "p" | "series"> {
   /** Answers the server's id of the session (the id `running` and `terminate` take), as one value. */
   sessionId: string;
   /** Runs on the server for this many seconds, then answers one row. */
   sleep(seconds: number): string;
-  /** A FROM item producing rows 1..n in a column named g. */
-  series(n: number): string;
   /** Creates the table `contract_items (id int primary key, name text-ish)` the suite writes to. */
   createItems: string;
   /** A session setting the suite changes (`change`), and how to read it back as one value (`read`). */
   setting: { change: string; read: string };
-  /** Creates a temporary table named `contract_scratch`. */
-  createTemporaryTable: string;
 }
 
-/** A database on a real server, and the server's view of the sessions on it. */
+/** A database on a real server (its URL names the engine), and the server's view of the sessions on it. */
 export interface EngineConnectionTarget {
-  engine: Engine;
   url: string;
   /** Whether the server is running a statement for the session with this id right now. */
   running(sessionId: number): Promise<boolean>;
@@ -47,6 +43,8 @@ export interface EngineConnectionHarness {
 
 const OPTIONS: ExecuteOptions = { timeoutMs: 20000, bigNumbers: "string", maxResultBytes: 1 << 20, maxResultRows: 1000 };
 const TIMEOUT_MS = 10000;
+/** A long grace, so that a loaded machine never turns a cancel into a cut. */
+const ENGINE_SETTINGS = { preparedCacheSize: 8, cancelGraceMs: 5000, writingFunctions: [] };
 
 /** The GatewayError a promise rejects with (fails the test when it resolves or throws anything else). */
 async function gatewayErrorOf(work: Promise<unknown>): Promise<GatewayError> {
@@ -64,11 +62,12 @@ export function defineEngineConnectionSuite(harness: EngineConnectionHarness): v
 
   describe(`engine connection contract on ${harness.name}`, () => {
     let target: EngineConnectionTarget;
+    let engine: Engine;
     /** Every session a test opens, closed after it. */
     const opened: EngineConnection[] = [];
 
     const connect = async (): Promise<EngineConnection> => {
-      const connection = await target.engine.connect({ url: target.url }, TIMEOUT_MS);
+      const connection = await engine.connect({ url: target.url }, TIMEOUT_MS);
       opened.push(connection);
       return connection;
     };
@@ -80,6 +79,7 @@ export function defineEngineConnectionSuite(harness: EngineConnectionHarness): v
 
     beforeAll(async () => {
       target = await harness.setup();
+      engine = engineForUrl(target.url, ENGINE_SETTINGS);
       const setup = await connect();
       await run(setup, sql.createItems);
     });
@@ -201,7 +201,7 @@ export function defineEngineConnectionSuite(harness: EngineConnectionHarness): v
 
     it("returns to its just-connected state on resetFully: temporary tables and open transactions are gone", async () => {
       const connection = await connect();
-      await run(connection, sql.createTemporaryTable);
+      await run(connection, "create temporary table contract_scratch (x int)");
       await run(connection, "insert into contract_scratch values (1)");
       await connection.begin({}, TIMEOUT_MS);
       await run(connection, "insert into contract_items (id, name) values (5, 'open')");
@@ -217,10 +217,10 @@ export function defineEngineConnectionSuite(harness: EngineConnectionHarness): v
       const state = await connection.inspect(TIMEOUT_MS);
       expect(state.role).toBe("primary");
       expect(state.replayAgeMs).toBeNull();
-      if (state.position !== null) expect(target.engine.isPosition(state.position)).toBe(true);
+      if (state.position !== null) expect(engine.isPosition(state.position)).toBe(true);
       await connection.ping(TIMEOUT_MS);
       const committed = await connection.commitPosition(TIMEOUT_MS);
-      if (committed !== null) expect(target.engine.isPosition(committed)).toBe(true);
+      if (committed !== null) expect(engine.isPosition(committed)).toBe(true);
     });
 
     it("notices when the server ends an idle session: death listeners hear it once, and statements are refused", async () => {
