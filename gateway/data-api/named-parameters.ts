@@ -1,17 +1,17 @@
 /**
  * The Data API's named placeholders (`:name`, names may start with a digit: drizzle sends `:1`,
- * kysely-data-api `:0`) rewritten into the engine's positional ones: `$n` on PostgreSQL (one number
- * per distinct name, so a repeated name reuses its value) and `?` on MySQL (the value repeated). Only
- * code is looked at — literals, quoted identifiers, comments and dollar-quoted bodies are copied as
- * they are (routing/sql-lexer.ts) — and `::` is a cast, `:=` an assignment, not placeholders. Also tells
- * whether the text holds more than one statement.
+ * kysely-data-api `:0`) rewritten into the engine's positional ones, as its Data API dialect writes
+ * them (`$n` once per distinct name on PostgreSQL, `?` per occurrence on MySQL). Only code is looked
+ * at — literals, quoted identifiers, comments and dollar-quoted bodies, as the engine's dialect
+ * finds them, are copied as they are — and `::` is a cast, `:=` an assignment, not placeholders.
+ * Also tells whether the text holds more than one statement.
  */
-import { lexSql } from "../routing/sql-lexer.js";
+import type { DataApiDialect } from "../engines/data-api-dialect.js";
 
 export interface ScannedSql {
   /** The SQL with engine placeholders. */
   text: string;
-  /** Parameter names in binding order (PostgreSQL: distinct names; MySQL: one per occurrence). */
+  /** Parameter names in binding order (distinct names, or one per occurrence: as the dialect binds them). */
   names: string[];
   /** A `;` followed by more SQL (comments and whitespace after the last `;` do not count). */
   multipleStatements: boolean;
@@ -20,27 +20,25 @@ export interface ScannedSql {
 const NAME_CHAR = /[A-Za-z0-9_]/;
 
 /**
- * Scans once. On PostgreSQL a repeated name shares one `$n`, and `castFor(name)` (a typeHint's type)
- * is appended to each placeholder that has no cast of its own already.
+ * Scans once. Each placeholder is written by the dialect with `sqlTypeFor(name)` (the type its Field
+ * is bound with), unless the SQL casts the placeholder itself.
  */
-export function scanNamedParameters(sql: string, engine: "postgres" | "mysql", castFor: (name: string) => string | undefined = () => undefined): ScannedSql {
+export function scanNamedParameters(sql: string, dialect: DataApiDialect, sqlTypeFor: (name: string) => string | undefined = () => undefined): ScannedSql {
   const names: string[] = [];
   const indexOf = new Map<string, number>();
   let text = "";
   let sawStatementEnd = false;
   let multipleStatements = false;
   const placeholder = (name: string, castFollows: boolean): string => {
-    let index = engine === "postgres" ? indexOf.get(name) : undefined;
+    let index = dialect.repeatedNamesShareAValue ? indexOf.get(name) : undefined;
     if (index === undefined) {
       index = names.length;
       names.push(name);
       indexOf.set(name, index);
     }
-    if (engine === "mysql") return "?";
-    const cast = castFollows ? undefined : castFor(name);
-    return cast === undefined ? `$${index + 1}` : `$${index + 1}::${cast}`;
+    return dialect.placeholder(index + 1, castFollows ? undefined : sqlTypeFor(name));
   };
-  for (const segment of lexSql(sql, engine)) {
+  for (const segment of dialect.segments(sql)) {
     if (segment.kind !== "code") {
       if (segment.kind !== "comment" && sawStatementEnd) multipleStatements = true;
       text += segment.text;

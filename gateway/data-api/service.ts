@@ -17,6 +17,7 @@ import type { Caller } from "../auth/caller.js";
 import type { Cluster } from "../clusters/cluster.js";
 import type { DataApiExtension, GatewayConfig } from "../config/schema.js";
 import { READ_WRITE_LOGIN } from "../credentials/logins.js";
+import type { DataApiDialect } from "../engines/data-api-dialect.js";
 import type { StatementResult } from "../engines/engine.js";
 import type { SurfacePolicy } from "../execution/plan.js";
 import type { RunAs } from "../execution/run-as.js";
@@ -54,15 +55,15 @@ export class DataApiService {
   async execute(caller: Caller, request: ExecuteStatementRequest, requested: ReadonlySet<DataApiExtension>, note: WorkNote = { ...NO_NOTE }): Promise<string> {
     const target = this.resolve(caller, request, note);
     const extensions = union(target.extensions, requested);
-    const engine = target.cluster.engine.kind;
+    const dialect = target.cluster.engine.dataApi;
     checkParamCount(this.config, request.parameters?.length ?? 0);
-    const bound = bindStatement(request.sql, request.parameters ?? [], engine, extensions.has("array-parameters"));
+    const bound = bindStatement(request.sql, request.parameters ?? [], dialect, extensions.has("array-parameters"));
     const scope = request.transactionId === undefined ? "statement" : "transaction";
     const plan = target.cluster.pipeline.plan({ statements: [bound], scope, timeoutMs: this.timeoutMs(target.runAs), bigNumbers: "string" }, this.surface(extensions), target.runAs);
     if (scope === "statement") note.intent = plan.intent;
     const { value } = await target.cluster.pipeline.run(plan, request.transactionId, QUEUE);
     const result = value.value[0] as StatementResult;
-    const json = this.executeResponse(engine, result, request);
+    const json = this.executeResponse(dialect, result, request);
     if (!extensions.has("large-results") && Buffer.byteLength(json) > this.config.dataApi.maxResponseBytes) {
       throw new DataApiRefusal("UnsupportedResultException", `The result exceeds the size limit of ${this.config.dataApi.maxResponseBytes} bytes`);
     }
@@ -75,8 +76,8 @@ export class DataApiService {
     const sets = request.parameterSets ?? [];
     for (const set of sets) checkParamCount(this.config, set.length);
     if (sets.length === 0) return '{"updateResults":[]}';
-    const engine = target.cluster.engine.kind;
-    const statements = sets.map((set: SqlParameter[]) => bindStatement(request.sql, set, engine, extensions.has("array-parameters")));
+    const dialect = target.cluster.engine.dataApi;
+    const statements = sets.map((set: SqlParameter[]) => bindStatement(request.sql, set, dialect, extensions.has("array-parameters")));
     // Outside a transaction: one implicit transaction, all parameter sets or none. Inside one: one turn
     // on it for every set, so nothing else of it (a COMMIT...) runs in between.
     const scope = request.transactionId === undefined ? "batch" : "transaction";
@@ -137,7 +138,7 @@ export class DataApiService {
     };
   }
 
-  private executeResponse(engine: "postgres" | "mysql", result: StatementResult, request: ExecuteStatementRequest): string {
+  private executeResponse(dialect: DataApiDialect, result: StatementResult, request: ExecuteStatementRequest): string {
     if (result.columns.length === 0) {
       return `{"generatedFields":${generatedFields(result)},"numberOfRecordsUpdated":${result.rowCount ?? 0}}`;
     }
@@ -148,10 +149,10 @@ export class DataApiService {
         // The statement has run (it may have written): an exception the clients do not retry.
         throw new DataApiRefusal("UnsupportedResultException", "The result contains more than one column with the same name; formatRecordsAs JSON needs unique names");
       }
-      return `{"formattedRecords":${JSON.stringify(formattedRecordsText(engine, result, options))},"numberOfRecordsUpdated":0}`;
+      return `{"formattedRecords":${JSON.stringify(formattedRecordsText(dialect, result, options))},"numberOfRecordsUpdated":0}`;
     }
-    const metadata = request.includeResultMetadata ? `"columnMetadata":${columnMetadataText(engine, result)},` : "";
-    return `{${metadata}"numberOfRecordsUpdated":0,"records":${recordsText(engine, result, options)}}`;
+    const metadata = request.includeResultMetadata ? `"columnMetadata":${columnMetadataText(dialect, result)},` : "";
+    return `{${metadata}"numberOfRecordsUpdated":0,"records":${recordsText(dialect, result, options)}}`;
   }
 }
 

@@ -4,7 +4,7 @@
  * double is integral (2.0), and a longValue keeps all 64 bits (it arrives as a digit string beyond
  * 2^53). It travels to `EngineConnection.execute` among ordinary parameters (an object, as the Param
  * type allows) and each engine's parameter encoding recognises it first. On PostgreSQL the type is
- * also written into the SQL as a cast (data-api/bind.ts), because that is where PostgreSQL takes it.
+ * also written into the SQL as a cast (postgres/data-api-dialect.ts), because that is where PostgreSQL takes it.
  */
 export type ParamType = "int8" | "float8";
 

@@ -1,16 +1,20 @@
 /**
  * One MySQL/MariaDB session through `mysql2`, as the pool sees it. Owns: statements run as prepared
  * statements when they carry parameters (mysql2 caches them per connection) and as plain queries
- * otherwise, rows converted and size-bounded while they stream in, statement timeouts that really
- * stop the statement on the server (KILL QUERY from a side session, then a hard cut), session-state
- * tracking and reset (COM_RESET_CONNECTION), role and GTID position checks, and death detection.
+ * otherwise, rows converted and size-bounded while they stream in, session-state tracking and reset
+ * (COM_RESET_CONNECTION), role and GTID position checks, and MySQL's part of the shared session
+ * lifecycle (session-lifecycle.ts): a timed-out statement is stopped with KILL QUERY from a side
+ * session, a late KILL is absorbed by a no-op, and errors are read by error number.
  */
 import type { Connection } from "mysql2";
 import type { Param } from "../../../schemas/query.js";
 import { GatewayError } from "../../errors.js";
 import type { EngineConnection, ExecuteOptions, InstanceState, ListedInstance, StatementResult, TransactionOptions } from "../engine.js";
-import { INTERRUPTED, isServerError, mapStatementError, type MysqlDriverError } from "./errors.js";
+import { INTERNAL_RESULT_LIMITS, ResultBudget } from "../result-budget.js";
+import { type CancelStrategy, SessionLifecycle, type StatementFailure } from "../session-lifecycle.js";
 import type { SqlReader } from "../sql-analysis.js";
+import { ISOLATION_SQL } from "../transaction-sql.js";
+import { INTERRUPTED, isServerError, mapStatementError, type MysqlDriverError } from "./errors.js";
 import { approximateBytes, columnDetails, columnsOf, type Converter, convertersFor, convertRow, encodeParams, type MysqlField } from "./values.js";
 
 export type MysqlFlavour = "mariadb" | "mysql";
@@ -54,8 +58,6 @@ const DEADLOCK = 1213;
 /** Lock-wait timeout: the server undid the statement only; the gateway rolls the transaction back too. */
 const LOCK_WAIT_TIMEOUT = 1205;
 
-const ISOLATION_SQL = { "read committed": "READ COMMITTED", "repeatable read": "REPEATABLE READ", serializable: "SERIALIZABLE" } as const;
-
 const INSPECT_SQL: Record<MysqlFlavour, string> = {
   mariadb: "SELECT @@global.read_only OR @@global.innodb_read_only, NULLIF(@@global.gtid_current_pos, '')",
   mysql: "SELECT @@global.read_only OR @@global.innodb_read_only, IF(@@global.gtid_mode = 'ON', NULLIF(@@global.gtid_executed, ''), NULL)",
@@ -75,7 +77,8 @@ const LIST_INSTANCES_SQL =
 /** An Aurora MySQL replica's own lag (Aurora replicas share storage and have no binlog replication status). */
 const AURORA_OWN_LAG_SQL = "SELECT REPLICA_LAG_IN_MILLISECONDS FROM information_schema.replica_host_status WHERE SERVER_ID = @@aurora_server_id";
 
-const NO_LIMITS: ExecuteOptions = { timeoutMs: 0, bigNumbers: "string", maxResultBytes: 1 << 20, maxResultRows: 1000 };
+/** For the gateway's own statements: exact values, small results. */
+const INTERNAL: ExecuteOptions = { timeoutMs: 0, bigNumbers: "string", maxResultBytes: INTERNAL_RESULT_LIMITS.maxBytes, maxResultRows: INTERNAL_RESULT_LIMITS.maxRows };
 
 /** One statement's outcome as it streamed in. */
 interface Collected {
@@ -85,9 +88,8 @@ interface Collected {
   header: ResultSetHeader | undefined;
   /** The last result set (with columns), for CALL, whose final OK packet carries no rows. */
   lastResultSet: { fields: MysqlField[]; rows: unknown[][] } | undefined;
-  rowsSeen: number;
-  bytes: number;
-  overLimit: boolean;
+  /** Rows and bytes seen against the bounds; bytes are the converted values' approximate JSON size. */
+  budget: ResultBudget;
 }
 
 /** SELECT, INSERT... from the statement's first keyword, as PostgreSQL reports its command tags. */
@@ -98,21 +100,17 @@ function commandOf(sql: string): string {
 
 export class MysqlConnection implements EngineConnection {
   reachedRole: "primary" | "replica" | undefined;
-  private sessionDirty = false;
   private transactionOpen = false;
   /** The server rolled the open transaction back (deadlock): COMMIT must not report success. */
   private rolledBackByServer = false;
-  /** A KILL QUERY went out and may still land on whatever runs next: never hand this session on. */
-  private cancelMayLand = false;
-  private dead = false;
   private positionsUnsupported = false;
   private auroraLagUnsupported = false;
   /** How to put back the role the session logged in with (COM_RESET_CONNECTION keeps MariaDB's); null: no roles. */
   private restoreRole: string | null = null;
-  private readonly deathListeners: ((cause: Error) => void)[] = [];
   /** Rejects the statement in flight when the session dies (mysql2 reports that on the connection). */
   private failInFlight: ((err: Error) => void) | undefined;
   private readonly internals: Mysql2Internals;
+  private readonly lifecycle: SessionLifecycle;
 
   constructor(
     readonly id: number,
@@ -120,12 +118,13 @@ export class MysqlConnection implements EngineConnection {
     private readonly settings: MysqlConnectionSettings,
   ) {
     this.internals = connection as unknown as Mysql2Internals;
+    this.lifecycle = new SessionLifecycle(this.cancelStrategy(), settings.cancelGraceMs);
     connection.on("error", (err: Error) => this.markDead(err));
     connection.on("end", () => this.markDead(new Error("connection ended")));
   }
 
   get alive(): boolean {
-    return !this.dead;
+    return this.lifecycle.alive;
   }
 
   get inTransaction(): boolean {
@@ -133,11 +132,11 @@ export class MysqlConnection implements EngineConnection {
   }
 
   get needsReset(): boolean {
-    return this.sessionDirty || this.cancelMayLand || this.transactionOpen || this.rolledBackByServer;
+    return this.lifecycle.needsReset(this.transactionOpen || this.rolledBackByServer);
   }
 
   onDeath(listener: (cause: Error) => void): void {
-    this.deathListeners.push(listener);
+    this.lifecycle.onDeath(listener);
   }
 
   async execute(sql: string, params: readonly Param[], options: ExecuteOptions): Promise<StatementResult> {
@@ -150,8 +149,8 @@ export class MysqlConnection implements EngineConnection {
     // does: in a session no setting (sql_mode, character set) has changed, and without a statement
     // in the string that could change one for the statements after it.
     const mustPrepare =
-      options.singleStatement === true || (options.gatewayTransaction === true && (this.sessionDirty || (analysis.statementCount > 1 && !analysis.leavesNoState)));
-    if (!analysis.leavesNoState) this.sessionDirty = true;
+      options.singleStatement === true || (options.gatewayTransaction === true && (this.lifecycle.mayHoldState || (analysis.statementCount > 1 && !analysis.leavesNoState)));
+    if (!analysis.leavesNoState) this.lifecycle.noteStateChange();
     const wasInTransaction = this.transactionOpen;
     let collected: Collected;
     try {
@@ -160,12 +159,7 @@ export class MysqlConnection implements EngineConnection {
       await this.afterConflict(err, wasInTransaction, options.timeoutMs);
       throw err;
     }
-    if (collected.overLimit) {
-      throw new GatewayError(
-        "RESULT_TOO_LARGE",
-        `the statement ran (a write outside a transaction is committed) but its result exceeds the limit of ${options.maxResultRows} rows or ${options.maxResultBytes} bytes (saw at least ${collected.rowsSeen} rows, ${collected.bytes} bytes); add a LIMIT or select fewer columns`,
-      );
-    }
+    if (collected.budget.overLimit) throw collected.budget.tooLarge();
     const command = commandOf(sql);
     const resultSet = command === "CALL" ? collected.lastResultSet : undefined;
     if (resultSet) {
@@ -187,7 +181,7 @@ export class MysqlConnection implements EngineConnection {
    */
   private async afterConflict(err: unknown, wasInTransaction: boolean, timeoutMs: number): Promise<void> {
     const code = err instanceof GatewayError ? err.database?.engineCode : undefined;
-    if (!wasInTransaction || (code !== DEADLOCK && code !== LOCK_WAIT_TIMEOUT) || this.dead) return;
+    if (!wasInTransaction || (code !== DEADLOCK && code !== LOCK_WAIT_TIMEOUT) || !this.lifecycle.alive) return;
     if (code === LOCK_WAIT_TIMEOUT) await this.simple("ROLLBACK", timeoutMs).catch(() => undefined);
     this.rolledBackByServer = true;
   }
@@ -198,7 +192,7 @@ export class MysqlConnection implements EngineConnection {
     // The session default as well: a statement that commits implicitly (DDL) ends the transaction and
     // then runs in a transaction of its own, which must be READ ONLY too. COM_RESET_CONNECTION undoes it.
     const sessionDefault = options.lockReadOnly ? "SET SESSION TRANSACTION READ ONLY; " : "";
-    if (options.lockReadOnly) this.sessionDirty = true;
+    if (options.lockReadOnly) this.lifecycle.noteStateChange();
     this.transactionOpen = true;
     this.rolledBackByServer = false;
     await this.simple(`${sessionDefault}${isolation}START TRANSACTION${options.readOnly || options.lockReadOnly ? " READ ONLY" : ""}`, timeoutMs);
@@ -246,7 +240,7 @@ export class MysqlConnection implements EngineConnection {
    * else Aurora MySQL's REPLICA_LAG_IN_MILLISECONDS for this instance; null when neither answers.
    */
   private async replicationDelayMs(timeoutMs: number): Promise<number | null> {
-    const status = await this.run(this.settings.flavour === "mariadb" ? "SHOW SLAVE STATUS" : "SHOW REPLICA STATUS", [], { ...NO_LIMITS, timeoutMs }).catch(
+    const status = await this.run(this.settings.flavour === "mariadb" ? "SHOW SLAVE STATUS" : "SHOW REPLICA STATUS", [], { ...INTERNAL, timeoutMs }).catch(
       () => undefined,
     );
     if (status?.fields && status.rows.length > 0) {
@@ -265,7 +259,7 @@ export class MysqlConnection implements EngineConnection {
   }
 
   async listInstances(timeoutMs: number): Promise<ListedInstance[]> {
-    const collected = await this.run(LIST_INSTANCES_SQL, [], { ...NO_LIMITS, timeoutMs });
+    const collected = await this.run(LIST_INSTANCES_SQL, [], { ...INTERNAL, timeoutMs });
     return collected.rows.map((row) => {
       const [serverId, writer, lagMs] = row as [string, number | string, number | string | null];
       return { serverId: String(serverId), writer: Number(writer) === 1, lagMs: lagMs === null ? null : Number(lagMs) };
@@ -276,6 +270,10 @@ export class MysqlConnection implements EngineConnection {
     if (this.positionsUnsupported) return null;
     const row = await this.firstRow(COMMIT_POSITION_SQL[this.settings.flavour], timeoutMs);
     return (row[0] as string | null) ?? null;
+  }
+
+  async ping(timeoutMs: number): Promise<void> {
+    await this.simple("SELECT 1", timeoutMs);
   }
 
   /** Applies the session settings the conversions expect (after connect and after a reset). */
@@ -296,22 +294,12 @@ export class MysqlConnection implements EngineConnection {
     else this.restoreRole = typeof role === "string" ? `SET ROLE \`${role.replace(/`/g, "``")}\`` : "SET ROLE NONE";
   }
 
-  async ping(timeoutMs: number): Promise<void> {
-    await this.simple("SELECT 1", timeoutMs);
-  }
-
   /**
    * An open transaction alone is rolled back; anything else (variables, temporary tables, locks,
    * prepared statements, user variables) takes the full reset.
    */
-  async reset(timeoutMs: number): Promise<boolean> {
-    if (this.cancelMayLand) throw new Error("a KILL QUERY may still land on this session");
-    if (this.sessionDirty) {
-      await this.resetFully(timeoutMs);
-      return true;
-    }
-    if (this.transactionOpen) await this.rollback(timeoutMs);
-    return false;
+  reset(timeoutMs: number): Promise<boolean> {
+    return this.lifecycle.reset(this, timeoutMs);
   }
 
   /**
@@ -319,7 +307,7 @@ export class MysqlConnection implements EngineConnection {
    * statements, an open transaction), then the session settings and the login's role again.
    */
   async resetFully(timeoutMs: number): Promise<void> {
-    if (this.cancelMayLand) throw new Error("a KILL QUERY may still land on this session");
+    this.lifecycle.refuseResetWhileCancelPending();
     await this.withTimeout(
       new Promise<void>((resolve, reject) => {
         this.failInFlight = reject;
@@ -332,12 +320,12 @@ export class MysqlConnection implements EngineConnection {
     this.rolledBackByServer = false;
     const setup = this.restoreRole === null ? this.settings.sessionSetup : `${this.settings.sessionSetup}; ${this.restoreRole}`;
     await this.simple(setup, timeoutMs);
-    this.sessionDirty = false;
+    this.lifecycle.noteStateCleared();
   }
 
   async close(): Promise<void> {
-    if (this.dead) return;
-    this.dead = true;
+    if (!this.lifecycle.alive) return;
+    this.lifecycle.closed();
     await new Promise<void>((resolve) => {
       const cut = setTimeout(() => {
         this.internals.stream.destroy();
@@ -351,24 +339,23 @@ export class MysqlConnection implements EngineConnection {
   }
 
   destroy(): void {
-    this.dead = true;
+    this.lifecycle.closed();
     this.internals.stream.destroy();
   }
 
+  /** The connection reported its end: the statement in flight fails with it, and the session is dead. */
   private markDead(cause: Error): void {
     this.failInFlight?.(cause);
-    if (this.dead) return;
-    this.dead = true;
-    for (const listener of this.deathListeners) listener(cause);
+    this.lifecycle.died(cause);
   }
 
   private async firstRow(sql: string, timeoutMs: number): Promise<unknown[]> {
-    const collected = await this.run(sql, [], { ...NO_LIMITS, timeoutMs });
+    const collected = await this.run(sql, [], { ...INTERNAL, timeoutMs });
     return collected.rows[0] ?? [];
   }
 
   private async simple(sql: string, timeoutMs: number): Promise<void> {
-    await this.run(sql, [], { ...NO_LIMITS, timeoutMs });
+    await this.run(sql, [], { ...INTERNAL, timeoutMs });
   }
 
   /** A non-statement command (reset) bounded by a timeout: a silent server costs the session. */
@@ -385,39 +372,21 @@ export class MysqlConnection implements EngineConnection {
     }
   }
 
-  /**
-   * Sends one statement (prepared when it has parameters) and collects its result while it streams
-   * in. The timeout stops it on the server with KILL QUERY; if the statement has not ended within the
-   * grace period after that, the socket is cut and the outcome is unknown.
-   */
-  private async run(sql: string, params: readonly Param[], options: ExecuteOptions, prepared = params.length > 0): Promise<Collected> {
-    if (this.dead) throw new GatewayError("CONNECTION_LOST", "the database session closed before the statement was sent");
+  /** Sends one statement (prepared when it has parameters) under its deadline, and collects its result. */
+  private run(sql: string, params: readonly Param[], options: ExecuteOptions, prepared = params.length > 0): Promise<Collected> {
+    return this.lifecycle.run(options.timeoutMs, () => this.collect(sql, params, options, prepared));
+  }
+
+  /** Sends one statement and collects its result while it streams in, converted and size-bounded. */
+  private async collect(sql: string, params: readonly Param[], options: ExecuteOptions, prepared: boolean): Promise<Collected> {
     const collected: Collected = {
       fields: undefined,
       converters: [],
       rows: [],
       header: undefined,
       lastResultSet: undefined,
-      rowsSeen: 0,
-      bytes: 0,
-      overLimit: false,
+      budget: new ResultBudget({ maxRows: options.maxResultRows, maxBytes: options.maxResultBytes }),
     };
-    let timedOut = false;
-    let kill: Promise<boolean> | undefined;
-    let hardTimer: NodeJS.Timeout | undefined;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      this.cancelMayLand = true;
-      const peer = this.peer();
-      kill = this.settings.killQuery(peer.host, peer.port, this.internals.threadId, this.settings.cancelGraceMs).then(
-        () => true,
-        () => {
-          this.destroy();
-          return false;
-        },
-      );
-      hardTimer = setTimeout(() => this.destroy(), this.settings.cancelGraceMs);
-    }, options.timeoutMs);
     try {
       await new Promise<void>((resolve, reject) => {
         this.failInFlight = reject;
@@ -444,12 +413,9 @@ export class MysqlConnection implements EngineConnection {
               if (header.serverStatus !== undefined) this.transactionOpen = (header.serverStatus & SERVER_STATUS_IN_TRANS) !== 0;
               return;
             }
-            collected.rowsSeen++;
-            if (collected.overLimit) return;
+            if (!collected.budget.nextRow()) return;
             convertRow(row, collected.converters);
-            collected.bytes += approximateBytes(row);
-            if (collected.rowsSeen > options.maxResultRows || collected.bytes > options.maxResultBytes) {
-              collected.overLimit = true;
+            if (!collected.budget.keep(approximateBytes(row))) {
               collected.rows.length = 0;
               return;
             }
@@ -466,52 +432,52 @@ export class MysqlConnection implements EngineConnection {
             resolve();
           });
       });
-      if (kill) await this.absorbLateKill(kill);
       return collected;
-    } catch (err) {
-      // Whether our KILL QUERY was carried out decides whether it can still reach the next statement.
-      const killLanded = kill ? await kill : false;
-      throw this.mapRunError(err, timedOut, killLanded, options.timeoutMs);
     } finally {
       this.failInFlight = undefined;
-      clearTimeout(timer);
-      if (hardTimer) clearTimeout(hardTimer);
     }
+  }
+
+  /** MySQL's way to stop a statement: KILL QUERY from a side session; a late one is absorbed by a no-op. */
+  private cancelStrategy(): CancelStrategy {
+    return {
+      name: "KILL QUERY",
+      cancel: (graceMs) => {
+        const peer = this.peer();
+        return this.settings.killQuery(peer.host, peer.port, this.internals.threadId, graceMs).then(
+          () => true,
+          () => false,
+        );
+      },
+      cut: () => this.destroy(),
+      classify: (err, timedOut) => this.classifyFailure(err, timedOut),
+      // The statement finished just as its timeout fired: the KILL QUERY sent for it may land on the
+      // idle session and interrupt whatever runs next. Let a no-op take it.
+      absorbLateCancel: (graceMs) =>
+        this.run("DO 0", [], { ...INTERNAL, timeoutMs: graceMs }).then(
+          () => true,
+          (err: unknown) => err instanceof GatewayError && err.database?.engineCode !== undefined && INTERRUPTED.has(err.database.engineCode),
+        ),
+    };
   }
 
   /**
-   * The statement finished just as its timeout fired: the KILL QUERY sent for it may land on the idle
-   * session and interrupt whatever runs next. Wait for it, then let a no-op absorb it.
+   * Interrupted (KILL QUERY, or the server's own time limit) after our deadline passed is a cancel;
+   * other server errors leave the session alive; a client-side refusal before anything was sent (an
+   * invalid parameter) too; anything else ends the session.
    */
-  private async absorbLateKill(kill: Promise<boolean>): Promise<void> {
-    if (!(await kill) || this.dead) return;
-    this.failInFlight = undefined;
-    const absorbed = await this.run("DO 0", [], { ...NO_LIMITS, timeoutMs: this.settings.cancelGraceMs }).then(
-      () => true,
-      (err: unknown) => err instanceof GatewayError && err.database?.engineCode !== undefined && INTERRUPTED.has(err.database.engineCode),
-    );
-    if (absorbed) this.cancelMayLand = false;
-  }
-
-  private mapRunError(err: unknown, timedOut: boolean, killLanded: boolean, timeoutMs: number): GatewayError {
-    if (isServerError(err) && !this.dead) {
-      if (INTERRUPTED.has(err.errno) && timedOut) {
-        // Our KILL QUERY ended this statement, so it cannot reach the next one.
-        if (killLanded) this.cancelMayLand = false;
-        return new GatewayError("STATEMENT_TIMEOUT", `statement cancelled after ${timeoutMs}ms timeout`, { cause: err });
-      }
-      return mapStatementError(err);
+  private classifyFailure(err: unknown, timedOut: boolean): StatementFailure {
+    const alive = this.lifecycle.alive;
+    if (isServerError(err) && alive) {
+      if (INTERRUPTED.has(err.errno) && timedOut) return { kind: "cancelled", cause: err };
+      return { kind: "refused", error: mapStatementError(err) };
     }
     const cause = err instanceof Error ? err : new Error(String(err));
-    if ((cause as MysqlDriverError).fatal !== true && !this.dead && !(cause as MysqlDriverError).code?.startsWith("PROTOCOL_")) {
-      // A client-side refusal before anything was sent (for example an invalid parameter).
-      return new GatewayError("INVALID_REQUEST", cause.message, { cause });
+    const driverError = cause as MysqlDriverError;
+    if (driverError.fatal !== true && alive && !driverError.code?.startsWith("PROTOCOL_")) {
+      return { kind: "refused", error: new GatewayError("INVALID_REQUEST", cause.message, { cause }) };
     }
-    this.markDead(cause);
-    const why = timedOut
-      ? `statement timed out after ${timeoutMs}ms and did not stop after KILL QUERY`
-      : `the database session died while the statement ran (${cause.message})`;
-    return new GatewayError("OUTCOME_UNKNOWN", `${why}: it may or may not have been applied`, { cause });
+    return { kind: "session lost", cause };
   }
 
   /** The instance this session is on: its socket's peer address, not a name that may have moved since. */

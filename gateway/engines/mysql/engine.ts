@@ -13,6 +13,7 @@ import type { DatabaseTls } from "../../credentials/tls-options.js";
 import type { Engine, EngineConnection, EngineEndpoint } from "../engine.js";
 import type { SqlReader } from "../sql-analysis.js";
 import { type MysqlFlavour, MysqlConnection } from "./connection.js";
+import { mysqlDataApiDialect } from "./data-api-dialect.js";
 import { mysqlSqlReader } from "./sql-reader.js";
 import { describeConnectError, isAuthenticationFailure } from "./errors.js";
 import { compareGtidPositions, isGtidPosition } from "./gtid.js";
@@ -93,6 +94,7 @@ function open(options: ConnectionOptions): Promise<Connection> {
 export class MysqlEngine implements Engine {
   readonly kind = "mysql" as const;
   readonly reader: SqlReader;
+  readonly dataApi = mysqlDataApiDialect;
   private connectionCounter = 0;
   private readonly ssl: SslOptions | undefined;
 

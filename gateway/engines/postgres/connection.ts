@@ -1,16 +1,20 @@
 /**
  * One PostgreSQL session through `pg`, as the pool sees it. Owns: the per-connection prepared-statement
- * cache (LRU, server-side DEALLOCATE on eviction), statement timeouts that really cancel on the server
- * (CancelRequest, then a hard cut if the server stays silent), result-size bounds enforced while rows
- * stream in, session-state tracking and reset, and death detection.
+ * cache (LRU, server-side DEALLOCATE on eviction), session-state tracking and reset (DISCARD ALL), and
+ * PostgreSQL's part of the shared session lifecycle (session-lifecycle.ts): a timed-out statement is
+ * stopped with a CancelRequest to the instance the socket reached, and errors are read by SQLSTATE and
+ * severity. Result bounds are enforced by StatementQuery while rows stream in.
  */
 import type pg from "pg";
 import type { Column, Param } from "../../../schemas/query.js";
 import { GatewayError } from "../../errors.js";
 import type { EngineConnection, ExecuteOptions, InstanceState, ListedInstance, StatementResult, TransactionOptions } from "../engine.js";
+import { INTERNAL_RESULT_LIMITS } from "../result-budget.js";
+import { type CancelStrategy, SessionLifecycle, type StatementFailure } from "../session-lifecycle.js";
+import type { SqlReader } from "../sql-analysis.js";
+import { ISOLATION_SQL } from "../transaction-sql.js";
 import { type CancelTarget, sendCancelRequest } from "./cancel.js";
 import { isDatabaseError, isSessionFatal, mapStatementError } from "./errors.js";
-import type { SqlReader } from "../sql-analysis.js";
 import { type FunctionVolatility, VOLATILITY_SQL } from "./function-volatility.js";
 import { type PreparedStatement, StatementQuery, type WireConnection } from "./statement-query.js";
 import { columnDetails, encodeParams, parsersFor, parseTextArray } from "./values.js";
@@ -38,12 +42,13 @@ interface PgInternals {
 
 const noop = (): void => undefined;
 
+/** A CancelRequest has no answer: that it was carried out is known only when a statement ends cancelled. */
+const PRESUMED_CARRIED_OUT = Promise.resolve(true);
+
 /** Role, WAL position (written on a primary, replayed on a replica) and replay age, in one round trip. */
 const INSPECT_SQL =
   "SELECT pg_is_in_recovery(), CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END::text, " +
   "(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()) * 1000)::float8";
-
-const ISOLATION_SQL = { "read committed": "READ COMMITTED", "repeatable read": "REPEATABLE READ", serializable: "SERIALIZABLE" } as const;
 
 /** SQLSTATE 0A000 with this text: a cached statement's result type changed (ALTER TABLE...). */
 const CACHED_PLAN_CHANGED = "cached plan must not change result type";
@@ -52,20 +57,14 @@ function isCachedPlanChange(err: unknown): boolean {
   return err instanceof GatewayError && err.database?.sqlstate === "0A000" && err.message.includes(CACHED_PLAN_CHANGED);
 }
 
-const NO_LIMITS = { maxBytes: 1 << 20, maxRows: 1000 };
-
 export class PostgresConnection implements EngineConnection {
   reachedRole: "primary" | "replica" | undefined;
   private readonly prepared = new Map<string, PreparedStatement>();
   private statementCounter = 0;
-  private sessionDirty = false;
-  /** A CancelRequest went out and may still land on whatever runs next: never hand this session on. */
-  private cancelMayLand = false;
-  private dead = false;
   /** The server refused the WAL-position functions; role checks go on without positions. */
   private positionsUnsupported = false;
-  private readonly deathListeners: ((cause: Error) => void)[] = [];
   private readonly internals: PgInternals;
+  private readonly lifecycle: SessionLifecycle;
 
   constructor(
     readonly id: number,
@@ -73,12 +72,13 @@ export class PostgresConnection implements EngineConnection {
     private readonly settings: PostgresConnectionSettings,
   ) {
     this.internals = client as unknown as PgInternals;
-    client.on("error", (err) => this.markDead(err));
-    client.on("end", () => this.markDead(new Error("connection ended")));
+    this.lifecycle = new SessionLifecycle(this.cancelStrategy(), settings.cancelGraceMs);
+    client.on("error", (err) => this.lifecycle.died(err));
+    client.on("end", () => this.lifecycle.died(new Error("connection ended")));
   }
 
   get alive(): boolean {
-    return !this.dead;
+    return this.lifecycle.alive;
   }
 
   get inTransaction(): boolean {
@@ -86,16 +86,16 @@ export class PostgresConnection implements EngineConnection {
   }
 
   get needsReset(): boolean {
-    return this.sessionDirty || this.cancelMayLand || this.internals.getTransactionStatus() !== "I";
+    return this.lifecycle.needsReset(this.inTransaction);
   }
 
   onDeath(listener: (cause: Error) => void): void {
-    this.deathListeners.push(listener);
+    this.lifecycle.onDeath(listener);
   }
 
   async execute(sql: string, params: readonly Param[], options: ExecuteOptions): Promise<StatementResult> {
     // Settings changed before this string (standard_conforming_strings...) may make the server split it otherwise than the reader.
-    const readAsReaderDoes = !this.sessionDirty;
+    const readAsReaderDoes = !this.lifecycle.mayHoldState;
     await this.noteSessionEffects(sql, options);
     const values = encodeParams(params);
     const several = !options.singleStatement && !(options.gatewayTransaction && !readAsReaderDoes);
@@ -111,12 +111,7 @@ export class PostgresConnection implements EngineConnection {
       if (this.internals.getTransactionStatus() !== "I") throw err;
       query = await this.run(this.statement(sql, values, options, several), options.timeoutMs);
     }
-    if (query.overLimit) {
-      throw new GatewayError(
-        "RESULT_TOO_LARGE",
-        `the statement ran (a write outside a transaction is committed) but its result exceeds the limit of ${options.maxResultRows} rows or ${options.maxResultBytes} bytes (saw at least ${query.rowsSeen} rows, ${query.bytes} bytes); add a LIMIT or select fewer columns`,
-      );
-    }
+    if (query.budget.overLimit) throw query.budget.tooLarge();
     let columns = this.columnsOf(query, false);
     if (columns === null) {
       await this.learnTypes(query, options.timeoutMs);
@@ -142,14 +137,14 @@ export class PostgresConnection implements EngineConnection {
         throw new GatewayError("FORBIDDEN", `this principal may only read: ${refused}() is a volatile built-in function that acts outside the transaction`);
       }
     }
-    if (!analysis.leavesNoState || !volatility.allStateless(functions)) this.sessionDirty = true;
+    if (!analysis.leavesNoState || !volatility.allStateless(functions)) this.lifecycle.noteStateChange();
   }
 
   /** Looks up functions pg_proc has not been asked about (one round trip); a failure leaves them unknown, i.e. volatile. */
   private async learnFunctions(names: readonly string[], timeoutMs: number): Promise<void> {
     const unknown = this.settings.volatility.unknown(names);
     if (unknown.length === 0) return;
-    const query = new StatementQuery(VOLATILITY_SQL, encodeParams([unknown]), undefined, (fields) => parsersFor("string", fields), "string", NO_LIMITS, noop);
+    const query = new StatementQuery(VOLATILITY_SQL, encodeParams([unknown]), undefined, (fields) => parsersFor("string", fields), "string", INTERNAL_RESULT_LIMITS, noop);
     try {
       this.settings.volatility.record(unknown, (await this.run(query, timeoutMs)).rows);
     } catch (err) {
@@ -233,18 +228,12 @@ export class PostgresConnection implements EngineConnection {
     await this.simple("SELECT 1", timeoutMs);
   }
 
-  async reset(timeoutMs: number): Promise<boolean> {
-    if (this.cancelMayLand) throw new Error("a cancel request may still land on this session");
-    if (this.sessionDirty) {
-      await this.resetFully(timeoutMs);
-      return true;
-    }
-    if (this.internals.getTransactionStatus() !== "I") await this.simple("ROLLBACK", timeoutMs);
-    return false;
+  reset(timeoutMs: number): Promise<boolean> {
+    return this.lifecycle.reset(this, timeoutMs);
   }
 
   async resetFully(timeoutMs: number): Promise<void> {
-    if (this.cancelMayLand) throw new Error("a cancel request may still land on this session");
+    this.lifecycle.refuseResetWhileCancelPending();
     if (this.internals.getTransactionStatus() !== "I") await this.simple("ROLLBACK", timeoutMs);
     // DISCARD ALL drops settings, role, temporary objects, advisory locks, LISTENs, cursors, sequence
     // state and prepared statements. The gateway's own go too (another principal would see their text
@@ -252,69 +241,49 @@ export class PostgresConnection implements EngineConnection {
     await this.simple("DISCARD ALL", timeoutMs);
     this.prepared.clear();
     this.internals.connection.parsedStatements = {};
-    this.sessionDirty = false;
+    this.lifecycle.noteStateCleared();
   }
 
   async close(): Promise<void> {
-    this.dead = true;
+    this.lifecycle.closed();
     await this.client.end().catch(() => undefined);
   }
 
   destroy(): void {
-    this.dead = true;
+    this.lifecycle.closed();
     this.internals.connection.stream.destroy();
-  }
-
-  private markDead(cause: Error): void {
-    if (this.dead) return;
-    this.dead = true;
-    for (const listener of this.deathListeners) listener(cause);
   }
 
   private simple(sql: string, timeoutMs: number): Promise<StatementQuery> {
     return this.run(
-      new StatementQuery(sql, undefined, undefined, (fields) => parsersFor("string", fields), "string", NO_LIMITS, noop),
+      new StatementQuery(sql, undefined, undefined, (fields) => parsersFor("string", fields), "string", INTERNAL_RESULT_LIMITS, noop),
       timeoutMs,
     );
   }
 
-  /** Submits a query and enforces its timeout: cancel on the server first, cut the socket if that fails. */
-  private async run(query: StatementQuery, timeoutMs: number): Promise<StatementQuery> {
-    if (this.dead) throw new GatewayError("CONNECTION_LOST", "the database session closed before the statement was sent");
-    let timedOut = false;
-    let hardTimer: NodeJS.Timeout | undefined;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      this.cancelMayLand = true;
-      void sendCancelRequest(this.cancelTarget(), this.settings.cancelGraceMs);
-      hardTimer = setTimeout(() => this.destroy(), this.settings.cancelGraceMs);
-    }, timeoutMs);
-    try {
-      return await new Promise<StatementQuery>((resolve, reject) => {
-        query.callback = (err, done) => (err ? reject(err) : resolve(done));
-        this.client.query(query as unknown as pg.Submittable);
-      });
-    } catch (err) {
-      throw this.mapRunError(err, timedOut, timeoutMs);
-    } finally {
-      clearTimeout(timer);
-      if (hardTimer) clearTimeout(hardTimer);
-    }
+  /** Submits a query under its deadline (the shared lifecycle cancels it on the server, then cuts). */
+  private run(query: StatementQuery, timeoutMs: number): Promise<StatementQuery> {
+    return this.lifecycle.run(
+      timeoutMs,
+      () =>
+        new Promise<StatementQuery>((resolve, reject) => {
+          query.callback = (err, done) => (err ? reject(err) : resolve(done));
+          this.client.query(query as unknown as pg.Submittable);
+        }),
+    );
   }
 
-  private mapRunError(err: unknown, timedOut: boolean, timeoutMs: number): GatewayError {
-    if (isDatabaseError(err) && !isSessionFatal(err)) {
-      if (err.code === "57014" && (timedOut || err.message.includes("statement timeout"))) {
-        if (timedOut) this.cancelMayLand = false; // our cancel was consumed by this statement
-        return new GatewayError("STATEMENT_TIMEOUT", `statement cancelled after ${timeoutMs}ms timeout`, { cause: err });
-      }
-      return mapStatementError(err);
-    }
-    this.markDead(err instanceof Error ? err : new Error(String(err)));
-    const why = timedOut
-      ? `statement timed out after ${timeoutMs}ms and the server did not answer the cancel`
-      : `the database session died while the statement ran (${err instanceof Error ? err.message : String(err)})`;
-    return new GatewayError("OUTCOME_UNKNOWN", `${why}: it may or may not have been applied`, { cause: err });
+  /** PostgreSQL's way to stop a statement: a CancelRequest on a side socket. */
+  private cancelStrategy(): CancelStrategy {
+    return {
+      name: "CancelRequest",
+      cancel: (graceMs) => {
+        void sendCancelRequest(this.cancelTarget(), graceMs);
+        return PRESUMED_CARRIED_OUT;
+      },
+      cut: () => this.destroy(),
+      classify: classifyFailure,
+    };
   }
 
   /** The instance this session is on: its socket's peer address, not a name that may have moved since. */
@@ -407,4 +376,16 @@ export class PostgresConnection implements EngineConnection {
       // Type names are a courtesy: the values are already parsed.
     }
   }
+}
+
+/**
+ * 57014 is a cancelled statement: ours once the deadline passed, or the server's own statement_timeout.
+ * A FATAL or PANIC error ends the session, as does anything that is not a database error.
+ */
+function classifyFailure(err: unknown, timedOut: boolean): StatementFailure {
+  if (isDatabaseError(err) && !isSessionFatal(err)) {
+    if (err.code === "57014" && (timedOut || err.message.includes("statement timeout"))) return { kind: "cancelled", cause: err };
+    return { kind: "refused", error: mapStatementError(err) };
+  }
+  return { kind: "session lost", cause: err instanceof Error ? err : new Error(String(err)) };
 }

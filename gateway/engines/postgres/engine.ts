@@ -11,6 +11,7 @@ import type { DatabaseTls } from "../../credentials/tls-options.js";
 import type { Engine, EngineConnection, EngineEndpoint } from "../engine.js";
 import type { SqlReader } from "../sql-analysis.js";
 import { PostgresConnection } from "./connection.js";
+import { postgresDataApiDialect } from "./data-api-dialect.js";
 import { FunctionVolatility } from "./function-volatility.js";
 import { postgresSqlReader } from "./sql-reader.js";
 import { describeConnectError, isAuthenticationFailure } from "./errors.js";
@@ -50,6 +51,7 @@ const ignoreEarlyError = (): void => undefined;
 export class PostgresEngine implements Engine {
   readonly kind = "postgres" as const;
   readonly reader: SqlReader;
+  readonly dataApi = postgresDataApiDialect;
   /** What pg_proc says of called functions, shared by the cluster's sessions. */
   private readonly volatility = new FunctionVolatility();
   private readonly typeNames = new Map(BUILTIN_TYPE_NAMES);

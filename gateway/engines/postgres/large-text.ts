@@ -1,11 +1,11 @@
 /**
  * The careful reading of a PostgreSQL text too large to parse on the event loop (the WebAssembly
- * parser costs about a second per megabyte): PostgreSQL's lexical rules (routing/sql-lexer.ts) find
+ * parser costs about a second per megabyte): PostgreSQL's lexical rules (engines/sql-segments.ts) find
  * the statements and their first keywords, and every answer leans careful. A single statement is sent
  * with the extended protocol, where the server itself refuses a second one, so a wrong count cannot
  * smuggle anything; several statements get the answers of a text the reader does not understand.
  */
-import { lexSql } from "../../routing/sql-lexer.js";
+import { lexSql } from "../sql-segments.js";
 import { NOT_UNDERSTOOD, type StatementAnalysis } from "../sql-analysis.js";
 
 /** Texts above this many characters take the careful reading (about 40 ms of parsing on a fast core). */

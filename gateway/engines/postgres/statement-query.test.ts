@@ -42,12 +42,12 @@ describe("statement query", () => {
     const byRows = make();
     byRows.handleRowDescription({ fields: [{ name: "a", dataTypeID: 25 }] });
     for (let i = 0; i < 5; i++) byRows.handleDataRow({ fields: ["x"] });
-    expect(byRows.overLimit).toBe(true);
+    expect(byRows.budget.overLimit).toBe(true);
     expect(byRows.rows).toEqual([]);
     const byBytes = make({ maxBytes: 10, maxRows: 100 });
     byBytes.handleRowDescription({ fields: [{ name: "a", dataTypeID: 25 }] });
     byBytes.handleDataRow({ fields: ["0123456789ab"] });
-    expect(byBytes.overLimit).toBe(true);
+    expect(byBytes.budget.overLimit).toBe(true);
   });
 
   it("reports a row that fails to parse when the statement ends, once", () => {

@@ -6,6 +6,7 @@
  * while rows stream in (rows past a bound are dropped, not kept).
  */
 import type { Column } from "../../../schemas/query.js";
+import { ResultBudget, type ResultLimits } from "../result-budget.js";
 import type { Parser } from "./values.js";
 
 /** The part of pg's Connection this module drives. */
@@ -38,11 +39,6 @@ export interface PreparedStatement {
   parsers: Map<string, Parser[]>;
 }
 
-export interface StatementLimits {
-  maxBytes: number;
-  maxRows: number;
-}
-
 type Done = (err: Error | null, query: StatementQuery) => void;
 
 const COMMAND_TAG = /^([A-Za-z ]+?)(?: \d+)?(?: (\d+))?$/;
@@ -54,9 +50,8 @@ export class StatementQuery {
   rows: unknown[][] = [];
   command = "";
   rowCount: number | null = null;
-  bytes = 0;
-  rowsSeen = 0;
-  overLimit = false;
+  /** Rows and bytes seen against the bounds; bytes are the values' text as the server sent it. */
+  readonly budget: ResultBudget;
   private parsers: Parser[] = [];
   private rowError: Error | null = null;
   private finished = false;
@@ -67,9 +62,10 @@ export class StatementQuery {
     private readonly prepared: PreparedStatement | undefined,
     private readonly parsersFor: (fields: FieldDescription[]) => Parser[],
     private readonly parserKey: string,
-    private readonly limits: StatementLimits,
+    limits: ResultLimits,
     public callback: Done,
   ) {
+    this.budget = new ResultBudget(limits);
     this.name = prepared?.name;
     if (prepared?.fields) {
       this.fields = prepared.fields;
@@ -114,11 +110,11 @@ export class StatementQuery {
   }
 
   handleDataRow(message: { fields: (string | null)[] }): void {
-    if (this.overLimit || this.rowError) return;
+    if (this.rowError || !this.budget.nextRow()) return;
     const fields = message.fields;
-    for (const field of fields) if (field !== null) this.bytes += field.length;
-    if (++this.rowsSeen > this.limits.maxRows || this.bytes > this.limits.maxBytes) {
-      this.overLimit = true;
+    let bytes = 0;
+    for (const field of fields) if (field !== null) bytes += field.length;
+    if (!this.budget.keep(bytes)) {
       this.rows = [];
       return;
     }

@@ -9,7 +9,7 @@
  * "…" with backslash escapes, `…` identifiers, # and "-- " comments (two dashes then whitespace or a
  * control character; to a line feed), /* *\/ comments — except /*! … *\/ and /*M! … *\/, which MySQL
  * runs as code. The gateway's decisions about SQL come from each engine's SQL reader; this lexer only
- * finds the Data API's placeholders.
+ * finds the Data API's placeholders, through each engine's Data API dialect (data-api-dialect.ts).
  */
 
 export type SqlDialect = "postgres" | "mysql";

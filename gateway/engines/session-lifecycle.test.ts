@@ -1,0 +1,211 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { GatewayError } from "../errors.js";
+import { type CancelStrategy, SessionLifecycle, type StatementFailure } from "./session-lifecycle.js";
+
+const GRACE_MS = 1000;
+
+/** A statement the test ends by hand, as a server would. */
+function pendingStatement<T>(): { promise: Promise<T>; finish(value: T): void; fail(err: Error): void } {
+  let finish!: (value: T) => void;
+  let fail!: (err: Error) => void;
+  const promise = new Promise<T>((resolve, reject) => {
+    finish = resolve;
+    fail = reject;
+  });
+  return { promise, finish, fail };
+}
+
+class Interrupted extends Error {}
+
+/**
+ * A server's side of the cancel: whether the cancel is carried out, and the cut as the engines do it
+ * (the gateway gives the session up). Errors read: Interrupted is a cancelled statement, anything else
+ * a lost session.
+ */
+function fakeServer(options: { carriesOut: boolean; absorbs?: boolean }) {
+  const events: string[] = [];
+  const strategy: CancelStrategy = {
+    name: "FAKE CANCEL",
+    cancel: async () => {
+      events.push("cancel");
+      return options.carriesOut;
+    },
+    cut: () => {
+      events.push("cut");
+      lifecycle.closed();
+    },
+    classify: (err): StatementFailure => (err instanceof Interrupted ? { kind: "cancelled", cause: err } : { kind: "session lost", cause: err as Error }),
+    ...(options.absorbs === undefined
+      ? {}
+      : {
+          absorbLateCancel: async () => {
+            events.push("absorb");
+            return options.absorbs === true;
+          },
+        }),
+  };
+  const lifecycle = new SessionLifecycle(strategy, GRACE_MS);
+  return { lifecycle, events };
+}
+
+async function errorOf(work: Promise<unknown>): Promise<GatewayError> {
+  const err = await work.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  expect(err).toBeInstanceOf(GatewayError);
+  return err as GatewayError;
+}
+
+describe("a session's statement deadline", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("sends the cancel once the deadline passes and answers STATEMENT_TIMEOUT when it stops the statement", async () => {
+    const { lifecycle, events } = fakeServer({ carriesOut: true });
+    const statement = pendingStatement<string>();
+    const running = errorOf(lifecycle.run(100, () => statement.promise));
+    await vi.advanceTimersByTimeAsync(100);
+    expect(events).toEqual(["cancel"]);
+    expect(lifecycle.cancelPending).toBe(true);
+    statement.fail(new Interrupted("interrupted"));
+    const error = await running;
+    expect(error.code).toBe("STATEMENT_TIMEOUT");
+    expect(error.message).toBe("statement cancelled after 100ms timeout");
+    // The cancel was spent on this statement: the session may be handed on.
+    expect(lifecycle.cancelPending).toBe(false);
+    expect(lifecycle.alive).toBe(true);
+    await vi.advanceTimersByTimeAsync(GRACE_MS);
+    expect(events).toEqual(["cancel"]);
+  });
+
+  it("cuts the socket after the grace when the statement does not stop, and the outcome is unknown", async () => {
+    const { lifecycle, events } = fakeServer({ carriesOut: true });
+    const statement = pendingStatement<string>();
+    const running = errorOf(lifecycle.run(100, () => statement.promise));
+    await vi.advanceTimersByTimeAsync(100 + GRACE_MS);
+    expect(events).toEqual(["cancel", "cut"]);
+    statement.fail(new Error("socket closed"));
+    const error = await running;
+    expect(error.code).toBe("OUTCOME_UNKNOWN");
+    expect(error.message).toBe("statement timed out after 100ms and did not stop after its cancel (FAKE CANCEL): it may or may not have been applied");
+    expect(lifecycle.alive).toBe(false);
+  });
+
+  it("cuts at once when the cancel cannot be carried out", async () => {
+    const { lifecycle, events } = fakeServer({ carriesOut: false });
+    const statement = pendingStatement<string>();
+    const running = errorOf(lifecycle.run(100, () => statement.promise));
+    await vi.advanceTimersByTimeAsync(100);
+    expect(events).toEqual(["cancel", "cut"]);
+    statement.fail(new Error("socket closed"));
+    expect((await running).code).toBe("OUTCOME_UNKNOWN");
+  });
+
+  it("lets the engine absorb a cancel that went out as the statement finished, or keeps the session from being reset", async () => {
+    for (const absorbs of [true, false, undefined]) {
+      const { lifecycle, events } = fakeServer({ carriesOut: true, ...(absorbs === undefined ? {} : { absorbs }) });
+      const statement = pendingStatement<string>();
+      const running = lifecycle.run(100, () => statement.promise);
+      await vi.advanceTimersByTimeAsync(100);
+      statement.finish("rows");
+      expect(await running).toBe("rows");
+      expect(events).toEqual(absorbs === undefined ? ["cancel"] : ["cancel", "absorb"]);
+      expect(lifecycle.cancelPending).toBe(absorbs !== true);
+      if (absorbs !== true) {
+        expect(lifecycle.needsReset(false)).toBe(true);
+        await expect(lifecycle.reset({ inTransaction: false, resetFully: async () => undefined, rollback: async () => undefined }, 1000)).rejects.toThrow(
+          "a cancel (FAKE CANCEL) may still land on this session",
+        );
+      }
+    }
+  });
+
+  it("leaves a statement that ends in time alone", async () => {
+    const { lifecycle, events } = fakeServer({ carriesOut: true });
+    expect(await lifecycle.run(100, async () => "rows")).toBe("rows");
+    await vi.advanceTimersByTimeAsync(10 * GRACE_MS);
+    expect(events).toEqual([]);
+    expect(lifecycle.cancelPending).toBe(false);
+  });
+});
+
+describe("a session's death", () => {
+  it("is told to every listener once, and later statements are refused before they are sent", async () => {
+    const { lifecycle } = fakeServer({ carriesOut: true });
+    const heard: string[] = [];
+    lifecycle.onDeath((cause) => heard.push(`first: ${cause.message}`));
+    lifecycle.onDeath((cause) => heard.push(`second: ${cause.message}`));
+    lifecycle.died(new Error("server shut down"));
+    lifecycle.died(new Error("again"));
+    expect(heard).toEqual(["first: server shut down", "second: server shut down"]);
+    const submit = vi.fn(async () => "never");
+    expect((await errorOf(lifecycle.run(100, submit))).code).toBe("CONNECTION_LOST");
+    expect(submit).not.toHaveBeenCalled();
+  });
+
+  it("answers OUTCOME_UNKNOWN for a statement the session died under, and tells the listeners", async () => {
+    const { lifecycle } = fakeServer({ carriesOut: true });
+    const heard: Error[] = [];
+    lifecycle.onDeath((cause) => heard.push(cause));
+    const error = await errorOf(lifecycle.run(10000, async () => Promise.reject(new Error("connection reset"))));
+    expect(error.code).toBe("OUTCOME_UNKNOWN");
+    expect(error.message).toBe("the database session died while the statement ran (connection reset): it may or may not have been applied");
+    expect(heard.map((cause) => cause.message)).toEqual(["connection reset"]);
+  });
+
+  it("is not told when the gateway closed the session itself", () => {
+    const { lifecycle } = fakeServer({ carriesOut: true });
+    const heard: Error[] = [];
+    lifecycle.onDeath((cause) => heard.push(cause));
+    lifecycle.closed();
+    lifecycle.died(new Error("end"));
+    expect(lifecycle.alive).toBe(false);
+    expect(heard).toEqual([]);
+  });
+});
+
+describe("the reset rule", () => {
+  const session = (inTransaction: boolean) => {
+    const calls: string[] = [];
+    return {
+      calls,
+      inTransaction,
+      resetFully: async () => {
+        calls.push("resetFully");
+      },
+      rollback: async () => {
+        calls.push("rollback");
+      },
+    };
+  };
+
+  it("only rolls back a session whose one state is an open transaction", async () => {
+    const { lifecycle } = fakeServer({ carriesOut: true });
+    const open = session(true);
+    expect(lifecycle.needsReset(true)).toBe(true);
+    expect(await lifecycle.reset(open, 1000)).toBe(false);
+    expect(open.calls).toEqual(["rollback"]);
+    const idle = session(false);
+    expect(lifecycle.needsReset(false)).toBe(false);
+    expect(await lifecycle.reset(idle, 1000)).toBe(false);
+    expect(idle.calls).toEqual([]);
+  });
+
+  it("takes the full reset after a statement that may have left state, until the engine says it is cleared", async () => {
+    const { lifecycle } = fakeServer({ carriesOut: true });
+    lifecycle.noteStateChange();
+    expect(lifecycle.mayHoldState).toBe(true);
+    expect(lifecycle.needsReset(false)).toBe(true);
+    const changed = session(true);
+    expect(await lifecycle.reset(changed, 1000)).toBe(true);
+    expect(changed.calls).toEqual(["resetFully"]);
+    lifecycle.noteStateCleared();
+    expect(lifecycle.needsReset(false)).toBe(false);
+  });
+});

@@ -1,0 +1,198 @@
+/**
+ * The life of a database session that both engines share; only the way to stop a statement differs
+ * (the engine's CancelStrategy). Owns:
+ *
+ * - the statement deadline: when a statement outlives its timeout the engine's cancel goes to the
+ *   server (PostgreSQL CancelRequest, MySQL KILL QUERY); if the statement has not ended `graceMs`
+ *   later, the socket is cut and the outcome is unknown;
+ * - whether a cancel may still land: a cancel that went out is only known to be spent once it stopped
+ *   its statement (or the engine absorbed it); until then it could interrupt whatever runs next, so
+ *   the session is never reset for another caller;
+ * - the reset rule: a session that may hold state (the engine notes each statement that may leave
+ *   some) takes the engine's full reset; one whose only state is an open transaction, a rollback;
+ * - how a failure reads to the caller: STATEMENT_TIMEOUT, the engine's own mapping of an error the
+ *   session survives, OUTCOME_UNKNOWN when the session died with the statement sent, CONNECTION_LOST
+ *   when it was dead before;
+ * - death: the session's death listeners hear it once, unless the gateway closed or cut it itself.
+ */
+import { GatewayError } from "../errors.js";
+import type { EngineConnection } from "./engine.js";
+
+/** How a failed statement ended, as the engine reads its error. */
+export type StatementFailure =
+  /** Stopped on the server by a cancel: ours after the deadline, or the server's own statement timeout. */
+  | { kind: "cancelled"; cause: Error }
+  /** Refused or failed on the server, or by the driver before anything was sent: the session goes on. */
+  | { kind: "refused"; error: GatewayError }
+  /** The session is gone, so whatever was sent may or may not have been applied. */
+  | { kind: "session lost"; cause: Error };
+
+/** How an engine stops a statement running on the server, and reads how a statement failed. */
+export interface CancelStrategy {
+  /** The cancel's name in messages ("CancelRequest", "KILL QUERY"). */
+  readonly name: string;
+  /**
+   * Sends the cancel for the statement running now; never rejects. Resolves true when the server
+   * carried it out, or may have (a CancelRequest has no answer), false when it surely could not be
+   * (the socket is then cut at once rather than after the grace).
+   */
+  cancel(graceMs: number): Promise<boolean>;
+  /** Cuts the socket: the session is given up. */
+  cut(): void;
+  /** Reads a statement's failure; `timedOut`: its deadline passed while it ran. */
+  classify(err: unknown, timedOut: boolean): StatementFailure;
+  /**
+   * After a statement that ended on its own just as its cancel went out: lets the cancel land on
+   * something harmless. Resolves true when it can no longer reach the next statement. Without it the
+   * session stays marked (and is not handed on).
+   */
+  absorbLateCancel?(graceMs: number): Promise<boolean>;
+}
+
+/** The deadline of one statement: past it, the cancel; past the grace after that, the cut. */
+class StatementDeadline {
+  /** Set once the deadline passed: whether the cancel was carried out (or may have been). */
+  cancelled: Promise<boolean> | undefined;
+  private readonly timer: NodeJS.Timeout;
+  private cutTimer: NodeJS.Timeout | undefined;
+
+  constructor(timeoutMs: number, graceMs: number, strategy: CancelStrategy, onTimeout: () => void) {
+    this.timer = setTimeout(() => {
+      onTimeout();
+      this.cancelled = strategy.cancel(graceMs).then((carriedOut) => {
+        if (!carriedOut) strategy.cut();
+        return carriedOut;
+      });
+      this.cutTimer = setTimeout(() => strategy.cut(), graceMs);
+    }, timeoutMs);
+  }
+
+  get passed(): boolean {
+    return this.cancelled !== undefined;
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    if (this.cutTimer) clearTimeout(this.cutTimer);
+  }
+}
+
+export class SessionLifecycle {
+  private dead = false;
+  private cancelMayLand = false;
+  private stateChanged = false;
+  private readonly deathListeners: ((cause: Error) => void)[] = [];
+
+  constructor(
+    private readonly strategy: CancelStrategy,
+    private readonly graceMs: number,
+  ) {}
+
+  /** False once the session died or was closed. */
+  get alive(): boolean {
+    return !this.dead;
+  }
+
+  /** A cancel went out and may still land on whatever runs next. */
+  get cancelPending(): boolean {
+    return this.cancelMayLand;
+  }
+
+  onDeath(listener: (cause: Error) => void): void {
+    this.deathListeners.push(listener);
+  }
+
+  /** The session died on its own (server, network): its listeners hear it, once. */
+  died(cause: Error): void {
+    if (this.dead) return;
+    this.dead = true;
+    for (const listener of this.deathListeners) listener(cause);
+  }
+
+  /** The gateway closed or cut the session itself: nobody needs telling. */
+  closed(): void {
+    this.dead = true;
+  }
+
+  /** Whether a statement since the last full reset may have left session state (settings, temporary tables, locks...). */
+  get mayHoldState(): boolean {
+    return this.stateChanged;
+  }
+
+  /** A statement may leave session state behind: the next reset is the full one. */
+  noteStateChange(): void {
+    this.stateChanged = true;
+  }
+
+  /** The engine's full reset ran: the session is as just connected. */
+  noteStateCleared(): void {
+    this.stateChanged = false;
+  }
+
+  /** Whether the session must be reset before another caller gets it. */
+  needsReset(inTransaction: boolean): boolean {
+    return this.stateChanged || this.cancelMayLand || inTransaction;
+  }
+
+  /**
+   * Resets the session for the next caller of the same principal by the rule above, with the
+   * engine's own full reset and rollback. Resolves true when the full reset ran.
+   */
+  async reset(session: Pick<EngineConnection, "inTransaction" | "resetFully" | "rollback">, timeoutMs: number): Promise<boolean> {
+    this.refuseResetWhileCancelPending();
+    if (this.stateChanged) {
+      await session.resetFully(timeoutMs);
+      return true;
+    }
+    if (session.inTransaction) await session.rollback(timeoutMs);
+    return false;
+  }
+
+  /** Throws when a cancel may still land: such a session is evicted, never reset for another caller. */
+  refuseResetWhileCancelPending(): void {
+    if (this.cancelMayLand) throw new Error(`a cancel (${this.strategy.name}) may still land on this session`);
+  }
+
+  /**
+   * Runs one statement (`submit` sends it and settles when it ends) under its deadline, and turns a
+   * failure into the gateway's error.
+   */
+  async run<T>(timeoutMs: number, submit: () => Promise<T>): Promise<T> {
+    if (this.dead) throw new GatewayError("CONNECTION_LOST", "the database session closed before the statement was sent");
+    const deadline = new StatementDeadline(timeoutMs, this.graceMs, this.strategy, () => {
+      this.cancelMayLand = true;
+    });
+    try {
+      const result = await submit();
+      if (deadline.cancelled) await this.absorbLateCancel(deadline.cancelled);
+      return result;
+    } catch (err) {
+      // Whether the cancel was carried out decides whether it can still reach the next statement.
+      const carriedOut = deadline.cancelled ? await deadline.cancelled : false;
+      throw this.failure(err, deadline.passed, carriedOut, timeoutMs);
+    } finally {
+      deadline.stop();
+    }
+  }
+
+  /** The statement ended on its own although its cancel went out: the cancel may land on the next one. */
+  private async absorbLateCancel(cancelled: Promise<boolean>): Promise<void> {
+    if (!(await cancelled) || this.dead || !this.strategy.absorbLateCancel) return;
+    if (await this.strategy.absorbLateCancel(this.graceMs)) this.cancelMayLand = false;
+  }
+
+  private failure(err: unknown, timedOut: boolean, cancelCarriedOut: boolean, timeoutMs: number): GatewayError {
+    const failure = this.strategy.classify(err, timedOut);
+    if (failure.kind === "refused") return failure.error;
+    if (failure.kind === "cancelled") {
+      // Our cancel stopped this statement, so it cannot reach the next one.
+      if (cancelCarriedOut) this.cancelMayLand = false;
+      return new GatewayError("STATEMENT_TIMEOUT", `statement cancelled after ${timeoutMs}ms timeout`, { cause: failure.cause });
+    }
+    this.died(failure.cause);
+    const why = timedOut
+      ? `statement timed out after ${timeoutMs}ms and did not stop after its cancel (${this.strategy.name})`
+      : `the database session died while the statement ran (${failure.cause.message})`;
+    return new GatewayError("OUTCOME_UNKNOWN", `${why}: it may or may not have been applied`, { cause: failure.cause });
+  }
+}
