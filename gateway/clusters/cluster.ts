@@ -75,6 +75,7 @@ export class Cluster {
       credentials: urls.access?.credentials,
       tls: urls.access?.tls,
       logins: urls.access?.logins,
+      flavour: urls.access?.flavour,
       writingFunctions: config.routing.writingFunctions,
     });
     const logins: ReadonlyMap<LoginKey, DatabaseCredentials> = urls.access?.logins ?? new Map<LoginKey, DatabaseCredentials>();

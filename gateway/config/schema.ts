@@ -3,6 +3,7 @@
  * else. Unknown keys are rejected; impossible values fail with a readable message, never clamped.
  */
 import { z } from "zod";
+import { checkDsqlCluster, checkDsqlGateway } from "./dsql-rules.js";
 
 const ms = (description: string) => z.number().int().nonnegative().describe(description);
 
@@ -40,6 +41,19 @@ export const databaseCredentialsSchema = z.discriminatedUnion("source", [
       .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, "an AWS region such as us-east-1")
       .optional()
       .describe("Region of the cluster; default: read from an *.<region>.rds.amazonaws.com host"),
+  }),
+  z.strictObject({
+    source: z.literal("dsql"),
+    username: z
+      .string()
+      .min(1)
+      .default("admin")
+      .describe("Aurora DSQL database role: admin (tokens need dsql:DbConnectAdmin) or a custom role mapped to the task's IAM role with AWS IAM GRANT (dsql:DbConnect)"),
+    region: z
+      .string()
+      .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, "an AWS region such as us-east-1")
+      .optional()
+      .describe("Region of the cluster; default: read from a <cluster id>.dsql.<region>.on.aws host"),
   }),
 ]);
 export type DatabaseCredentialsConfig = z.infer<typeof databaseCredentialsSchema>;
@@ -101,7 +115,7 @@ export const clusterConfigSchema = z.strictObject({
     .describe("Aurora: discover the instances from aurora_replica_status() (PostgreSQL) or information_schema.replica_host_status (MySQL)"),
   credentials: databaseCredentialsSchema
     .optional()
-    .describe("Database credentials from Secrets Manager or IAM authentication tokens; default: the URLs' user and password"),
+    .describe("Database credentials from Secrets Manager, RDS IAM authentication tokens or Aurora DSQL tokens (which make the cluster an Aurora DSQL one); default: the URLs' user and password"),
   tls: databaseTlsSchema.optional().describe("TLS to every instance of the cluster; default: as the URL says (PostgreSQL sslmode), else none"),
   logins: clusterLoginsSchema
     .optional()
@@ -109,7 +123,7 @@ export const clusterConfigSchema = z.strictObject({
 }).refine(
   (cluster) => cluster.readerUrls.every((url) => engineOfUrl(url) === engineOfUrl(cluster.writerUrl)),
   { message: "readerUrls must use the same engine (URL scheme) as writerUrl", path: ["readerUrls"] },
-);
+).superRefine(checkDsqlCluster);
 export type ClusterConfig = z.infer<typeof clusterConfigSchema>;
 
 export const poolConfigSchema = z
@@ -376,7 +390,7 @@ export const configSchema = z.strictObject({
         .prefault({}),
     })
     .prefault({}),
-});
+}).superRefine(checkDsqlGateway);
 
 export type GatewayConfig = z.infer<typeof configSchema>;
 /** What callers may pass: every key optional. */

@@ -3,6 +3,7 @@
  * task's AWS credentials for one host, port and user (@aws-sdk/rds-signer). Tokens are valid for 15
  * minutes, so each endpoint's token is cached and minted again once less than 5 minutes remain (a
  * session needs the token only while it logs in), and minted again after the database refused one.
+ * Aurora DSQL's tokens (dsql-tokens.ts) are held the same way, with their own minter.
  */
 import { Signer, type SignerConfig } from "@aws-sdk/rds-signer";
 import type { Clock } from "../pool/clock.js";

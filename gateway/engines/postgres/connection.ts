@@ -17,6 +17,7 @@ import { type CancelTarget, sendCancelRequest } from "./cancel.js";
 import { isDatabaseError, isSessionFatal, mapStatementError } from "./errors.js";
 import { type FunctionVolatility, VOLATILITY_SQL } from "./function-volatility.js";
 import { type PreparedStatement, StatementQuery, type WireConnection } from "./statement-query.js";
+import { SESSION_SETTINGS_SQL, sessionSettingsProblem } from "./session-settings.js";
 import { columnDetails, encodeParams, parsersFor, parseTextArray } from "./values.js";
 
 export interface PostgresConnectionSettings {
@@ -29,6 +30,8 @@ export interface PostgresConnectionSettings {
   reader: SqlReader;
   /** The cluster's knowledge of function volatility (pg_proc). */
   volatility: FunctionVolatility;
+  /** "aurora-dsql": one always-writable endpoint, without recovery state or WAL positions. */
+  flavour?: "aurora-dsql" | undefined;
 }
 
 interface PgInternals {
@@ -190,6 +193,7 @@ export class PostgresConnection implements EngineConnection {
   }
 
   async inspect(timeoutMs: number): Promise<InstanceState> {
+    if (this.settings.flavour === "aurora-dsql") return this.inspectDsql(timeoutMs);
     if (this.positionsUnsupported) {
       const roleOnly = await this.simple("SELECT pg_is_in_recovery()", timeoutMs);
       return { role: roleOnly.rows[0]?.[0] === true ? "replica" : "primary", position: null, replayAgeMs: null };
@@ -207,8 +211,21 @@ export class PostgresConnection implements EngineConnection {
     return { role: recovering ? "replica" : "primary", position, replayAgeMs: recovering ? replayAgeMs : null };
   }
 
+  /**
+   * Aurora DSQL is one regional endpoint that is always writable and has no recovery state or WAL
+   * positions to ask for: its session is a primary once it proves alive, with the settings the
+   * gateway reads values by (it starts without startup options, see session-settings.ts).
+   */
+  private async inspectDsql(timeoutMs: number): Promise<InstanceState> {
+    const query = await this.simple(SESSION_SETTINGS_SQL, timeoutMs);
+    const problem = sessionSettingsProblem(query.rows[0] ?? []);
+    if (problem !== undefined) throw new Error(`Aurora DSQL: ${problem}`);
+    return { role: "primary", position: null, replayAgeMs: null };
+  }
+
   /** Aurora PostgreSQL's view of its instances: the writer is the row whose session is MASTER_SESSION_ID. */
   async listInstances(timeoutMs: number): Promise<ListedInstance[]> {
+    if (this.settings.flavour === "aurora-dsql") throw new Error("Aurora DSQL has no instances to list: it is one regional endpoint");
     const query = await this.simple(
       "SELECT server_id::text, session_id = 'MASTER_SESSION_ID', replica_lag_in_msec::float8 FROM aurora_replica_status()",
       timeoutMs,
@@ -220,6 +237,8 @@ export class PostgresConnection implements EngineConnection {
   }
 
   async commitPosition(timeoutMs: number): Promise<string | null> {
+    // DSQL has no WAL position to wait for and no replicas to wait on: its writes carry no token.
+    if (this.settings.flavour === "aurora-dsql") return null;
     const query = await this.simple("SELECT pg_current_wal_insert_lsn()::text", timeoutMs);
     return (query.rows[0]?.[0] as string | null | undefined) ?? null;
   }

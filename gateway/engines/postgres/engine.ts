@@ -16,6 +16,7 @@ import { FunctionVolatility } from "./function-volatility.js";
 import { postgresSqlReader } from "./sql-reader.js";
 import { describeConnectError, isAuthenticationFailure } from "./errors.js";
 import { compareLsn, isLsn } from "./lsn.js";
+import { STARTUP_OPTIONS } from "./session-settings.js";
 import { BUILTIN_TYPE_NAMES } from "./values.js";
 
 export interface PostgresEngineSettings extends DatabaseAccess {
@@ -79,6 +80,7 @@ export class PostgresEngine implements Engine {
       typeNames: this.typeNames,
       reader: this.reader,
       volatility: this.volatility,
+      flavour: this.settings.flavour,
     });
     client.off("error", ignoreEarlyError);
     return connection;
@@ -91,9 +93,9 @@ export class PostgresEngine implements Engine {
       connectionTimeoutMillis: connectTimeoutMs,
       keepAlive: true,
       application_name: endpoint.purpose === "monitor" ? "poolgate-monitor" : "poolgate",
-      // Timestamps are converted to ISO-8601 from the ISO DateStyle; UTC keeps offsets uniform.
-      // Standard-conforming strings are what the SQL reader assumes (RESET ALL returns to these).
-      options: "-c TimeZone=UTC -c DateStyle=ISO,MDY -c IntervalStyle=postgres -c standard_conforming_strings=on",
+      // The settings the value conversions and the SQL reader assume; Aurora DSQL sessions are checked
+      // for them instead (PostgresConnection.inspect), since DSQL refuses settings it does not support.
+      ...(this.settings.flavour === "aurora-dsql" ? {} : { options: STARTUP_OPTIONS }),
     });
     client.on("error", ignoreEarlyError);
     try {

@@ -5,8 +5,14 @@
 import pg from "pg";
 import type { DatabaseErrorInfo } from "../../../schemas/errors.js";
 import { GatewayError } from "../../errors.js";
+import { dsqlAdvice } from "./dsql-errors.js";
 
-/** Conflicts that roll the whole transaction back and succeed when the work is simply run again. */
+/**
+ * Conflicts that roll the whole transaction back and succeed when the work is simply run again.
+ * Aurora DSQL reports its optimistic-concurrency conflicts as 40001 with the OCC code in the message
+ * ("... (OC000)", "... (OC001)": working-with-concurrency-control.html); OC000 and OC001 as
+ * SQLSTATEs of their own are how it reported them before, and stay retried.
+ */
 const RETRYABLE_CONFLICTS = new Set(["40001", "40P01", "OC000", "OC001"]);
 
 export function isDatabaseError(err: unknown): err is pg.DatabaseError {
@@ -45,7 +51,9 @@ export function mapStatementError(err: pg.DatabaseError): GatewayError {
       database,
     });
   }
-  return new GatewayError("DATABASE_ERROR", err.message, {
+  // An Aurora DSQL limit: the database's words first, then which limit and what to do.
+  const advice = dsqlAdvice(database.sqlstate, err.message);
+  return new GatewayError("DATABASE_ERROR", advice === undefined ? err.message : `${err.message}: ${advice}`, {
     cause: err,
     database,
     refusedAsReadOnly: database.sqlstate === READ_ONLY_TRANSACTION,
@@ -64,7 +72,10 @@ export function isAuthenticationFailure(err: unknown): boolean {
 
 /** Why a connection attempt failed, in words safe for logs and error bodies (no credentials). */
 export function describeConnectError(err: unknown): string {
-  if (isDatabaseError(err)) return `${err.message} (SQLSTATE ${err.code ?? "unknown"})`;
+  if (isDatabaseError(err)) {
+    const advice = dsqlAdvice(err.code, err.message);
+    return `${err.message} (SQLSTATE ${err.code ?? "unknown"})${advice === undefined ? "" : `: ${advice}`}`;
+  }
   if (err instanceof Error) {
     const code = (err as NodeJS.ErrnoException).code;
     return code ? `${err.message} (${code})` : err.message;
