@@ -13,6 +13,7 @@ import { READ_WRITE_LOGIN } from "./credentials/logins.js";
 import { DataApiService } from "./data-api/service.js";
 import { DataApiTargets, dataApiSecretLogins } from "./data-api/targets.js";
 import { EmfReporter } from "./observability/emf-reporter.js";
+import { GatewayEvents } from "./events.js";
 import { GatewayMetrics } from "./observability/metrics.js";
 import { StatusHistory } from "./observability/status-history.js";
 import { selfUrl } from "./peers/self-url.js";
@@ -22,8 +23,8 @@ import type { GatewayConfig } from "./config/schema.js";
 import { type EmbeddedPostgres, startEmbeddedPostgres } from "./engines/embedded/embedded-postgres.js";
 import type { HttpContext } from "./http/context.js";
 import { createHttpServer } from "./http/server.js";
-import type { Logger } from "./observability/logger.js";
-import { type Clock, monotonicClock } from "./pool/clock.js";
+import type { Logger } from "./logger.js";
+import { type Clock, systemClock, type Timer } from "./clock.js";
 
 export const VERSION = "0.1.0";
 
@@ -45,7 +46,7 @@ export interface GatewayOptions {
 }
 
 export async function createGateway(config: GatewayConfig, logger: Logger, options: GatewayOptions = {}): Promise<Gateway> {
-  const clock = options.clock ?? monotonicClock;
+  const clock = options.clock ?? systemClock;
   /** One Secrets Manager reader for the whole gateway: bearer tokens and database credentials. */
   const secrets = new SecretsReader(config.aws.secretsManagerEndpoint);
   const policy = new AccessPolicy(config);
@@ -53,6 +54,9 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   await authenticator.start();
   const ownership = config.peers.key === undefined ? undefined : new TransactionOwnership(Buffer.from(config.peers.key));
   const mint = ownership ? () => ownership.mint() : undefined;
+  /** What the parts tell each other and the metrics; given to every cluster at construction. */
+  const events = new GatewayEvents(logger);
+  const wiring = { clock, events, mintTransactionId: mint };
   const clusters = new Map<string, Cluster>();
   let embedded: EmbeddedPostgres | undefined;
 
@@ -65,7 +69,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
         "To use a real server set POOLGATE_WRITER_URL=postgres://user:password@host:5432/db (or clusters in a POOLGATE_CONFIG file)",
       embedded.dataDir,
     );
-    clusters.set(config.defaultCluster, new Cluster(config.defaultCluster, { writerUrl: embedded.url, readerUrls: [] }, true, config, logger, clock, mint));
+    clusters.set(config.defaultCluster, new Cluster(config.defaultCluster, { writerUrl: embedded.url, readerUrls: [] }, true, config, logger, wiring));
   }
   let access: Map<string, DatabaseAccess>;
   try {
@@ -87,13 +91,12 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
       },
       "cluster configured",
     );
-    clusters.set(name, new Cluster(name, { ...cluster, access: access.get(name) }, false, config, logger, clock, mint));
+    clusters.set(name, new Cluster(name, { ...cluster, access: access.get(name) }, false, config, logger, wiring));
   }
   const everyCluster = [...clusters.values()];
+  // Listening before the clusters start: a failover during start-up is counted too.
+  const metrics = new GatewayMetrics(() => everyCluster, events);
   await Promise.all(everyCluster.map((cluster) => cluster.start()));
-
-  const metrics = new GatewayMetrics(() => everyCluster);
-  for (const cluster of everyCluster) metrics.watch(cluster);
   const history = new StatusHistory(metrics.totals, () => clusters.values());
   history.start();
   const emf = config.metrics.emf.enabled
@@ -119,7 +122,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     config,
     clusters,
     logger,
-    startedAt: Date.now(),
+    startedAt: clock.wallNow(),
     isDraining: () => draining,
     dataApi,
     ownership,
@@ -133,22 +136,22 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   async function drain(): Promise<void> {
     if (draining) return;
     draining = true;
-    const deadline = Date.now() + config.server.drainTimeoutMs;
+    const deadline = clock.now() + config.server.drainTimeoutMs;
     logger.info({ drainTimeoutMs: config.server.drainTimeoutMs }, "draining: no new work; finishing in-flight requests");
     // Keep-alive sockets that finish their last request later are closed as they become idle.
-    const closeIdle = setInterval(() => http.server.closeIdleConnections(), 50);
-    let timer: NodeJS.Timeout | undefined;
+    const closeIdle = clock.every(50, () => http.server.closeIdleConnections());
+    let timer: Timer | undefined;
     await Promise.race([
       http.close(),
       new Promise((resolve) => {
-        timer = setTimeout(resolve, config.server.drainTimeoutMs);
+        timer = clock.after(config.server.drainTimeoutMs, () => resolve(undefined));
       }),
     ]);
-    clearTimeout(timer);
-    clearInterval(closeIdle);
+    timer?.cancel();
+    closeIdle.cancel();
     emf?.stop();
     history.stop();
-    for (const cluster of everyCluster) await cluster.close(Math.max(0, deadline - Date.now()));
+    for (const cluster of everyCluster) await cluster.close(Math.max(0, deadline - clock.now()));
     await embedded?.stop();
     authenticator.close();
     secrets.close();

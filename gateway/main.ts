@@ -1,7 +1,7 @@
 /** Entry point: load config -> create the gateway -> listen; SIGTERM/SIGINT drain and exit. */
 import { createGateway } from "./app.js";
 import { ConfigError, loadConfig } from "./config/load.js";
-import { createLogger } from "./observability/logger.js";
+import { createLogger } from "./logger.js";
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;

@@ -8,7 +8,7 @@
 import type { SecretsReader } from "../aws/secrets-manager.js";
 import type { GatewayConfig } from "../config/schema.js";
 import { GatewayError } from "../errors.js";
-import type { Logger } from "../observability/logger.js";
+import type { Logger } from "../logger.js";
 import { BearerTokens } from "./bearer-tokens.js";
 import { ANONYMOUS, type Caller } from "./caller.js";
 import { StsVerifier } from "./sts-verifier.js";

@@ -10,7 +10,7 @@ import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import type { SecretsReader } from "../aws/secrets-manager.js";
 import type { AuthConfig } from "../config/schema.js";
-import type { Logger } from "../observability/logger.js";
+import type { Logger } from "../logger.js";
 
 /** Long enough that guessing is hopeless; printable, without spaces (it travels in a header). */
 const tokenSchema = z

@@ -11,20 +11,21 @@ import type { DatabaseCredentials } from "../credentials/database-credentials.js
 import { type LoginKey, READ_WRITE_LOGIN } from "../credentials/logins.js";
 import type { Engine, EngineConnection } from "../engines/engine.js";
 import { engineForUrl } from "../engines/engine-for-url.js";
+import { clusterEvents, GatewayEvents } from "../events.js";
 import { Executor } from "../execution/executor.js";
 import { Leases } from "../execution/leases.js";
 import { StatementPipeline } from "../execution/pipeline.js";
 import { Planner } from "../execution/plan.js";
 import { TransactionRegistry } from "../execution/transactions.js";
-import type { Logger } from "../observability/logger.js";
-import { type Clock, monotonicClock } from "../pool/clock.js";
+import type { Logger } from "../logger.js";
+import { type Clock, systemClock, type Timer } from "../clock.js";
 import { Pool, type PoolSettings } from "../pool/pool.js";
 import { Router } from "../routing/router.js";
 import { type DiscoveredInstance, type DiscoverySettings, InstanceDiscovery } from "../topology/discovery.js";
 import { Endpoint } from "../topology/endpoint.js";
 import { TopologyMonitor } from "../topology/monitor.js";
 import { FixedTopology, type Topology } from "../topology/topology.js";
-import { PoolSet } from "./pool-set.js";
+import { PoolSet } from "../pool/pool-set.js";
 
 /** Time allowed for the server to answer a CancelRequest before the socket is cut. */
 const CANCEL_GRACE_MS = 2000;
@@ -37,11 +38,20 @@ export interface ClusterEndpoints {
   access?: DatabaseAccess | undefined;
 }
 
+/** What a cluster is given besides its configuration: time, the event hub, transaction ids. */
+export interface ClusterWiring {
+  clock?: Clock | undefined;
+  /** The gateway's event hub (metrics listen there); default: one of the cluster's own. */
+  events?: GatewayEvents | undefined;
+  /** Transaction ids naming this task (peers); default: plain UUIDs. */
+  mintTransactionId?: (() => string) | undefined;
+}
+
 export class Cluster {
   readonly engine: Engine;
   readonly endpoints: Endpoint[];
   /** A pool per endpoint and login. */
-  readonly pools: PoolSet;
+  readonly pools: PoolSet<Endpoint>;
   readonly topology: Topology;
   readonly router: Router;
   /** Sessions leased where routes lead; its onRetry counts what is run again. */
@@ -51,13 +61,12 @@ export class Cluster {
   readonly transactions: TransactionRegistry;
   private readonly discovery: InstanceDiscovery | undefined;
   private readonly discovered = new Set<Endpoint>();
-  private discoveryTimer: NodeJS.Timeout | undefined;
+  private discoveryTimer: Timer | undefined;
+  private readonly clock: Clock;
   private readonly discoveryIntervalMs: number;
   private readonly checkTimeoutMs: number;
   private discovering: Promise<void> | undefined;
   private started = false;
-  /** Told every acquire's wait on any of the cluster's pools, discovered ones included (metrics). */
-  onAcquireWait: ((endpoint: string, waitedMs: number, login: LoginKey) => void) | undefined;
 
   constructor(
     readonly name: string,
@@ -65,10 +74,12 @@ export class Cluster {
     readonly embedded: boolean,
     config: GatewayConfig,
     private readonly logger: Logger,
-    clock: Clock = monotonicClock,
-    /** Transaction ids naming this task (peers); default: plain UUIDs. */
-    mintTransactionId?: () => string,
+    wiring: ClusterWiring = {},
   ) {
+    const clock = wiring.clock ?? systemClock;
+    this.clock = clock;
+    const hub = wiring.events ?? new GatewayEvents(logger);
+    const events = clusterEvents(hub, name);
     this.engine = engineForUrl(urls.writerUrl, {
       preparedCacheSize: config.statements.preparedCacheSize,
       cancelGraceMs: CANCEL_GRACE_MS,
@@ -96,8 +107,8 @@ export class Cluster {
         readWrite ? settings : loginSettings,
         logger,
         clock,
+        events,
       );
-      pool.onAcquireWait = (waitedMs) => this.onAcquireWait?.(endpoint.name, waitedMs, login);
       return pool;
     });
     this.endpoints = [
@@ -116,15 +127,20 @@ export class Cluster {
           { ...config.topology, maxReplicaLagMs: config.routing.maxReplicaLagMs },
           logger,
           clock,
+          events,
         );
     if (this.topology instanceof TopologyMonitor) {
-      this.topology.onFailoverSignal = () => void this.discover();
+      const ours = <T extends { cluster: string }>(listener: (payload: T) => void) => (payload: T) => {
+        if (payload.cluster === name) listener(payload);
+      };
+      // A failover sign: the instance list may have changed too (Aurora).
+      hub.on("failoverSignal", ours(() => void this.discover()));
       // Pooled sessions that reached an instance of another role than the endpoint now has (opened
       // through a stale name during a failover, or before a role change) are asked again before they
       // are used: a promoted standby's sessions survive its promotion and are good primary sessions,
       // while a session that still reaches the wrong role is replaced. An endpoint whose check failed
       // (role unknown) keeps its sessions: the dead ones die on their own.
-      this.topology.onRoleChange = (endpoint, previous) => {
+      hub.on("roleChange", ours(({ endpoint, previous }) => {
         const role = endpoint.role;
         if (role === "unknown") return;
         const verify = async (connection: EngineConnection, timeoutMs: number) => {
@@ -136,12 +152,12 @@ export class Cluster {
           marked += pool.verifyWhere((connection) => connection.reachedRole !== role, verify, `endpoint is now ${role}, the session is not`);
         }
         if (marked > 0) logger.info({ endpoint: endpoint.name, from: previous, to: role, sessions: marked }, "endpoint role changed; its sessions are re-checked before use");
-      };
+      }));
     }
     this.router = new Router(this.topology, this.engine, { ...config.routing, failoverWaitMs: config.topology.failoverWaitMs }, clock);
-    this.leases = new Leases(this.router, this.topology, this.pools, config, clock);
+    this.leases = new Leases(this.router, this.topology, this.pools, config, clock, events);
     const planner = new Planner(config, this.engine.reader, (token) => this.engine.isPosition(token), clock);
-    this.transactions = new TransactionRegistry(this.router, this.leases, planner, config, clock, logger, mintTransactionId);
+    this.transactions = new TransactionRegistry(this.router, this.leases, planner, config, clock, logger, wiring.mintTransactionId);
     this.pipeline = new StatementPipeline(planner, new Executor(this.leases, clock), this.transactions);
   }
 
@@ -149,8 +165,7 @@ export class Cluster {
   async start(): Promise<void> {
     if (this.discovery) {
       await this.discover();
-      this.discoveryTimer = setInterval(() => void this.discover(), this.discoveryIntervalMs);
-      this.discoveryTimer.unref();
+      this.discoveryTimer = this.clock.every(this.discoveryIntervalMs, () => void this.discover());
     }
     if (this.topology instanceof TopologyMonitor) await this.topology.start();
     for (const { pool } of this.pools.all()) pool.start();
@@ -274,7 +289,7 @@ export class Cluster {
 
   /** Rolls back open transactions, stops the monitor, then closes the pools within the bound. */
   async close(timeoutMs: number): Promise<void> {
-    clearInterval(this.discoveryTimer);
+    this.discoveryTimer?.cancel();
     this.transactions.closeAll();
     this.topology.close();
     await Promise.all([...this.pools.all()].map(({ pool }) => pool.close(timeoutMs)));

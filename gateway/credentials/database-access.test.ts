@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../config/load.js";
 import type { ClusterConfig } from "../config/schema.js";
-import { silentLogger } from "../observability/logger.js";
+import { silentLogger } from "../logger.js";
 import { databaseAccessFor } from "./database-access.js";
 import { IamTokenCredentials } from "./iam-token-credentials.js";
 import { READ_ONLY_LOGIN } from "./logins.js";

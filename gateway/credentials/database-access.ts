@@ -8,7 +8,7 @@ import { ConfigError } from "../config/load.js";
 import { normalizePrincipalKey } from "../auth/principal-arn.js";
 import { isDsqlCluster } from "../config/dsql-rules.js";
 import type { ClusterConfig, DatabaseLoginConfig } from "../config/schema.js";
-import type { Logger } from "../observability/logger.js";
+import type { Logger } from "../logger.js";
 import { type DatabaseCredentials, sessionTargetOf } from "./database-credentials.js";
 import { dsqlSignerMinter, dsqlTokenCredentials, regionOfDsqlHost } from "./dsql-tokens.js";
 import { IamTokenCredentials, rdsSignerMinter, regionOfRdsHost, type TokenMinter } from "./iam-token-credentials.js";

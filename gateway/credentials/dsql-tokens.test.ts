@@ -3,7 +3,7 @@ import { rootCertificates } from "node:tls";
 import pg from "pg";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { withLogin } from "../engines/postgres/engine.js";
-import { ManualClock } from "../pool/clock.js";
+import { ManualClock } from "../clock.js";
 import { DSQL_TOKEN_VALIDITY_SECONDS, dsqlSignerMinter, dsqlTokenCredentials, regionOfDsqlHost } from "./dsql-tokens.js";
 
 const AWS_KEYS = { accessKeyId: "AKIAPOOLGATETEST0001", secretAccessKey: "poolgate-test-secret-access-key-0000000" };

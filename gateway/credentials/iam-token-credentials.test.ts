@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "../pool/clock.js";
+import { ManualClock } from "../clock.js";
 import type { SessionTarget } from "./database-credentials.js";
 import { IamTokenCredentials, regionOfRdsHost, type TokenMinter } from "./iam-token-credentials.js";
 

@@ -6,11 +6,8 @@
  * Aurora DSQL's tokens (dsql-tokens.ts) are held the same way, with their own minter.
  */
 import { Signer, type SignerConfig } from "@aws-sdk/rds-signer";
-import type { Clock } from "../pool/clock.js";
+import { type Clock, systemClock } from "../clock.js";
 import { type DatabaseCredentials, type DatabaseLogin, databaseLogin, type SessionTarget, sameLogin } from "./database-credentials.js";
-
-/** Tokens are signed with wall-clock time, so their age is measured with it too. */
-export const wallClock: Clock = { now: () => Date.now() };
 
 /** Signs a token for `user` at `target`. */
 export type TokenMinter = (target: SessionTarget, user: string) => Promise<string>;
@@ -54,7 +51,7 @@ export class IamTokenCredentials implements DatabaseCredentials {
     private readonly startTarget: SessionTarget,
     options: IamTokenCredentialsOptions = {},
   ) {
-    this.clock = options.clock ?? wallClock;
+    this.clock = options.clock ?? systemClock;
     this.validityMs = options.validityMs ?? 15 * 60_000;
     this.reuseForMs = this.validityMs - (options.refreshBeforeExpiryMs ?? 5 * 60_000);
   }
@@ -65,7 +62,7 @@ export class IamTokenCredentials implements DatabaseCredentials {
 
   async current(target: SessionTarget): Promise<DatabaseLogin> {
     const cached = this.tokens.get(keyOf(target));
-    if (cached !== undefined && this.clock.now() - cached.mintedAt < this.reuseForMs) return cached.login;
+    if (cached !== undefined && this.clock.wallNow() - cached.mintedAt < this.reuseForMs) return cached.login;
     return this.mintFor(target);
   }
 
@@ -85,7 +82,8 @@ export class IamTokenCredentials implements DatabaseCredentials {
     let pending = this.minting.get(key);
     if (pending === undefined) {
       // Stamped before signing, so the token's age is never underestimated.
-      const mintedAt = this.clock.now();
+      // Tokens are signed with wall-clock time, so their age is measured with it too.
+      const mintedAt = this.clock.wallNow();
       pending = this.mint(target, this.user)
         .then((token) => {
           const login = databaseLogin(this.user, token);

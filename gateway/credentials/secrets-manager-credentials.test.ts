@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { SecretStage } from "../aws/secrets-manager.js";
-import { silentLogger } from "../observability/logger.js";
-import { ManualClock } from "../pool/clock.js";
+import { silentLogger } from "../logger.js";
+import { ManualClock } from "../clock.js";
 import { databaseLogin } from "./database-credentials.js";
 import { type SecretSource, SecretsManagerCredentials } from "./secrets-manager-credentials.js";
 

@@ -7,8 +7,8 @@
  */
 import { z } from "zod";
 import type { SecretsReader, SecretStage } from "../aws/secrets-manager.js";
-import type { Logger } from "../observability/logger.js";
-import { type Clock, monotonicClock } from "../pool/clock.js";
+import type { Logger } from "../logger.js";
+import { type Clock, systemClock } from "../clock.js";
 import { type DatabaseCredentials, type DatabaseLogin, databaseLogin, sameLogin } from "./database-credentials.js";
 
 /** The part of SecretsReader this source uses. */
@@ -40,7 +40,7 @@ export class SecretsManagerCredentials implements DatabaseCredentials {
     private readonly logger: Logger,
     options: SecretsManagerCredentialsOptions = {},
   ) {
-    this.clock = options.clock ?? monotonicClock;
+    this.clock = options.clock ?? systemClock;
     this.minRereadIntervalMs = options.minRereadIntervalMs ?? 1000;
   }
 

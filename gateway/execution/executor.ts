@@ -9,7 +9,7 @@
 import type { Param } from "../../schemas/query.js";
 import type { EngineConnection, ExecuteOptions, StatementResult, TransactionOptions } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
-import type { Clock } from "../pool/clock.js";
+import type { Clock } from "../clock.js";
 import type { RouteRequest } from "../routing/router.js";
 import type { Endpoint } from "../topology/endpoint.js";
 import { isReadOnlyRefusal, type Leases } from "./leases.js";

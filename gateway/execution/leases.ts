@@ -5,13 +5,13 @@
  * and turned into what the retry policy understands (a refused write was not applied; a read lost on a
  * replica runs elsewhere). Both the autocommit executor and interactive transactions lease through here.
  */
-import type { ErrorCode } from "../../schemas/errors.js";
 import type { Intent } from "../../schemas/query.js";
-import type { PoolSet } from "../clusters/pool-set.js";
+import type { PoolSet } from "../pool/pool-set.js";
 import type { GatewayConfig } from "../config/schema.js";
 import type { EngineConnection } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
-import type { Clock } from "../pool/clock.js";
+import { type ClusterEvents, UNHEARD } from "../events.js";
+import type { Clock } from "../clock.js";
 import type { Pool } from "../pool/pool.js";
 import type { PoolEntry } from "../pool/pool-entry.js";
 import type { RouteRequest, Router } from "../routing/router.js";
@@ -49,20 +49,19 @@ export async function instanceIsReadOnly(connection: EngineConnection, timeoutMs
 }
 
 export class Leases {
-  /** Told the code of every failure that is retried (the metrics count them). */
-  onRetry: ((code: ErrorCode) => void) | undefined;
-
   constructor(
     private readonly router: Router,
     private readonly topology: Topology,
-    private readonly pools: PoolSet,
+    private readonly pools: PoolSet<Endpoint>,
     private readonly config: GatewayConfig,
     private readonly clock: Clock,
+    /** Where every retried failure is told (the metrics count them). */
+    private readonly events: ClusterEvents = UNHEARD,
   ) {}
 
   /** Runs `unit` again on the failures the retry policy allows, until the route's deadline. */
   retrying<T>(settings: RetrySettings, route: RouteRequest, unit: (attempt: number) => Promise<T>): Promise<Attempted<T>> {
-    return runWithRetry(settings, route.deadline, this.clock, unit, (code) => this.onRetry?.(code));
+    return runWithRetry(settings, route.deadline, this.clock, unit, (code) => this.events.emit("retry", { code }));
   }
 
   /** The endpoint for a route: the primary when the surface runs everything there, else the router's choice. */

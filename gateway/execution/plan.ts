@@ -11,7 +11,7 @@ import type { GatewayConfig } from "../config/schema.js";
 import type { ExecuteOptions } from "../engines/engine.js";
 import type { SqlReader, StatementAnalysis } from "../engines/sql-analysis.js";
 import { GatewayError } from "../errors.js";
-import type { Clock } from "../pool/clock.js";
+import type { Clock } from "../clock.js";
 import type { RouteRequest } from "../routing/router.js";
 import type { RetrySettings } from "./retry.js";
 import type { RunAs } from "./run-as.js";

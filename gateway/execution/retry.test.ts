@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { GatewayError } from "../errors.js";
-import { monotonicClock } from "../pool/clock.js";
+import { systemClock } from "../clock.js";
 import { backoffDelayMs, runWithRetry } from "./retry.js";
 
 const settings = { baseDelayMs: 1, maxDelayMs: 8 };
-const clock = monotonicClock;
+const clock = systemClock;
 const inMs = (ms: number) => clock.now() + ms;
 
 describe("retry policy", () => {

@@ -12,7 +12,7 @@
  */
 import type { ErrorCode } from "../../schemas/errors.js";
 import { GatewayError } from "../errors.js";
-import type { Clock } from "../pool/clock.js";
+import type { Clock } from "../clock.js";
 
 export interface RetrySettings {
   /** At most this many attempts; none: only the deadline (and maxTotalMs) bound the retries. */
@@ -73,7 +73,7 @@ export async function runWithRetry<T>(
       const resumeAt = clock.now() + delay;
       if (resumeAt >= deadline || (settings.maxTotalMs !== undefined && resumeAt - startedAt > settings.maxTotalMs)) throw err;
       onRetry?.(err.code);
-      await new Promise((resolve) => setTimeout(resolve, delay));
+      await clock.sleep(delay);
     }
   }
 }

@@ -11,8 +11,8 @@ import type { BeginRequest } from "../../schemas/query.js";
 import type { GatewayConfig } from "../config/schema.js";
 import type { StatementResult } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
-import type { Logger } from "../observability/logger.js";
-import type { Clock } from "../pool/clock.js";
+import type { Logger } from "../logger.js";
+import type { Clock, Timer } from "../clock.js";
 import type { Router } from "../routing/router.js";
 import type { Pool } from "../pool/pool.js";
 import type { PoolEntry } from "../pool/pool-entry.js";
@@ -57,7 +57,7 @@ export class TransactionRegistry {
   private readonly open = new Map<string, OpenTransaction>();
   /** How transactions that are no longer open ended, for the answer to later calls on them. */
   private readonly ended = new EndedTransactions();
-  private sweepTimer: NodeJS.Timeout | undefined;
+  private sweepTimer: Timer | undefined;
   private closing = false;
   /** Begins under way (counted against maxOpen before they finish). */
   private opening = 0;
@@ -84,8 +84,7 @@ export class TransactionRegistry {
 
   start(): void {
     const interval = Math.max(50, Math.min(1000, this.config.transactions.idleTimeoutMs / 4));
-    this.sweepTimer = setInterval(() => this.sweep(), interval);
-    this.sweepTimer.unref();
+    this.sweepTimer = this.clock.every(interval, () => this.sweep());
   }
 
   async begin(request: BeginRequest, lifetimes?: TransactionLifetimes, runAs: RunAs = UNRESTRICTED): Promise<{ id: string; expiresAt: Date }> {
@@ -139,7 +138,7 @@ export class TransactionRegistry {
       busy: false,
       turns: [],
     });
-    return { id, expiresAt: new Date(Date.now() + maxAgeMs) };
+    return { id, expiresAt: new Date(this.clock.wallNow() + maxAgeMs) };
   }
 
   /**
@@ -326,7 +325,7 @@ export class TransactionRegistry {
   /** For shutdown: refuse new transactions and roll back every open one that is not mid-statement. */
   closeAll(): void {
     this.closing = true;
-    clearInterval(this.sweepTimer);
+    this.sweepTimer?.cancel();
     for (const tx of [...this.open.values()]) {
       if (!tx.busy) this.expire(tx, "the gateway is shutting down");
     }

@@ -7,7 +7,7 @@ import type { DataApiService } from "../data-api/service.js";
 import type { RunAs } from "../execution/run-as.js";
 import type { TransactionOwnership } from "../peers/transaction-ownership.js";
 import { GatewayError } from "../errors.js";
-import type { Logger } from "../observability/logger.js";
+import type { Logger } from "../logger.js";
 import type { GatewayMetrics } from "../observability/metrics.js";
 import type { StatusHistory } from "../observability/status-history.js";
 

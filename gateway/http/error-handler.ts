@@ -5,7 +5,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import type { ErrorBody } from "../../schemas/errors.js";
 import { GatewayError } from "../errors.js";
-import type { Logger } from "../observability/logger.js";
+import type { Logger } from "../logger.js";
 import { noteOutcome } from "./observe.js";
 
 /** Fastify's own request-parsing failures, by their stable codes. */

@@ -5,7 +5,7 @@
  * status, time, principal, cluster, outcome — never a parameter or a credential).
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { Logger } from "../observability/logger.js";
+import type { Logger } from "../logger.js";
 import type { GatewayMetrics } from "../observability/metrics.js";
 
 export interface RequestObservation {

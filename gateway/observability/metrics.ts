@@ -6,13 +6,11 @@
  * counted as they happen (hooks on the pools, executors and monitors); states are read at scrape time.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { ErrorCode } from "../../schemas/errors.js";
 import type { Cluster } from "../clusters/cluster.js";
-import { READ_WRITE_LOGIN } from "../credentials/logins.js";
+import type { GatewayEvents } from "../events.js";
 import type { Pool } from "../pool/pool.js";
 import { ACQUIRE_WAIT_BUCKETS_MS } from "../pool/stats.js";
 import type { Endpoint } from "../topology/endpoint.js";
-import { TopologyMonitor } from "../topology/monitor.js";
 
 /** What one answered request is counted by. */
 export interface RequestLabels {
@@ -51,7 +49,10 @@ export class GatewayMetrics {
   /** Per endpoint, the pool's churn counters as last exported (they are read, not hooked). */
   private readonly churnSeen = new Map<string, { created: number; evicted: number; retired: number; resets: number }>();
 
-  constructor(private readonly clusters: () => Iterable<Cluster>) {
+  constructor(
+    private readonly clusters: () => Iterable<Cluster>,
+    events: GatewayEvents,
+  ) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: "poolgate_" });
     this.requestDuration = new Histogram({
@@ -79,6 +80,7 @@ export class GatewayMetrics {
       registers,
     });
     this.registerStateGauges();
+    this.listen(events);
   }
 
   /**
@@ -93,23 +95,19 @@ export class GatewayMetrics {
     else if (status >= 400) this.totals.clientErrors++;
   }
 
-  /** Hooks the cluster's pools, executor and monitor, so their events are counted. */
-  watch(cluster: Cluster): void {
-    const name = cluster.name;
-    cluster.onAcquireWait = (endpoint, waitedMs, login) =>
-      this.acquireWait.observe({ cluster: name, endpoint: login === READ_WRITE_LOGIN ? endpoint : `${endpoint} (${login})` }, waitedMs / 1000);
-    cluster.leases.onRetry = (code: ErrorCode) => {
-      this.retries.inc({ cluster: name, reason: code });
+  /** Counts what the pools, leases and monitors tell the hub as it happens. */
+  private listen(events: GatewayEvents): void {
+    events.on("acquireWait", ({ cluster, pool, waitedMs }) => this.acquireWait.observe({ cluster, endpoint: pool }, waitedMs / 1000));
+    events.on("retry", ({ cluster, code }) => {
+      this.retries.inc({ cluster, reason: code });
       this.totals.retries++;
-    };
-    if (cluster.topology instanceof TopologyMonitor) {
-      cluster.topology.onBanned = (endpoint) => this.bans.inc({ cluster: name, endpoint: endpoint.name });
-      cluster.topology.onFailoverResolved = (record) => {
-        this.failovers.inc({ cluster: name });
-        this.totals.failovers++;
-        if (record.durationMs !== undefined) this.failoverDuration.observe({ cluster: name }, record.durationMs / 1000);
-      };
-    }
+    });
+    events.on("replicaBanned", ({ cluster, endpoint }) => this.bans.inc({ cluster, endpoint: endpoint.name }));
+    events.on("failoverResolved", ({ cluster, record }) => {
+      this.failovers.inc({ cluster });
+      this.totals.failovers++;
+      if (record.durationMs !== undefined) this.failoverDuration.observe({ cluster }, record.durationMs / 1000);
+    });
   }
 
   /** The exposition text for GET /metrics. */

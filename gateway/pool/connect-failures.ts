@@ -4,7 +4,7 @@
  * length when a connection opens again. A dead endpoint is retried with backoff every few hundred
  * milliseconds; one warning per attempt would bury everything else in the log.
  */
-import type { Logger } from "../observability/logger.js";
+import type { Logger } from "../logger.js";
 
 /** While connecting keeps failing, a warning this often says so (each failure is logged at debug). */
 const REMINDER_INTERVAL_MS = 60_000;

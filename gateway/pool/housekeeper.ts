@@ -3,7 +3,7 @@
  * retires connections past their jittered max lifetime, closes idle ones above minIdle after the idle
  * timeout (least recently used first), pings idle ones past the keepalive interval, then refills.
  */
-import type { Clock } from "./clock.js";
+import type { Clock } from "../clock.js";
 import type { PoolEntry } from "./pool-entry.js";
 
 interface HousekeepingView {

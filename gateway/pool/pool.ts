@@ -12,8 +12,9 @@ import type { PoolState } from "../../schemas/errors.js";
 import type { PoolStats } from "../../schemas/health.js";
 import type { EngineConnection } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
-import type { Logger } from "../observability/logger.js";
-import { type Clock, monotonicClock } from "./clock.js";
+import type { Logger } from "../logger.js";
+import { type Clock, systemClock, type Timer } from "../clock.js";
+import { type ClusterEvents, UNHEARD } from "../events.js";
 import { ConnectFailureLog } from "./connect-failures.js";
 import { runHousekeeping } from "./housekeeper.js";
 import { type ConnectionVerifier, PoolEntry } from "./pool-entry.js";
@@ -85,8 +86,6 @@ export class Pool {
   /** NOT_IN_USE entries; the most recently used on top, so the bottom ones age out. */
   readonly idle: PoolEntry[] = [];
   readonly counters = new PoolCounters();
-  /** Told every acquire's wait (ms), for the metrics; set by whoever watches the pool. */
-  onAcquireWait: ((waitedMs: number) => void) | undefined;
   private readonly waiters = new WaiterQueue();
   /** Borrowed entries per tenant, and each tenant's cap, for the fair-share rule. */
   private readonly inUse = new Map<string, { count: number; cap: number }>();
@@ -104,8 +103,8 @@ export class Pool {
   /** The last connect failure's code alone (ECONNREFUSED, 28P01...): what a caller is told. */
   private lastConnectErrorCode = "connection failed";
   private lastConnectedAt: number | undefined;
-  private retryTimer: NodeJS.Timeout | undefined;
-  private housekeepingTimer: NodeJS.Timeout | undefined;
+  private retryTimer: Timer | undefined;
+  private housekeepingTimer: Timer | undefined;
   private drained: (() => void) | undefined;
   /** Polite closes under way (Terminate sent, socket not yet closed); close() waits for them. */
   private readonly closing = new Set<Promise<void>>();
@@ -115,25 +114,26 @@ export class Pool {
     private readonly source: ConnectionSource,
     readonly settings: PoolSettings,
     private readonly logger: Logger,
-    readonly clock: Clock = monotonicClock,
+    readonly clock: Clock = systemClock,
+    /** Where the pool tells of its acquire waits (the metrics listen). */
+    private readonly events: ClusterEvents = UNHEARD,
   ) {
-    this.connectFailureLog = new ConnectFailureLog(name, logger);
+    this.connectFailureLog = new ConnectFailureLog(name, logger, () => this.clock.now());
   }
 
   /** Opens minIdle connections and starts the housekeeper. */
   start(): void {
     this.fill();
-    this.housekeepingTimer = setInterval(() => void this.housekeep(), this.settings.housekeepingIntervalMs);
-    this.housekeepingTimer.unref();
+    this.housekeepingTimer = this.clock.every(this.settings.housekeepingIntervalMs, () => void this.housekeep());
   }
 
   /** Resolves once the start-up connections are open or have failed. */
   async whenWarm(timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
+    const deadline = this.clock.now() + timeoutMs;
+    while (this.clock.now() < deadline) {
       if (this.idle.length >= this.settings.minIdle) return true;
       if (this.pendingCreates === 0 && this.consecutiveConnectFailures > 0) return false;
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await this.clock.sleep(10);
     }
     return false;
   }
@@ -231,7 +231,7 @@ export class Pool {
     if (!counted) this.countHeld(tenant, 1);
     const waitedMs = this.clock.now() - startedAt;
     this.counters.recordAcquireWait(waitedMs);
-    this.onAcquireWait?.(waitedMs);
+    this.events.emit("acquireWait", { pool: this.name, waitedMs });
     return entry;
   }
 
@@ -251,7 +251,7 @@ export class Pool {
       const abandon = () => {
         if (waiter.settled) return;
         this.waiters.remove(waiter);
-        clearTimeout(waiter.timer);
+        waiter.timer?.cancel();
         reject(this.abandonedError(signal as AbortSignal));
       };
       const waiter: Waiter = {
@@ -271,10 +271,10 @@ export class Pool {
         },
       };
       const remaining = Math.max(0, deadline - this.clock.now());
-      waiter.timer = setTimeout(() => {
+      waiter.timer = this.clock.after(remaining, () => {
         this.waiters.remove(waiter);
         waiter.reject(this.timeoutError(this.clock.now() - startedAt));
-      }, remaining);
+      });
       signal?.addEventListener("abort", abandon, { once: true });
       this.waiters.push(waiter);
       this.fill();
@@ -289,7 +289,7 @@ export class Pool {
     const waiter = this.waiters.shift(this.eligible);
     if (waiter) {
       waiter.settled = true;
-      clearTimeout(waiter.timer);
+      waiter.timer?.cancel();
       if (crossesTenant(entry, waiter.tenant)) {
         this.prepareThenLend(entry, waiter.tenant, waiter.enqueuedAt, waiter.deadline, waiter.signal).then(
           (lent) => waiter.resolve(lent),
@@ -423,7 +423,7 @@ export class Pool {
         const now = this.clock.now();
         this.consecutiveConnectFailures = 0;
         this.connectFailureLog.connected();
-        this.lastConnectedAt = Date.now();
+        this.lastConnectedAt = this.clock.wallNow();
         const lifetime = this.settings.maxLifetimeMs;
         const expiresAt = lifetime > 0 ? now + lifetime - Math.random() * lifetime * LIFETIME_JITTER : Number.POSITIVE_INFINITY;
         const entry = new PoolEntry(connection, now, expiresAt);
@@ -447,11 +447,14 @@ export class Pool {
   private scheduleRetry(): void {
     if (this.closed || this.retryTimer) return;
     const cap = Math.min(MAX_CONNECT_BACKOFF_MS, 10 * 2 ** this.consecutiveConnectFailures);
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      this.fill();
-    }, Math.random() * cap);
-    this.retryTimer.unref();
+    this.retryTimer = this.clock.after(
+      Math.random() * cap,
+      () => {
+        this.retryTimer = undefined;
+        this.fill();
+      },
+      { keepAlive: false },
+    );
   }
 
   private onDeath(entry: PoolEntry, cause: Error): void {
@@ -581,19 +584,19 @@ export class Pool {
   async close(timeoutMs: number): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    clearInterval(this.housekeepingTimer);
-    clearTimeout(this.retryTimer);
+    this.housekeepingTimer?.cancel();
+    this.retryTimer?.cancel();
     for (let waiter = this.waiters.shift(); waiter; waiter = this.waiters.shift()) {
       waiter.settled = true;
-      clearTimeout(waiter.timer);
+      waiter.timer?.cancel();
       waiter.reject(this.drainingError());
     }
     for (const entry of [...this.idle]) this.remove(entry, "retired", "pool closed");
     if (this.entries.size > 0) {
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, timeoutMs);
+        const timer = this.clock.after(timeoutMs, resolve);
         this.drained = () => {
-          clearTimeout(timer);
+          timer.cancel();
           resolve();
         };
       });

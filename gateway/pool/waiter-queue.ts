@@ -5,6 +5,7 @@
  * pool (it already holds its share): the round-robin skips it until it is eligible again. Timed-out
  * waiters are removed lazily. With a single tenant this is exactly a FIFO.
  */
+import type { Timer } from "../clock.js";
 import type { GatewayError } from "../errors.js";
 import type { PoolEntry } from "./pool-entry.js";
 
@@ -17,7 +18,7 @@ export interface Waiter {
   /** Whose request this is; "" when callers are not told apart. */
   readonly tenant: string;
   settled: boolean;
-  timer: NodeJS.Timeout | undefined;
+  timer: Timer | undefined;
   resolve(entry: PoolEntry): void;
   reject(error: GatewayError): void;
 }

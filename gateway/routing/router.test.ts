@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { compareLsn, isLsn } from "../engines/postgres/lsn.js";
 import type { Engine } from "../engines/engine.js";
 import type { GatewayError } from "../errors.js";
-import { ManualClock } from "../pool/clock.js";
+import { ManualClock } from "../clock.js";
 import { Endpoint } from "../topology/endpoint.js";
 import type { Topology } from "../topology/topology.js";
 import { Router } from "./router.js";

@@ -6,7 +6,7 @@
  */
 import type { Engine } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
-import type { Clock } from "../pool/clock.js";
+import type { Clock } from "../clock.js";
 import type { Endpoint } from "../topology/endpoint.js";
 import type { Topology } from "../topology/topology.js";
 import type { Intent } from "../../schemas/query.js";
@@ -90,7 +90,7 @@ export class Router {
     if (this.topology.readReplicas().length === 0) return undefined;
     const until = Math.min(request.deadline, this.clock.now() + this.settings.tokenWaitMs);
     while (this.clock.now() < until) {
-      await Promise.all([this.topology.checkAll(), new Promise((resolve) => setTimeout(resolve, TOKEN_POLL_MS))]);
+      await Promise.all([this.topology.checkAll(), this.clock.sleep(TOKEN_POLL_MS)]);
       const replica = this.freshReplica(request);
       if (replica) return replica;
     }

@@ -5,7 +5,7 @@
  * Run on a schedule and at once on any sign of failover; the cluster adds and removes endpoints.
  */
 import type { Engine, ListedInstance } from "../engines/engine.js";
-import type { Logger } from "../observability/logger.js";
+import type { Logger } from "../logger.js";
 
 export interface DiscoverySettings {
   instanceHostPattern: string;

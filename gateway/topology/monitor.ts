@@ -10,8 +10,9 @@ import { setMaxListeners } from "node:events";
 import { replicaLagMs } from "./lag.js";
 import type { Engine, EngineConnection } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
-import type { Logger } from "../observability/logger.js";
-import type { Clock } from "../pool/clock.js";
+import type { Logger } from "../logger.js";
+import type { Clock, Timer } from "../clock.js";
+import { type ClusterEvents, UNHEARD } from "../events.js";
 import type { Endpoint } from "./endpoint.js";
 import type { Topology } from "./topology.js";
 
@@ -37,7 +38,7 @@ const PRIMARY_HISTORY = 600;
 
 export class TopologyMonitor implements Topology {
   private readonly connections = new Map<Endpoint, EngineConnection>();
-  private timer: NodeJS.Timeout | undefined;
+  private timer: Timer | undefined;
   private running: Promise<void> | undefined;
   private closed = false;
   private currentPrimary: Endpoint | undefined;
@@ -51,14 +52,6 @@ export class TopologyMonitor implements Topology {
   /** The first check round that started after the current failover began. */
   private failoverFirstRound = 0;
   readonly failovers: FailoverRecord[] = [];
-  /** Called on every failover signal (discovery reads the instance list again). */
-  onFailoverSignal: ((reason: string) => void) | undefined;
-  /** Called when an endpoint turns out to reach an instance of another role (failover, moved DNS name). */
-  onRoleChange: ((endpoint: Endpoint, previous: "primary" | "replica" | "unknown") => void) | undefined;
-  /** Told when a replica is banned for lag (the metrics count bans). */
-  onBanned: ((endpoint: Endpoint, reason: string) => void) | undefined;
-  /** Told when a failover ends with a new primary, with its record (duration, timeline). */
-  onFailoverResolved: ((record: FailoverRecord) => void) | undefined;
 
   constructor(
     readonly endpoints: readonly Endpoint[],
@@ -66,6 +59,11 @@ export class TopologyMonitor implements Topology {
     private readonly settings: MonitorSettings,
     private readonly logger: Logger,
     private readonly clock: Clock,
+    /**
+     * Where the monitor tells of failover signs, role changes, bans and resolved failovers (the cluster
+     * runs discovery and re-checks sessions; the metrics count).
+     */
+    private readonly events: ClusterEvents = UNHEARD,
   ) {}
 
   /** Checks every endpoint once (resolves when done) and keeps checking on the interval. */
@@ -90,14 +88,14 @@ export class TopologyMonitor implements Topology {
       if (remaining <= 0) return undefined;
       await new Promise<void>((resolve) => {
         const wake = () => {
-          clearTimeout(timer);
+          timer.cancel();
           resolve();
         };
-        const timer = setTimeout(() => {
+        const timer = this.clock.after(remaining, () => {
           // A waiter that gives up leaves the list, so a long outage does not grow it.
           this.primaryWaiters = this.primaryWaiters.filter((waiter) => waiter !== wake);
           resolve();
-        }, remaining);
+        });
         this.primaryWaiters.push(wake);
       });
     }
@@ -121,7 +119,7 @@ export class TopologyMonitor implements Topology {
       void this.checkAll();
       return;
     }
-    this.onFailoverSignal?.(reason);
+    this.events.emit("failoverSignal", { reason });
     if (this.failoverStartedAt === undefined) this.beginFailover(reason);
     // A round already under way started before this sign and cannot answer it: queue a fresh one.
     void (this.running ?? Promise.resolve()).then(() => this.checkAll());
@@ -138,10 +136,7 @@ export class TopologyMonitor implements Topology {
   private schedule(): void {
     if (this.closed) return;
     const interval = this.currentPrimary ? this.settings.checkIntervalMs : Math.min(this.settings.checkIntervalMs, FAILOVER_CHECK_INTERVAL_MS);
-    this.timer = setTimeout(() => {
-      void this.checkAll().finally(() => this.schedule());
-    }, interval);
-    this.timer.unref();
+    this.timer = this.clock.after(interval, () => void this.checkAll().finally(() => this.schedule()), { keepAlive: false });
   }
 
   private async runChecks(round: number): Promise<void> {
@@ -178,10 +173,10 @@ export class TopologyMonitor implements Topology {
       }
       // A silent instance (network black hole, a frozen server) must not hold the round up: at the
       // limit the check fails and the session is cut, whether or not the driver notices at once.
-      const state = await withinLimit(connection, connection.inspect(checkTimeoutMs), checkTimeoutMs);
+      const state = await withinLimit(this.clock, connection, connection.inspect(checkTimeoutMs), checkTimeoutMs);
       const previous = endpoint.role;
       endpoint.role = state.role;
-      if (previous !== state.role) this.onRoleChange?.(endpoint, previous);
+      if (previous !== state.role) this.events.emit("roleChange", { endpoint, previous });
       if (endpoint.configuredWriter && state.role !== "primary") {
         // The cluster name may be stale: reconnect next time so that a corrected name is followed.
         connection.destroy();
@@ -218,7 +213,7 @@ export class TopologyMonitor implements Topology {
       if (tooFar && endpoint.banReason === null) {
         endpoint.banReason = `replication lag ${Math.round(endpoint.lagMs)}ms > ${this.settings.maxReplicaLagMs}ms`;
         this.logger.warn({ endpoint: endpoint.name, reason: endpoint.banReason }, "replica banned");
-        this.onBanned?.(endpoint, endpoint.banReason);
+        this.events.emit("replicaBanned", { endpoint, reason: endpoint.banReason });
       } else if (!tooFar && endpoint.banReason !== null) {
         this.logger.info({ endpoint: endpoint.name }, "replica unbanned");
         endpoint.banReason = null;
@@ -272,7 +267,7 @@ export class TopologyMonitor implements Topology {
     record.durationMs = Math.round(durationMs);
     record.timeline.push({ at: record.resolvedAt, event: `primary is ${primary.name}` });
     this.logger.warn({ newPrimary: primary.name, durationMs: record.durationMs }, "failover: writes resumed");
-    this.onFailoverResolved?.(record);
+    this.events.emit("failoverResolved", { record });
   }
 
   /** Drops the monitor's session to an endpoint that left the cluster. */
@@ -284,7 +279,7 @@ export class TopologyMonitor implements Topology {
   close(): void {
     this.closed = true;
     this.lease.abort(new GatewayError("GATEWAY_DRAINING", "the gateway is shutting down"));
-    clearTimeout(this.timer);
+    this.timer?.cancel();
     for (const connection of this.connections.values()) connection.destroy();
     this.connections.clear();
     for (const wake of this.primaryWaiters) wake();
@@ -305,14 +300,14 @@ function notThePrimary(endpoint: Endpoint): GatewayError {
 }
 
 /** `work` on `session`, or a failure (and the session cut) once `limitMs` has passed. */
-function withinLimit<T>(session: EngineConnection, work: Promise<T>, limitMs: number): Promise<T> {
-  let cut: NodeJS.Timeout | undefined;
+function withinLimit<T>(clock: Clock, session: EngineConnection, work: Promise<T>, limitMs: number): Promise<T> {
+  let cut: Timer | undefined;
   const limit = new Promise<never>((_resolve, reject) => {
-    cut = setTimeout(() => {
+    cut = clock.after(limitMs, () => {
       session.destroy();
       reject(new Error(`no answer within ${limitMs}ms`));
-    }, limitMs);
+    });
   });
   work.catch(() => undefined);
-  return Promise.race([work, limit]).finally(() => clearTimeout(cut));
+  return Promise.race([work, limit]).finally(() => cut?.cancel());
 }

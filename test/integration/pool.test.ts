@@ -2,8 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresEngine } from "../../gateway/engines/postgres/engine.js";
 import { GatewayError } from "../../gateway/errors.js";
-import { silentLogger } from "../../gateway/observability/logger.js";
-import { type Clock, ManualClock } from "../../gateway/pool/clock.js";
+import { silentLogger } from "../../gateway/logger.js";
+import { type Clock, ManualClock } from "../../gateway/clock.js";
 import { Pool, type PoolSettings } from "../../gateway/pool/pool.js";
 import { unusedPort } from "../support/ports.js";
 import { startForwarder } from "../support/tcp-forwarder.js";

@@ -3,8 +3,8 @@ import type { Gateway } from "../../gateway/app.js";
 import { createGateway } from "../../gateway/app.js";
 import { parseConfig } from "../../gateway/config/load.js";
 import type { GatewayConfigInput } from "../../gateway/config/schema.js";
-import { type Logger, silentLogger } from "../../gateway/observability/logger.js";
-import type { Clock } from "../../gateway/pool/clock.js";
+import { type Logger, silentLogger } from "../../gateway/logger.js";
+import type { Clock } from "../../gateway/clock.js";
 
 export interface TestGateway {
   gateway: Gateway;

@@ -1,7 +1,7 @@
 /** A pino logger whose JSON lines are kept in memory, for tests that read what the gateway logs. */
 import { Writable } from "node:stream";
 import { pino } from "pino";
-import type { Logger } from "../../gateway/observability/logger.js";
+import type { Logger } from "../../gateway/logger.js";
 
 export interface CapturedLogs {
   readonly logger: Logger;

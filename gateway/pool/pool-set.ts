@@ -2,12 +2,12 @@
  * Every pool of a cluster: one per endpoint and database login. Endpoints hold what the topology
  * knows of an instance; pools hold sessions; this is where a request, knowing its endpoint and the
  * login it runs as, finds its pool — so a session opened under one login is never lent under another.
+ * The set knows endpoints only as keys with a name.
  */
 import { type LoginKey, READ_WRITE_LOGIN } from "../credentials/logins.js";
-import type { Pool } from "../pool/pool.js";
-import type { Endpoint } from "../topology/endpoint.js";
+import type { Pool } from "./pool.js";
 
-export class PoolSet {
+export class PoolSet<Endpoint extends { readonly name: string }> {
   private readonly pools = new Map<Endpoint, Map<LoginKey, Pool>>();
 
   constructor(

@@ -1,0 +1,71 @@
+/**
+ * What the gateway's parts tell anyone who listens: typed events with any number of listeners. Each
+ * component is given the hub at construction and emits; observability (metrics) and the cluster's own
+ * reactions (discovery on a failover sign, re-checking sessions on a role change) subscribe like anyone
+ * else. No component sets another's callback. A listener that throws is logged, never thrown into the
+ * component that emitted.
+ */
+import type { ErrorCode } from "../schemas/errors.js";
+import type { Logger } from "./logger.js";
+import type { Endpoint, EndpointRole } from "./topology/endpoint.js";
+import type { FailoverRecord } from "./topology/monitor.js";
+
+export interface GatewayEventMap {
+  /** A caller waited this long for a pooled session of `pool` (named after its endpoint and login). */
+  acquireWait: { cluster: string; pool: string; waitedMs: number };
+  /** Work was run again after a failure with this code. */
+  retry: { cluster: string; code: ErrorCode };
+  /** A replica was taken out of reads for lag. */
+  replicaBanned: { cluster: string; endpoint: Endpoint; reason: string };
+  /** Something suggested a failover (a lost primary, a write refused as read-only). */
+  failoverSignal: { cluster: string; reason: string };
+  /** An endpoint turned out to reach an instance of another role (a failover, a moved DNS name). */
+  roleChange: { cluster: string; endpoint: Endpoint; previous: EndpointRole };
+  /** A failover ended with writes going to a new primary. */
+  failoverResolved: { cluster: string; record: FailoverRecord };
+}
+
+export type GatewayEventName = keyof GatewayEventMap;
+type Listener<K extends GatewayEventName> = (payload: GatewayEventMap[K]) => void;
+
+export class GatewayEvents {
+  private readonly listeners: { [K in GatewayEventName]?: Listener<K>[] } = {};
+
+  constructor(private readonly logger?: Logger) {}
+
+  /** Adds a listener; returns the function that removes it. */
+  on<K extends GatewayEventName>(event: K, listener: Listener<K>): () => void {
+    const list = (this.listeners[event] ??= []) as Listener<K>[];
+    list.push(listener);
+    return () => {
+      const at = list.indexOf(listener);
+      if (at >= 0) list.splice(at, 1);
+    };
+  }
+
+  emit<K extends GatewayEventName>(event: K, payload: GatewayEventMap[K]): void {
+    const list = this.listeners[event];
+    if (list === undefined) return;
+    for (const listener of list) {
+      try {
+        listener(payload);
+      } catch (err) {
+        this.logger?.error({ event, err }, "an event listener failed");
+      }
+    }
+  }
+}
+
+/** One cluster's view of the hub: its components emit without knowing the cluster's name. */
+export interface ClusterEvents {
+  emit<K extends GatewayEventName>(event: K, payload: Omit<GatewayEventMap[K], "cluster">): void;
+}
+
+export function clusterEvents(events: GatewayEvents, cluster: string): ClusterEvents {
+  return {
+    emit: (event, payload) => events.emit(event, { ...payload, cluster } as GatewayEventMap[typeof event]),
+  };
+}
+
+/** For components built on their own (tests, tools): events that nobody hears. */
+export const UNHEARD: ClusterEvents = { emit: () => undefined };
