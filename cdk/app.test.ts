@@ -131,7 +131,7 @@ describe("the database stack", () => {
     expect(functions.find((variables) => variables.POWERTOOLS_SERVICE_NAME === "poolgate-canary")?.POOLGATE_ENGINE).toBe("mysql");
     expect(functions.some((variables) => variables.POWERTOOLS_SERVICE_NAME === "notes-api")).toBe(false);
     Template.fromStack(mysql.service).resourceCountIs("AWS::ApiGatewayV2::Api", 0);
-  }, 60000);
+  }, 180000);
 });
 
 describe("the teardown path (-c deletionProtection=false)", () => {
@@ -144,7 +144,7 @@ describe("the teardown path (-c deletionProtection=false)", () => {
     expect(acknowledged(teardown).join()).toContain("AwsSolutions-RDS10");
     expect(acknowledged(built).join()).not.toContain("AwsSolutions-RDS10");
     expect(() => build({ deletionProtection: "no" })).toThrow(/context deletionProtection must be true or false/);
-  }, 60000);
+  }, 180000);
 });
 
 describe("the service stack", () => {
@@ -214,7 +214,7 @@ describe("the service stack", () => {
     // Two logins' pools share the same budget: each pool is smaller than with one login.
     expect(withLogin.service.gateway.budget.poolSize).toBeLessThan(withoutLogin.service.gateway.budget.poolSize);
     expect(withLogin.service.gateway.budget.worstCase).toBeLessThanOrEqual(withLogin.service.gateway.budget.limit);
-  }, 60000);
+  }, 180000);
 });
 
 describe("the gateway's configuration", () => {
@@ -254,7 +254,7 @@ describe("the gateway's configuration", () => {
       ReservedConcurrentExecutions: 5,
       Environment: { Variables: Match.objectLike({ POWERTOOLS_SERVICE_NAME: "notes-api" }) },
     });
-  }, 60000);
+  }, 180000);
 });
 
 describe("the Lambda callers", () => {
@@ -282,7 +282,7 @@ describe("the Lambda callers", () => {
       new lambda.Function(app.service, id, { runtime: lambda.Runtime.NODEJS_24_X, handler: "index.handler", code: lambda.Code.fromInline("exports.handler=()=>1"), ...props });
     expect(() => app.service.gateway.grantFunction(make("Slow", { timeout: Duration.seconds(70), reservedConcurrentExecutions: 5 }))).toThrow(/below the load balancer's idle timeout \(65 s\)/);
     expect(() => app.service.gateway.grantFunction(make("Unbounded", { timeout: Duration.seconds(10) }))).toThrow(/has no reserved concurrency/);
-  }, 60000);
+  }, 180000);
 
   it("let the hook and the canary list the gateway's tasks and reach each of them on the container port", () => {
     const listers = Object.values(service.findResources("AWS::Lambda::Function")).filter((fn) => fn.Properties.Environment?.Variables?.POOLGATE_ECS_SERVICE);

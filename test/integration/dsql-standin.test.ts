@@ -207,14 +207,15 @@ describe("optimistic-concurrency conflicts (field report 2)", () => {
     expect(await count("select count(*) as n from commit_conflicts where id = 1")).toBe(1);
   });
 
-  it("answers an interactive transaction's COMMIT refused for a conflict with the conflict: nothing was committed", async () => {
+  it("answers an interactive transaction's COMMIT refused for a conflict: rolled back, run it again, nothing was committed", async () => {
     const begun = await asApp("/v1/transactions", {});
     expect(begun.status).toBe(201);
     const id = begun.body.transactionId as string;
     expect((await query("insert into commit_conflicts values (2, 1000)", { transactionId: id })).status).toBe(200);
     const committed = await asApp(`/v1/transactions/${id}/commit`, undefined);
     expect(committed.status).toBe(409);
-    expect(committed.body.error).toMatchObject({ code: "SERIALIZATION_FAILURE", database: { sqlstate: "40001" } });
+    expect(committed.body.error).toMatchObject({ code: "TRANSACTION_ABORTED", database: { sqlstate: "40001" } });
+    expect(committed.body.error.message).toContain("conflicted at COMMIT");
     expect(await count("select count(*) as n from commit_conflicts where id = 2")).toBe(0);
   });
 
