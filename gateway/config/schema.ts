@@ -280,6 +280,14 @@ export const configSchema = z.strictObject({
         .min(100)
         .default(10000),
       drainTimeoutMs: ms("On SIGTERM, how long in-flight work may take before it is cut off").default(20000),
+      listenBacklog: z
+        .number()
+        .int()
+        .min(1)
+        .default(4096)
+        .describe(
+          "Connections the kernel queues before they are accepted (capped by net.core.somaxconn); Node's 511 drops a burst's SYNs, and each dropped caller waits a second for the retransmit",
+        ),
     })
     .prefault({}),
   clusters: z

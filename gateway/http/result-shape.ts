@@ -8,18 +8,37 @@
 import type { StatementResult } from "../engines/engine.js";
 import { JsonText } from "../engines/json-text.js";
 
-const columnsJson = new WeakMap<object, string>();
-
 /**
  * Column types whose values the engines hand on as JsonText (PostgreSQL json/jsonb and their arrays;
  * MySQL JSON). A JsonText anywhere else would still be valid JSON (its toJSON), only parsed.
  */
 const JSON_TYPES = new Set(["json", "jsonb", "_json", "_jsonb"]);
 
-function rowsAsObjects(result: StatementResult): Record<string, unknown>[] {
-  const names = result.columns.map((column) => column.name);
+/** What serialising rows needs to know of a column list, worked out once per list (a cached statement keeps its list). */
+interface ColumnsShape {
+  json: string;
+  names: string[];
+  /** No column is named __proto__: rows can be plain objects. */
+  plain: boolean;
+  /** Which columns hold database JSON; undefined when none does. */
+  isJson: boolean[] | undefined;
+}
+
+const shapes = new WeakMap<object, ColumnsShape>();
+
+function shapeOf(columns: StatementResult["columns"]): ColumnsShape {
+  let shape = shapes.get(columns);
+  if (shape === undefined) {
+    const names = columns.map((column) => column.name);
+    const isJson = columns.map((column) => JSON_TYPES.has(column.type));
+    shape = { json: JSON.stringify(columns), names, plain: !names.includes("__proto__"), isJson: isJson.some(Boolean) ? isJson : undefined };
+    shapes.set(columns, shape);
+  }
+  return shape;
+}
+
+function rowsAsObjects(result: StatementResult, { names, plain }: ColumnsShape): Record<string, unknown>[] {
   // A column named __proto__ must become a property, not the object's prototype.
-  const plain = !names.includes("__proto__");
   const rows = result.rows;
   const objects = new Array<Record<string, unknown>>(rows.length);
   for (let r = 0; r < rows.length; r++) {
@@ -36,11 +55,6 @@ function valueJson(value: unknown): string {
   if (value instanceof JsonText) return value.text;
   if (Array.isArray(value)) return `[${value.map(valueJson).join(",")}]`;
   return JSON.stringify(value) ?? "null";
-}
-
-/** Which columns hold database JSON, by the type the engine names (MariaDB's JSON alias is named json too). */
-function jsonColumns(result: StatementResult): boolean[] {
-  return result.columns.map((column) => JSON_TYPES.has(column.type));
 }
 
 /** The rows' JSON text with database JSON embedded as it is. Duplicate column names: the last wins, as in an object. */
@@ -63,21 +77,18 @@ function rowsWithJsonText(result: StatementResult, rowMode: "object" | "array", 
   return `[${parts.join(",")}]`;
 }
 
-function rowsJson(result: StatementResult, rowMode: "object" | "array"): string {
+function rowsJson(result: StatementResult, rowMode: "object" | "array", shape: ColumnsShape): string {
   if (result.columns.length === 0) return JSON.stringify(result.rows);
-  const isJson = jsonColumns(result);
-  if (isJson.some(Boolean)) return rowsWithJsonText(result, rowMode, isJson);
-  return JSON.stringify(rowMode === "array" ? result.rows : rowsAsObjects(result));
+  // Which columns hold database JSON goes by the type the engine names (MariaDB's JSON alias is named json too).
+  if (shape.isJson) return rowsWithJsonText(result, rowMode, shape.isJson);
+  return JSON.stringify(rowMode === "array" ? result.rows : rowsAsObjects(result, shape));
 }
 
 /** The JSON text of a QueryResult, plus `attempts` (and a consistency token) when given. */
 export function serializeResult(result: StatementResult, rowMode: "object" | "array", attempts?: number, consistencyToken?: string): string {
-  let columns = columnsJson.get(result.columns);
-  if (columns === undefined) {
-    columns = JSON.stringify(result.columns);
-    columnsJson.set(result.columns, columns);
-  }
-  const rows = rowsJson(result, rowMode);
+  const shape = shapeOf(result.columns);
+  const columns = shape.json;
+  const rows = rowsJson(result, rowMode, shape);
   const token = consistencyToken === undefined ? "" : `,"consistencyToken":${JSON.stringify(consistencyToken)}`;
   const tail = attempts === undefined ? "}" : `,"attempts":${attempts}${token}}`;
   const insertId = result.lastInsertId === undefined ? "" : `,"lastInsertId":${JSON.stringify(result.lastInsertId)}`;

@@ -3,6 +3,7 @@
  * alternative as a column), the field report's own figures beside ours, and a verdict line each.
  * Reads only BenchResults, so the same figures reach stdout, bench.json and the chart.
  */
+import { profileLines } from "./cpu-profile.js";
 import type { BenchResults, ConflictRow, FailoverEngineResult, FailoverRunFigures, InsertRow, IsolationRow, TargetRow } from "./results.js";
 
 /** The field reports' figures (/work/shared/reference/seed-scenarios.md), quoted beside ours. */
@@ -35,6 +36,11 @@ function table(header: string[], rows: string[][]): string[] {
 const errorsOf = (r: TargetRow) => (r.errorsAllRounds === 0 ? "0" : `${num(r.errorsAllRounds, 0)}/${num(r.requestsAllRounds, 0)}`);
 const poolgateOf = <T extends { role: string }>(rows: T[]) => rows.find((r) => r.role === "poolgate");
 
+/** The range of poolgate's round-by-round ratio to a target, when rounds disagreed. */
+function spread(r: TargetRow): string {
+  return r.ratioToPoolgate ? ` (${num(r.ratioToPoolgate.min, 2)}–${num(r.ratioToPoolgate.max, 2)})` : "";
+}
+
 function throughputTable(title: string, rows: TargetRow[]): string[] {
   const ref = poolgateOf(rows);
   const body = rows.map((r) => [
@@ -43,11 +49,14 @@ function throughputTable(title: string, rows: TargetRow[]): string[] {
     num(r.p50),
     num(r.p99),
     num(r.max),
-    r.cpuUsPerRequest === undefined ? "-" : num(r.cpuUsPerRequest, 0),
+    r.cpuUsPerRequest === undefined ? "-" : `${num(r.cpuUsPerRequest, 0)}${r.cpuUsPerRequestByThreads === undefined ? "" : ` (${num(r.cpuUsPerRequestByThreads, 0)})`}`,
     errorsOf(r),
-    ref && r !== ref ? edge(ref.throughput, r.throughput, false) : "",
+    ref && r !== ref ? `${edge(ref.throughput, r.throughput, false)}${spread(r)}` : "",
   ]);
-  return [title, ...table(["target", "req/s", "p50 ms", "p99 ms", "max ms", "CPU µs/req", "errors", "poolgate req/s ÷ this"], body)];
+  return [
+    `${title}; ${ref?.rounds ?? "?"} rounds`,
+    ...table(["target", "req/s", "p50 ms", "p99 ms", "max ms", "CPU µs/req (by threads)", "errors", "poolgate req/s ÷ this (range over rounds)"], body),
+  ];
 }
 
 function burstTable(title: string, rows: TargetRow[]): string[] {
@@ -60,7 +69,7 @@ function burstTable(title: string, rows: TargetRow[]): string[] {
     num(r.max),
     num(r.throughput, 0),
     errorsOf(r),
-    ref && r !== ref ? `${edge(ref.p99, r.p99, true)} / ${edge(ref.max, r.max, true)}` : "",
+    ref && r !== ref ? `${edge(ref.p99, r.p99, true)} / ${edge(ref.max, r.max, true)}${spread(r)}` : "",
   ]);
   const reference = [
     "(report 1) Tomcat + DBCP2, 750 threads", "", "", "", num(REFERENCE.burst.dbcp2MaxMs, 0), "", "", "",
@@ -144,6 +153,9 @@ export function reportLines(results: BenchResults): string[] {
   if (results.conflicts) section(conflictsTable(results.conflicts, Number(s.conflictCallers)), conflictsVerdict(results.conflicts));
   out.push(...topologyLines(results));
   if (results.isolation) section(isolationTable(results.isolation, Number(s.callers)), isolationVerdict(results.isolation));
+  for (const p of results.profiles ?? []) {
+    out.push("", ...profileLines(`CPU profile, ${p.engine}, ${p.server === "gateway" ? "poolgate native" : "naive forwarder"} (${num(p.throughput, 0)} req/s under --cpu-prof)`, p.summary, p.requests), `  profile: ${p.file}`);
+  }
   if (results.notes.length > 0) out.push("", "left out or adapted:", ...results.notes.map((n) => `  - ${n}`));
   if (results.failures.length > 0) out.push("", "FAILED parts (the rest above is valid):", ...results.failures.map((f) => `  - ${f}`));
   const scenarios: [string, TargetRow[] | undefined][] = [

@@ -11,14 +11,20 @@
  *   mysql       steady load and report 1 on the local MariaDB through the MySQL engine
  *   topology    report 3: read scaling with 0/1/2 streaming replicas; several failovers per engine under load
  *   isolation   the steady load spread over 1, 2 and 20 principals: what clean sessions between them cost
+ *   profile     (only with `--profile`) the steady load on each engine against the gateway and the naive
+ *               forwarder under `node --cpu-prof`: where each one's CPU goes, by area
  * A progress bar runs on stderr; the tables and verdicts go to stdout; the figure and the raw
  * figures are saved as <out>/bench.svg and <out>/bench.json. Not a test: no assertions.
  *
  * Environment (defaults in parentheses):
  *   POOLGATE_BENCH_ONLY            comma-separated parts to run: throughput, burst, inserts, conflicts,
- *                                  mysql, topology, isolation, or postgres (= the first four) (all)
+ *                                  mysql, topology, isolation, profile, or postgres (= the first four)
+ *                                  (all but profile; `--profile` alone runs just the profile)
+ *   POOLGATE_BENCH_PROFILE=1       the same as `--profile`
  *   POOLGATE_BENCH_POOL            pool size of every target (10)
  *   POOLGATE_BENCH_ROUNDS          interleaved rounds per measurement, median kept (3)
+ *   POOLGATE_BENCH_MAX_ROUNDS      more rounds, up to this many, until poolgate's ratios are stable (7)
+ *   POOLGATE_BENCH_STABLE_PCT      stable: one more round moves no ratio's median by more than this % (3)
  *   POOLGATE_BENCH_CALLERS         steady-load and read-scaling callers (32)
  *   POOLGATE_BENCH_DURATION_MS     steady-load and read-scaling run length (2000)
  *   POOLGATE_BENCH_WARMUP_MS       warm-up before each steady-load run (1000)
@@ -116,12 +122,12 @@ async function postgresPart(): Promise<void> {
     if (S.only.has("throughput")) {
       progress.setPhase("PostgreSQL steady load");
       const targets = [native, dataApi, sdkTarget("poolgate Data API (AWS SDK)", gateway), inProcess, httpTarget("naive HTTP + pg.Pool", "alternative", naive), newConnection, ...bouncerNew];
-      results.throughput = { ...results.throughput, postgres: await measureRounds(targets, steadyWork("postgres"), S.rounds, "throughput", roundStep(() => estimate.steadyRunS())) };
+      results.throughput = { ...results.throughput, postgres: await measureRounds(targets, steadyWork("postgres"), S.rounds, "throughput", roundStep(() => estimate.steadyRunS()), S.stability) };
     }
     if (S.only.has("burst")) {
       progress.setPhase(`report 1 (${S.burstCallers} callers)`);
       const targets = [native, dataApi, inProcess, newConnection, ...bouncerNew];
-      results.burst = { ...results.burst, postgres: await measureRounds(targets, burstWork("postgres"), S.rounds, "p99", roundStep(estimate.burstRunS)) };
+      results.burst = { ...results.burst, postgres: await measureRounds(targets, burstWork("postgres"), S.rounds, "p99", roundStep(estimate.burstRunS), S.stability) };
     }
     if (S.only.has("inserts")) {
       progress.setPhase("report 4 (sequential inserts)");
@@ -185,9 +191,9 @@ async function mysqlPart(): Promise<void> {
     const newConnection = directTarget("new connection per request", "alternative", benchUrl, "per-request", S.poolSize);
     const steady: Target[] = [native, inProcess, httpTarget("naive HTTP + mysql2 pool", "alternative", naive), newConnection];
     progress.setPhase("MariaDB steady load");
-    results.throughput = { ...results.throughput, mysql: await measureRounds(steady, steadyWork("mysql"), S.rounds, "throughput", roundStep(() => estimate.steadyRunS())) };
+    results.throughput = { ...results.throughput, mysql: await measureRounds(steady, steadyWork("mysql"), S.rounds, "throughput", roundStep(() => estimate.steadyRunS()), S.stability) };
     progress.setPhase(`MariaDB report 1 (${S.burstCallers} callers)`);
-    results.burst = { ...results.burst, mysql: await measureRounds([native, inProcess, newConnection], burstWork("mysql"), S.rounds, "p99", roundStep(estimate.burstRunS)) };
+    results.burst = { ...results.burst, mysql: await measureRounds([native, inProcess, newConnection], burstWork("mysql"), S.rounds, "p99", roundStep(estimate.burstRunS), S.stability) };
   } finally {
     for (const server of servers.reverse()) await server.stop();
   }
@@ -210,11 +216,19 @@ async function isolationPart(): Promise<void> {
   results.isolation = await runIsolation(work, step);
 }
 
+async function profilePart(): Promise<void> {
+  const { runProfiles } = await import("./profile-bench.js");
+  progress.setPhase("CPU profiles");
+  const work = { adminUrl: S.adminUrl, mysqlAdminUrl: S.mysqlAdminUrl, engines: ["postgres", "mysql"] as const, poolSize: S.poolSize, callers: S.callers, durationMs: S.durationMs, warmupMs: S.warmupMs, outDir: S.outDir };
+  results.profiles = await runProfiles({ ...work, engines: [...work.engines] }, step);
+}
+
 const PARTS: [name: string, enabled: boolean, run: () => Promise<void>][] = [
   ["PostgreSQL", POSTGRES_PARTS.some((part) => S.only.has(part)), postgresPart],
   ["MariaDB", S.only.has("mysql"), mysqlPart],
   ["topology", S.only.has("topology"), topologyPart],
   ["isolation", S.only.has("isolation"), isolationPart],
+  ["profile", S.only.has("profile"), profilePart],
 ];
 
 function save(): { svg: string; json: string } {
