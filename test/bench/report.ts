@@ -4,6 +4,7 @@
  * Reads only BenchResults, so the same figures reach stdout, bench.json and the chart.
  */
 import { profileLines } from "./cpu-profile.js";
+import { INSERT_PARTS } from "./inserts.js";
 import type { BenchResults, ConflictRow, FailoverEngineResult, FailoverRunFigures, InsertRow, IsolationRow, TargetRow } from "./results.js";
 
 /** The field reports' figures (/work/shared/reference/seed-scenarios.md), quoted beside ours. */
@@ -291,15 +292,27 @@ function burstVerdict(rows: TargetRow[]): string {
   );
 }
 
+/** The gateway's insert as its parts: the HTTP round trip, the database's (insert + position read), and the rest, the gateway's own. */
+function insertBreakdown(rows: InsertRow[], ref: InsertRow): string {
+  const http = rows.find((r) => r.target === INSERT_PARTS.http);
+  const database = rows.find((r) => r.target === INSERT_PARTS.database);
+  if (!http || !database) return "";
+  const own = ref.perInsertUs - http.perInsertUs - database.perInsertUs;
+  return `breakdown of ${num(ref.perInsertUs, 0)} µs: HTTP round trip ${num(http.perInsertUs, 0)} + database (insert and the token's WAL position read) ${num(database.perInsertUs, 0)} + the gateway's own ${num(own, 0)} µs`;
+}
+
 function insertsVerdict(rows: InsertRow[]): string {
   const ref = poolgateOf(rows);
   if (!ref) return "poolgate not measured";
   const newConnection = rows.find((r) => r.target.toLowerCase().startsWith("new connection"));
   const floor = rows.find((r) => r.role === "floor");
+  const pooledBouncer = rows.find((r) => r.target.startsWith("PgBouncer") && r.target.includes("pooled"));
   return [
     `${ref.target}: ${num(ref.totalMs / 1000, 1)} s for ${num(ref.count, 0)} (${num(ref.perInsertUs, 0)} µs each)`,
     newConnection ? `${edge(ref.perInsertUs, newConnection.perInsertUs, true)} faster than a new connection each (~${num(newConnection.totalMs / 1000, 0)} s, extrapolated; report 4: ${num(REFERENCE.inserts.newConnectionMs / 1000, 0)} s)` : "",
     floor ? `the HTTP hop costs ${num(ref.perInsertUs - floor.perInsertUs, 0)} µs per insert over the ${floor.target} (${num(floor.perInsertUs, 0)} µs; report 4's HikariCP: ${num((REFERENCE.inserts.hikariMs * 1000) / REFERENCE.inserts.count, 1)} µs on an embedded database)` : "",
+    insertBreakdown(rows, ref),
+    pooledBouncer ? `${num(ref.perInsertUs / pooledBouncer.perInsertUs, 2)}x PgBouncer's pooled client (${num(pooledBouncer.perInsertUs, 0)} µs)` : "",
   ]
     .filter(Boolean)
     .join("; ");

@@ -68,12 +68,19 @@ export function sdkTarget(name: string, server: Server): Target {
 }
 
 /** Callers on the database (or PgBouncer) itself: one pool in their process, or a new connection per request. */
-export function directTarget(name: string, role: TargetRow["role"], url: string, connection: DirectSpec["connection"], poolSize: number): Target {
+export function directTarget(
+  name: string,
+  role: TargetRow["role"],
+  url: string,
+  connection: DirectSpec["connection"],
+  poolSize: number,
+  followUp?: string,
+): Target {
   return {
     name,
     role,
     run: async (work) => {
-      const spec: DirectSpec = { ...work, url, connection, poolSize };
+      const spec: DirectSpec = { ...work, url, connection, poolSize, ...(followUp === undefined ? {} : { followUp }) };
       const result = await runJson<TargetResult>("./direct-driver.js", [JSON.stringify(spec)]);
       // A new connection per request costs the database (a backend per connection), not this process.
       return connection === "pool" ? result : { ...result, cpuUsPerRequest: undefined };
