@@ -156,6 +156,9 @@ export function reportLines(results: BenchResults): string[] {
   if (results.isolation) section(isolationTable(results.isolation, Number(s.callers)), isolationVerdict(results.isolation));
   for (const p of results.profiles ?? []) {
     out.push("", ...profileLines(`CPU profile, ${p.engine}, ${p.server === "gateway" ? "poolgate native" : "naive forwarder"} (${num(p.throughput, 0)} req/s under --cpu-prof)`, p.summary, p.requests), `  profile: ${p.file}`);
+    if (p.syscallsPerRequest) {
+      out.push(`  system calls per request: ${Object.entries(p.syscallsPerRequest).map(([name, perRequest]) => `${name} ${num(perRequest, 2)}`).join(", ")}`);
+    }
   }
   if (results.notes.length > 0) out.push("", "left out or adapted:", ...results.notes.map((n) => `  - ${n}`));
   if (results.failures.length > 0) out.push("", "FAILED parts (the rest above is valid):", ...results.failures.map((f) => `  - ${f}`));
