@@ -44,6 +44,7 @@ export class PortalQuery {
   private connection: WireConnection | undefined;
   private waiter: BatchWaiter | undefined;
   private synced = false;
+  private rowsSent = 0;
   private stopping = false;
   private failure: Error | undefined;
   private settle!: (err: Error | null) => void;
@@ -128,6 +129,7 @@ export class PortalQuery {
     }
     try {
       this.batch.push(parseRow(message.fields, this.parsers));
+      this.rowsSent++;
     } catch (err) {
       this.fail(err as Error);
     }
@@ -147,7 +149,8 @@ export class PortalQuery {
     const match = COMMAND_TAG.exec(message.text);
     this.command = match?.[1] ?? message.text;
     const count = match?.[2] ?? /(\d+)$/.exec(message.text)?.[1];
-    this.rowCount = count === undefined ? null : Number(count);
+    // The tag counts only the last Execute's rows: a result read in batches counts them all.
+    this.rowCount = this.fields.length > 0 ? this.rowsSent : count === undefined ? null : Number(count);
     if (!this.failure) this.state = "complete";
     this.sync();
   }
