@@ -189,7 +189,7 @@ export class MysqlConnection implements EngineConnection {
     try {
       await cursor.start(
         (submit) => this.lifecycle.run(options.timeoutMs, submit),
-        () => (prepared ? this.connection.execute({ sql, values: encodeParams(params) }) : this.connection.query({ sql })) as unknown as CommandEmitter,
+        () => prepared ? this.connection.execute({ sql, values: encodeParams(params) }) : this.connection.query({ sql }),
       );
     } catch (err) {
       this.failInFlight = undefined;

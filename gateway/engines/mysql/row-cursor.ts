@@ -216,6 +216,6 @@ export class MysqlRowCursor implements RowCursor {
   private async failed(): Promise<never> {
     const failure = this.failure;
     const read = await this.outcome;
-    throw failure instanceof GatewayError ? failure : (read ?? failure);
+    throw failure instanceof GatewayError ? failure : (read ?? failure ?? new GatewayError("INTERNAL_ERROR", "the stream failed without a cause"));
   }
 }
