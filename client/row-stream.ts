@@ -51,5 +51,8 @@ export async function* ndjsonRows<Row>(body: AsyncIterable<Uint8Array | string>,
   if (header === undefined || held === undefined) throw new TransportError("the gateway's stream ended without its last line: the result is incomplete", undefined, false, undefined);
   const last = parse(held) as Partial<StreamEnd> & Partial<ErrorBody>;
   if (last.error !== undefined) throw errorFromBody(200, last as ErrorBody);
+  if (typeof last.command !== "string" || typeof last.attempts !== "number") {
+    throw new TransportError("the gateway's stream ended without its end line: the result is incomplete", undefined, false, undefined);
+  }
   result.onEnd(last as StreamEnd);
 }
