@@ -236,10 +236,11 @@ async function profilePart(): Promise<void> {
 async function streamingPart(): Promise<void> {
   const { runStreaming } = await import("./streaming-bench.js");
   progress.setPhase("reads of any size");
-  const { rows, versions } = await runStreaming(S.adminUrl, S.mysqlAdminUrl, S.streamRows, step);
+  results.streaming = [];
+  const { versions, failures } = await runStreaming(S.adminUrl, S.mysqlAdminUrl, S.streamRows, step, results.streaming);
   results.machine.postgres ??= versions.postgres;
   results.machine.mariadb ??= versions.mariadb;
-  results.streaming = rows;
+  results.failures.push(...failures);
 }
 
 const PARTS: [name: string, enabled: boolean, run: () => Promise<void>][] = [

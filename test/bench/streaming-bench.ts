@@ -13,17 +13,20 @@ import type { StreamingRow } from "./results.js";
 
 type Step = <T>(label: string, estimateS: number, run: () => Promise<T>) => Promise<T>;
 
-/** Rows of `g, md5(g)`: about 38 bytes of value text each, so 400,000 fit limits.maxResultBytes (16 MiB) with room. */
-const BUFFERED_ROWS = 400_000;
 const SAMPLE_MS = 100;
 
 interface EngineSql {
   engine: "PostgreSQL" | "MariaDB";
   /** `g, md5(g)` for g in 1..n. */
   rows(n: number): string;
+  /**
+   * The largest buffered read that fits limits.maxResultBytes (16 MiB), in rows, as each engine counts a
+   * row: PostgreSQL the values' text (about 38 bytes), MySQL their approximate JSON size (about 50).
+   */
+  bufferedRows: number;
 }
 
-const POSTGRES_SQL: EngineSql = { engine: "PostgreSQL", rows: (n) => `select g, md5(g::text) as h from generate_series(1, ${n}) g` };
+const POSTGRES_SQL: EngineSql = { engine: "PostgreSQL", rows: (n) => `select g, md5(g::text) as h from generate_series(1, ${n}) g`, bufferedRows: 400_000 };
 
 /** Rows 1..n (n ≤ 10^8) from cross-joined digits: MariaDB has no generate_series, and recursive CTEs stop at 1000. */
 function mysqlRows(n: number): string {
@@ -34,7 +37,7 @@ function mysqlRows(n: number): string {
   return `select ${value} + 1 as g, md5(${value} + 1) as h from ${names.map((name) => `${digits} ${name}`).join(", ")} where ${value} < ${n}`;
 }
 
-const MYSQL_SQL: EngineSql = { engine: "MariaDB", rows: mysqlRows };
+const MYSQL_SQL: EngineSql = { engine: "MariaDB", rows: mysqlRows, bufferedRows: 300_000 };
 
 /** The gateway's resident memory in MiB, from /proc. */
 function rssMiB(pid: number): number {
@@ -93,11 +96,10 @@ function row(engine: string, read: string, result: Awaited<ReturnType<typeof sam
   };
 }
 
-async function engineRows(sql: EngineSql, gateway: Server, streamRows: number, step: Step): Promise<StreamingRow[]> {
+async function engineRows(sql: EngineSql, gateway: Server, streamRows: number, step: Step, out: StreamingRow[]): Promise<void> {
   const pid = gateway.child.pid;
   if (pid === undefined) throw new Error("the gateway has no pid");
   const agent = new Agent({ connections: 1 });
-  const out: StreamingRow[] = [];
   try {
     // Warm: sessions open, statements prepared, code paths compiled.
     await post(agent, `${gateway.url}/v1/query/stream`, { sql: sql.rows(10_000), rowMode: "array" });
@@ -113,32 +115,44 @@ async function engineRows(sql: EngineSql, gateway: Server, streamRows: number, s
       );
       out.push(row(sql.engine, read, result, before));
     };
-    await measure(`buffered /v1/query, ${BUFFERED_ROWS.toLocaleString("en")} rows (the largest that fits limits)`, "/v1/query", BUFFERED_ROWS, 3);
-    await measure(`streamed, ${BUFFERED_ROWS.toLocaleString("en")} rows`, "/v1/query/stream", BUFFERED_ROWS, 2);
+    const buffered = sql.bufferedRows;
+    await measure(`buffered /v1/query, ${buffered.toLocaleString("en")} rows (about the largest that fits limits)`, "/v1/query", buffered, 3);
+    await measure(`streamed, ${buffered.toLocaleString("en")} rows`, "/v1/query/stream", buffered, 2);
     await measure(`streamed, ${streamRows.toLocaleString("en")} rows`, "/v1/query/stream", streamRows, streamRows / 300_000);
   } finally {
     await agent.close();
   }
-  return out;
 }
 
-export async function runStreaming(adminUrl: string, mysqlAdminUrl: string, streamRows: number, step: Step): Promise<{ rows: StreamingRow[]; versions: { postgres: string; mariadb: string } }> {
-  const rows: StreamingRow[] = [];
-  const versions = { postgres: "", mariadb: "" };
+/**
+ * Runs both engines, adding their rows to `rows` as they are measured; an engine that fails is
+ * reported in the answer's failures and the other still runs.
+ */
+export async function runStreaming(
+  adminUrl: string,
+  mysqlAdminUrl: string,
+  streamRows: number,
+  step: Step,
+  rows: StreamingRow[],
+): Promise<{ versions: { postgres?: string; mariadb?: string }; failures: string[] }> {
+  const versions: { postgres?: string; mariadb?: string } = {};
+  const failures: string[] = [];
   for (const [sql, admin] of [
     [POSTGRES_SQL, adminUrl],
     [MYSQL_SQL, mysqlAdminUrl],
   ] as const) {
-    const version = await (sql === POSTGRES_SQL ? preparePostgres(admin) : prepareMysql(admin));
-    if (sql === POSTGRES_SQL) versions.postgres = version;
-    else versions.mariadb = version;
-    // One gateway per engine, so each starts from the same memory.
-    const gateway = await startGateway({ clusters: { default: { writerUrl: benchUrlOf(admin) } }, pool: { maxSize: 2 }, statements: { maxTimeoutMs: 300_000 } });
+    let gateway: Server | undefined;
     try {
-      rows.push(...(await engineRows(sql, gateway, streamRows, step)));
+      if (sql === POSTGRES_SQL) versions.postgres = await preparePostgres(admin);
+      else versions.mariadb = await prepareMysql(admin);
+      // One gateway per engine, so each starts from the same memory.
+      gateway = await startGateway({ clusters: { default: { writerUrl: benchUrlOf(admin) } }, pool: { maxSize: 2 }, statements: { maxTimeoutMs: 300_000 } });
+      await engineRows(sql, gateway, streamRows, step, rows);
+    } catch (err) {
+      failures.push(`streaming, ${sql.engine}: ${err instanceof Error ? err.message : String(err)}`.slice(0, 2000));
     } finally {
-      await gateway.stop();
+      await gateway?.stop();
     }
   }
-  return { rows, versions };
+  return { versions, failures };
 }

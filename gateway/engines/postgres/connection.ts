@@ -134,6 +134,18 @@ export class PostgresConnection implements EngineConnection {
    */
   async stream(sql: string, params: readonly Param[], options: StreamOptions): Promise<RowCursor> {
     await this.noteSessionEffects(sql, options);
+    try {
+      return await this.openStream(sql, params, options);
+    } catch (err) {
+      if (!isCachedPlanChange(err)) throw err;
+      // As in execute: a cached statement whose result type changed is prepared again (outside a transaction block).
+      this.forgetStatement(sql);
+      if (this.internals.getTransactionStatus() !== "I") throw err;
+      return this.openStream(sql, params, options);
+    }
+  }
+
+  private async openStream(sql: string, params: readonly Param[], options: StreamOptions): Promise<RowCursor> {
     const values = encodeParams(params);
     const prepared: PreparedStatement =
       this.settings.preparedCacheSize > 0 ? this.preparedStatement(sql) : { name: "", fields: undefined, columns: undefined, parsers: new Map() };
