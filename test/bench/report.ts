@@ -198,7 +198,7 @@ function streamingVerdict(rows: StreamingRow[]): string {
     .map((engine) => {
       const mine = rows.filter((r) => r.engine === engine);
       const buffered = mine.find((r) => r.read.startsWith("buffered"));
-      const long = mine.at(-1);
+      const long = mine.find((r) => r.read.startsWith("streamed") && r.rows === Math.max(...mine.map((m) => m.rows)));
       if (!buffered || !long || long === buffered) return undefined;
       return `${engine}: ${num(long.rows, 0)} rows streamed with the gateway's RSS growing ${num(long.rssPeakMiB - long.rssBeforeMiB, 0)} MiB (${num(long.rowsPerSecond, 0)} rows/s), where a buffered read of ${num(buffered.rows, 0)} rows grew it ${num(buffered.rssPeakMiB - buffered.rssBeforeMiB, 0)} MiB`;
     })
