@@ -76,7 +76,7 @@ function jsonTextRow(columns: StatementResult["columns"], rowMode: "object" | "a
 /** The rows' JSON text with database JSON embedded as it is. */
 function rowsWithJsonText(result: StatementResult, rowMode: "object" | "array", isJson: boolean[]): string {
   const toJson = jsonTextRow(result.columns, rowMode, isJson);
-  return `[${result.rows.map((row) => toJson(row as unknown[])).join(",")}]`;
+  return `[${result.rows.map((row) => toJson(row)).join(",")}]`;
 }
 
 function rowsJson(result: StatementResult, rowMode: "object" | "array", shape: ColumnsShape): string {
