@@ -15,6 +15,7 @@ import { clusterEvents, GatewayEvents } from "../events.js";
 import { Executor } from "../execution/executor.js";
 import { Leases } from "../execution/leases.js";
 import { StatementPipeline } from "../execution/pipeline.js";
+import { StreamRunner } from "../execution/streams.js";
 import { Planner } from "../execution/plan.js";
 import { TransactionRegistry } from "../execution/transactions.js";
 import type { Logger } from "../logger.js";
@@ -158,7 +159,7 @@ export class Cluster {
     this.leases = new Leases(this.router, this.topology, this.pools, config, clock, events);
     const planner = new Planner(config, this.engine.reader, (token) => this.engine.isPosition(token), clock);
     this.transactions = new TransactionRegistry(this.router, this.leases, planner, config, clock, logger, wiring.mintTransactionId);
-    this.pipeline = new StatementPipeline(planner, new Executor(this.leases, clock), this.transactions);
+    this.pipeline = new StatementPipeline(planner, new Executor(this.leases, clock), this.transactions, new StreamRunner(this.leases, config));
   }
 
   /** Learns the topology once, then warms the pools and starts the housekeepers. */

@@ -315,6 +315,19 @@ export const configSchema = z.strictObject({
       maxParams: z.number().int().min(0).max(65535).default(65535).describe("Most parameters one statement may carry"),
     })
     .prefault({}),
+  streams: z
+    .strictObject({
+      fetchRows: z
+        .number()
+        .int()
+        .min(1)
+        .max(100000)
+        .default(1000)
+        .describe("Rows a stream asks the database for at a time (PostgreSQL Execute row limit; MySQL rows read before the socket pauses)"),
+      idleTimeoutMs: ms("A stream whose caller takes no bytes for this long is ended and its session released").min(100).default(30000),
+      maxDurationMs: ms("A stream still running after this long is ended with a STATEMENT_TIMEOUT line").min(100).default(3600000),
+    })
+    .prefault({}),
   transactions: z
     .strictObject({
       idleTimeoutMs: ms("An interactive transaction idle this long is rolled back").min(100).default(30000),

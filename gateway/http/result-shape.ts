@@ -37,16 +37,18 @@ function shapeOf(columns: StatementResult["columns"]): ColumnsShape {
   return shape;
 }
 
-function rowsAsObjects(result: StatementResult, { names, plain }: ColumnsShape): Record<string, unknown>[] {
+/** A row as an object keyed by column name. */
+function rowObject(row: readonly unknown[], { names, plain }: ColumnsShape): Record<string, unknown> {
   // A column named __proto__ must become a property, not the object's prototype.
+  const object: Record<string, unknown> = plain ? {} : (Object.create(null) as Record<string, unknown>);
+  for (let c = 0; c < names.length; c++) object[names[c] as string] = row[c];
+  return object;
+}
+
+function rowsAsObjects(result: StatementResult, shape: ColumnsShape): Record<string, unknown>[] {
   const rows = result.rows;
   const objects = new Array<Record<string, unknown>>(rows.length);
-  for (let r = 0; r < rows.length; r++) {
-    const row = rows[r] as unknown[];
-    const object: Record<string, unknown> = plain ? {} : (Object.create(null) as Record<string, unknown>);
-    for (let c = 0; c < names.length; c++) object[names[c] as string] = row[c];
-    objects[r] = object;
-  }
+  for (let r = 0; r < rows.length; r++) objects[r] = rowObject(rows[r] as unknown[], shape);
   return objects;
 }
 
@@ -57,24 +59,24 @@ function valueJson(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
-/** The rows' JSON text with database JSON embedded as it is. Duplicate column names: the last wins, as in an object. */
-function rowsWithJsonText(result: StatementResult, rowMode: "object" | "array", isJson: boolean[]): string {
-  const keys = result.columns.map((column) => JSON.stringify(column.name));
+/** One row's JSON text with database JSON embedded as it is. Duplicate column names: the last wins, as in an object. */
+function jsonTextRow(columns: StatementResult["columns"], rowMode: "object" | "array", isJson: boolean[]): (row: readonly unknown[]) => string {
+  const keys = columns.map((column) => JSON.stringify(column.name));
   // JSON.parse keeps the last of repeated keys; leaving earlier ones out makes the text say the same.
   const last = new Map<string, number>();
   keys.forEach((key, c) => last.set(key, c));
   const kept = [...last.entries()];
-  const parts = new Array<string>(result.rows.length);
-  for (let r = 0; r < result.rows.length; r++) {
-    const row = result.rows[r] as unknown[];
+  return (row) => {
     const values = row.map((value, c) => (isJson[c] ? valueJson(value) : (JSON.stringify(value) ?? "null")));
-    if (rowMode === "array") {
-      parts[r] = `[${values.join(",")}]`;
-    } else {
-      parts[r] = `{${kept.map(([key, c]) => `${key}:${values[c]}`).join(",")}}`;
-    }
-  }
-  return `[${parts.join(",")}]`;
+    if (rowMode === "array") return `[${values.join(",")}]`;
+    return `{${kept.map(([key, c]) => `${key}:${values[c]}`).join(",")}}`;
+  };
+}
+
+/** The rows' JSON text with database JSON embedded as it is. */
+function rowsWithJsonText(result: StatementResult, rowMode: "object" | "array", isJson: boolean[]): string {
+  const toJson = jsonTextRow(result.columns, rowMode, isJson);
+  return `[${result.rows.map((row) => toJson(row)).join(",")}]`;
 }
 
 function rowsJson(result: StatementResult, rowMode: "object" | "array", shape: ColumnsShape): string {
@@ -93,4 +95,15 @@ export function serializeResult(result: StatementResult, rowMode: "object" | "ar
   const tail = attempts === undefined ? "}" : `,"attempts":${attempts}${token}}`;
   const insertId = result.lastInsertId === undefined ? "" : `,"lastInsertId":${JSON.stringify(result.lastInsertId)}`;
   return `{"command":${JSON.stringify(result.command)},"columns":${columns},"rows":${rows},"rowCount":${result.rowCount}${insertId}${tail}`;
+}
+
+/**
+ * One row's JSON text, for results sent a row at a time (streams): the same text a row has inside
+ * serializeResult's `rows`.
+ */
+export function rowSerializer(columns: StatementResult["columns"], rowMode: "object" | "array"): (row: readonly unknown[]) => string {
+  const shape = shapeOf(columns);
+  if (shape.isJson) return jsonTextRow(columns, rowMode, shape.isJson);
+  if (rowMode === "array") return (row) => JSON.stringify(row);
+  return (row) => JSON.stringify(rowObject(row, shape));
 }

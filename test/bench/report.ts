@@ -5,7 +5,7 @@
  */
 import { profileLines } from "./cpu-profile.js";
 import { INSERT_PARTS } from "./inserts.js";
-import type { BenchResults, ConflictRow, FailoverEngineResult, FailoverRunFigures, InsertRow, IsolationRow, TargetRow } from "./results.js";
+import type { BenchResults, ConflictRow, FailoverEngineResult, FailoverRunFigures, InsertRow, IsolationRow, StreamingRow, TargetRow } from "./results.js";
 
 /** The field reports' figures (/work/shared/reference/seed-scenarios.md), quoted beside ours. */
 export const REFERENCE = {
@@ -160,6 +160,7 @@ export function reportLines(results: BenchResults): string[] {
       out.push(`  system calls per request: ${Object.entries(p.syscallsPerRequest).map(([name, perRequest]) => `${name} ${num(perRequest, 2)}`).join(", ")}`);
     }
   }
+  if (results.streaming) section(streamingTable(results.streaming), streamingVerdict(results.streaming));
   if (results.notes.length > 0) out.push("", "left out or adapted:", ...results.notes.map((n) => `  - ${n}`));
   if (results.failures.length > 0) out.push("", "FAILED parts (the rest above is valid):", ...results.failures.map((f) => `  - ${f}`));
   const scenarios: [string, TargetRow[] | undefined][] = [
@@ -171,6 +172,38 @@ export function reportLines(results: BenchResults): string[] {
   const errors = scenarios.flatMap(([scenario, rows]) => (rows ?? []).filter((r) => r.firstError).map((r) => `  ${scenario}, ${r.target}: ${r.firstError?.slice(0, 160)}`));
   if (errors.length > 0) out.push("", "first error of each target that had errors:", ...errors);
   return out;
+}
+
+function streamingTable(rows: StreamingRow[]): string[] {
+  const body = rows.map((r) => [
+    r.engine,
+    r.read,
+    num(r.rowsPerSecond, 0),
+    num(r.megabytesPerSecond, 1),
+    num(r.seconds, 1),
+    num(r.rssBeforeMiB, 0),
+    num(r.rssPeakMiB, 0),
+    num(r.rssPeakMiB - r.rssBeforeMiB, 0),
+  ]);
+  const over = rows.map((r) => `  ${r.engine}, ${r.read}: RSS MiB at each tenth of the read: ${r.rssTenthsMiB.map((v) => num(v, 0)).join(" ")}`);
+  return [
+    "reads of any size: the gateway's resident memory (VmRSS, sampled every 100 ms) and throughput, buffered /v1/query vs /v1/query/stream",
+    ...table(["engine", "read", "rows/s", "MB/s", "s", "RSS before MiB", "RSS peak MiB", "growth MiB"], body),
+    ...over,
+  ];
+}
+
+function streamingVerdict(rows: StreamingRow[]): string {
+  return ["PostgreSQL", "MariaDB"]
+    .map((engine) => {
+      const mine = rows.filter((r) => r.engine === engine);
+      const buffered = mine.find((r) => r.read.startsWith("buffered"));
+      const long = mine.find((r) => r.read.startsWith("streamed") && r.rows === Math.max(...mine.map((m) => m.rows)));
+      if (!buffered || !long || long === buffered) return undefined;
+      return `${engine}: ${num(long.rows, 0)} rows streamed with the gateway's RSS growing ${num(long.rssPeakMiB - long.rssBeforeMiB, 0)} MiB (${num(long.rowsPerSecond, 0)} rows/s), where a buffered read of ${num(buffered.rows, 0)} rows grew it ${num(buffered.rssPeakMiB - buffered.rssBeforeMiB, 0)} MiB`;
+    })
+    .filter((line) => line !== undefined)
+    .join("; ");
 }
 
 function isolationTable(rows: IsolationRow[], callers: number): string[] {

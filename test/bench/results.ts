@@ -97,6 +97,22 @@ export interface IsolationRow {
   firstError?: string | undefined;
 }
 
+/** One read of the streaming part: a buffered /v1/query or a stream, with the gateway's memory over it. */
+export interface StreamingRow {
+  engine: string;
+  read: string;
+  rows: number;
+  /** What the caller received (NDJSON or JSON text). */
+  megabytes: number;
+  seconds: number;
+  rowsPerSecond: number;
+  megabytesPerSecond: number;
+  /** The gateway's VmRSS just before the read, its peak during it, and at each tenth of its time (MiB). */
+  rssBeforeMiB: number;
+  rssPeakMiB: number;
+  rssTenthsMiB: number[];
+}
+
 export interface BenchResults {
   startedAt: string;
   finishedAt?: string;
@@ -121,6 +137,7 @@ export interface BenchResults {
   isolation?: IsolationRow[];
   /** `--profile`: where the gateway's and the naive forwarder's CPU went under the steady load. */
   profiles?: ProfiledServer[];
+  streaming?: StreamingRow[];
   /** Targets or scenarios left out, and why. */
   notes: string[];
   /** Parts that failed, with the error: the rest is still printed and saved. */

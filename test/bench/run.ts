@@ -13,13 +13,15 @@
  *   isolation   the steady load spread over 1, 2 and 20 principals: what clean sessions between them cost
  *   profile     (only with `--profile`) the steady load on each engine against the gateway and the naive
  *               forwarder under `node --cpu-prof`: where each one's CPU goes, by area
+ *   streaming   reads of any size: 10 million rows streamed through the gateway beside the largest buffered
+ *               /v1/query result, the gateway's resident memory over time and the throughput (both engines)
  * A progress bar runs on stderr; the tables and verdicts go to stdout; the figure and the raw
  * figures are saved as <out>/bench.svg and <out>/bench.json. Not a test: no assertions.
  *
  * Environment (defaults in parentheses):
  *   POOLGATE_BENCH_ONLY            comma-separated parts to run: throughput, burst, inserts, conflicts,
- *                                  mysql, topology, isolation, profile, or postgres (= the first four)
- *                                  (all but profile; `--profile` alone runs just the profile)
+ *                                  mysql, topology, isolation, streaming, profile, or postgres (= the first
+ *                                  four) (all but profile; `--profile` alone runs just the profile)
  *   POOLGATE_BENCH_PROFILE=1       the same as `--profile`
  *   POOLGATE_BENCH_POOL            pool size of every target (10)
  *   POOLGATE_BENCH_ROUNDS          interleaved rounds per measurement, median kept (3)
@@ -34,6 +36,7 @@
  *   POOLGATE_BENCH_INSERTS_SAMPLE  report 4 inserts for new-connection targets, extrapolated (2000)
  *   POOLGATE_BENCH_CONFLICT_CALLERS / _ROUNDS  report 2 increments per round (10) and rounds (20)
  *   POOLGATE_BENCH_FAILOVERS       failovers in a row per engine (3)
+ *   POOLGATE_BENCH_STREAM_ROWS     rows of the long stream, per engine (10000000)
  *   POOLGATE_BENCH_ADMIN_URL, POOLGATE_BENCH_MYSQL_URL  the servers (the local PostgreSQL and MariaDB)
  *   POOLGATE_BENCH_PGBOUNCER       the pgbouncer binary (/usr/sbin/pgbouncer, else PATH; absent: left out)
  *   POOLGATE_BENCH_OUT             where bench.svg and bench.json go (bench-results)
@@ -73,6 +76,7 @@ const results: BenchResults = {
     conflictCallers: S.conflictCallers,
     conflictRounds: S.conflictRounds,
     failovers: S.failovers,
+    streamRows: S.streamRows,
     only: [...S.only].join(","),
   },
   notes: [],
@@ -229,12 +233,23 @@ async function profilePart(): Promise<void> {
   results.profiles = await runProfiles({ ...work, engines: [...work.engines] }, step);
 }
 
+async function streamingPart(): Promise<void> {
+  const { runStreaming } = await import("./streaming-bench.js");
+  progress.setPhase("reads of any size");
+  results.streaming = [];
+  const { versions, failures } = await runStreaming(S.adminUrl, S.mysqlAdminUrl, S.streamRows, step, results.streaming);
+  results.machine.postgres ??= versions.postgres;
+  results.machine.mariadb ??= versions.mariadb;
+  results.failures.push(...failures);
+}
+
 const PARTS: [name: string, enabled: boolean, run: () => Promise<void>][] = [
   ["PostgreSQL", POSTGRES_PARTS.some((part) => S.only.has(part)), postgresPart],
   ["MariaDB", S.only.has("mysql"), mysqlPart],
   ["topology", S.only.has("topology"), topologyPart],
   ["isolation", S.only.has("isolation"), isolationPart],
   ["profile", S.only.has("profile"), profilePart],
+  ["streaming", S.only.has("streaming"), streamingPart],
 ];
 
 function save(): { svg: string; json: string } {

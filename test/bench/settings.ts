@@ -7,7 +7,7 @@ import { z } from "zod";
 
 const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
-export const PARTS = ["throughput", "burst", "inserts", "conflicts", "mysql", "topology", "isolation", "profile"] as const;
+export const PARTS = ["throughput", "burst", "inserts", "conflicts", "mysql", "topology", "isolation", "streaming", "profile"] as const;
 export type Part = (typeof PARTS)[number];
 /** What a plain `npm run bench` runs: every part but the profile, which slows the servers it watches. */
 const DEFAULT_PARTS = PARTS.filter((part) => part !== "profile");
@@ -53,6 +53,7 @@ const envSchema = z.object({
   POOLGATE_BENCH_CONFLICT_CALLERS: count(10),
   POOLGATE_BENCH_CONFLICT_ROUNDS: count(20),
   POOLGATE_BENCH_FAILOVERS: count(3),
+  POOLGATE_BENCH_STREAM_ROWS: count(10_000_000),
 });
 
 function load() {
@@ -82,6 +83,7 @@ function load() {
     conflictCallers: env.POOLGATE_BENCH_CONFLICT_CALLERS,
     conflictRounds: env.POOLGATE_BENCH_CONFLICT_ROUNDS,
     failovers: env.POOLGATE_BENCH_FAILOVERS,
+    streamRows: env.POOLGATE_BENCH_STREAM_ROWS,
   });
 }
 
