@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, DatabaseError, DeadlineExceededError, type OutgoingRequest, PoolgateError, StatementTimeoutError, TransportError } from "../../client/index.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { unusedPort } from "../support/ports.js";
-import { createTestDatabase, gatewaySessions, type TestDatabase, waitFor } from "../support/postgres.js";
+import { createTestDatabase, gatewaySessions, type TestDatabase } from "../support/postgres.js";
+import { waitFor } from "../support/wait-for.js";
 import { startForwarder } from "../support/tcp-forwarder.js";
 
 let db: TestDatabase;

@@ -12,7 +12,7 @@ import { GatewayError } from "../../gateway/errors.js";
 import type { Pool } from "../../gateway/pool/pool.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { type PasswordServer, startPasswordServer } from "../support/pg-password-server.js";
-import { waitFor } from "../support/postgres.js";
+import { waitFor } from "../support/wait-for.js";
 import { type SecretsManagerStandIn, startSecretsManagerStandIn } from "../support/secrets-manager-standin.js";
 
 const AWS_KEYS = { accessKeyId: "AKIAPOOLGATETEST0001", secretAccessKey: "poolgate-test-secret-access-key-0000000" };

@@ -1,7 +1,8 @@
 /** The gateway's pool metrics as CloudWatch EMF lines on stdout, when enabled (the CDK stack's pool-wait alarm reads them). */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
-import { createTestDatabase, type TestDatabase, waitFor } from "../support/postgres.js";
+import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
+import { waitFor } from "../support/wait-for.js";
 
 let db: TestDatabase;
 let gw: TestGateway | undefined;

@@ -5,7 +5,7 @@
  * that ends clean after a thousand failing requests.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { waitFor } from "../support/postgres.js";
+import { waitFor } from "../support/wait-for.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { mysqlSeries } from "./core-suite.js";
 import { createTestMysqlDatabase, mysqlGatewaySessions, type TestMysqlDatabase } from "../support/mysql.js";

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MysqlEngine } from "../../gateway/engines/mysql/engine.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { type MariaDbInstance, type MariaDbTopology, startMariaDbTopology } from "../support/mariadb-topology.js";
-import { waitFor } from "../support/postgres.js";
+import { waitFor } from "../support/wait-for.js";
 
 let topology: MariaDbTopology;
 let gw: TestGateway;

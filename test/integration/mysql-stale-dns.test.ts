@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { type MariaDbInstance, type MariaDbTopology, startMariaDbTopology } from "../support/mariadb-topology.js";
-import { waitFor } from "../support/postgres.js";
+import { waitFor } from "../support/wait-for.js";
 import { startForwarder, type TcpForwarder } from "../support/tcp-forwarder.js";
 
 let topology: MariaDbTopology;

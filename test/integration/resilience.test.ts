@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
-import { createTestDatabase, gatewaySessions, type TestDatabase, waitFor } from "../support/postgres.js";
+import { createTestDatabase, gatewaySessions, type TestDatabase } from "../support/postgres.js";
+import { waitFor } from "../support/wait-for.js";
 
 let db: TestDatabase;
 let gw: TestGateway;
