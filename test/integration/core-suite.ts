@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GatewayConfigInput } from "../../gateway/config/schema.js";
-import { type HttpResult, startTestGateway, type TestGateway } from "../support/gateway.js";
+import { type HttpResult, openTransactions, startTestGateway, type TestGateway } from "../support/gateway.js";
+import { waitFor } from "../support/wait-for.js";
 
 /** What differs between the engines' SQL, and nothing else. */
 export interface Dialect {
@@ -420,12 +421,10 @@ export function defineCoreSuite(target: CoreTarget): void {
     it("rolls back a transaction left idle and says it expired", async () => {
       const id = (await gw.post("/v1/transactions", {})).body.transactionId;
       await query("insert into items (name) values ('tx-idle')", [], { transactionId: id });
-      let late: HttpResult | undefined;
-      for (let i = 0; i < 100 && late?.status !== 404; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        if (i > 10) late = await query("select 1", [], { transactionId: id });
-      }
-      expect(late?.body.error.code).toBe("TRANSACTION_EXPIRED");
+      // Watched from outside: a call on the transaction would keep it alive.
+      await waitFor(() => openTransactions(gw) === 0, 10000, "the idle transaction to expire");
+      const late = await query("select 1", [], { transactionId: id });
+      expect(late.body.error.code).toBe("TRANSACTION_EXPIRED");
       expect(await countOf("name = 'tx-idle'")).toBe(0);
       const unknown = await query("select 1", [], { transactionId: "no-such-transaction" });
       expect(unknown.body.error.code).toBe("TRANSACTION_NOT_FOUND");
