@@ -146,7 +146,7 @@ class PgPair extends Pair<PgInstance> {
   }
 
   queryPrimary<T>(sql: string): Promise<T[]> {
-    return this.primary.query(sql) as Promise<T[]>;
+    return this.primary.query<T>(sql);
   }
 
   async killSessionsRunning(marker: string): Promise<number> {

@@ -22,7 +22,7 @@ export interface MariaDbInstance {
   readonly port: number;
   /** As the application user `app` (no SUPER: read_only applies to it). */
   url(database?: string): string;
-  query<T = unknown>(sql: string, params?: unknown[]): Promise<T[]>;
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
   /** Graceful shutdown (SIGTERM) or a crash (SIGKILL, frozen or not). */
   stop(mode?: "fast" | "immediate"): Promise<void>;
   /** SIGSTOP: a server that accepts TCP connections and answers nothing. */
@@ -55,7 +55,7 @@ class Instance implements MariaDbInstance {
     return `mysql://${APP_USER}:${APP_PASSWORD}@127.0.0.1:${this.port}/${database}`;
   }
 
-  async query<T = unknown>(sql: string, params: unknown[] = []): Promise<T[]> {
+  async query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
     const connection = await mysql.createConnection({ host: "127.0.0.1", port: this.port, user: "root", connectTimeout: 5000 });
     try {
       const [rows] = await connection.query(sql, params);

@@ -26,6 +26,28 @@ export interface Stoppable {
   stop(mode: "immediate"): Promise<void>;
 }
 
+/**
+ * What the routing, stale-DNS and topology suites ask of a server in either engine's topology; each
+ * engine's instance has more (freeze, rejoin, base backups).
+ */
+export interface ReplicatedInstance {
+  readonly name: string;
+  readonly port: number;
+  /** How the gateway logs in (PostgreSQL: the superuser; MariaDB: `app`, to which read_only applies). */
+  url(): string;
+  /** Runs SQL as an administrator, on a session of its own. */
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** Graceful shutdown, or a crash. */
+  stop(mode?: "fast" | "immediate"): Promise<void>;
+  /** Turns a replica into a primary that takes writes. */
+  promote(): Promise<void>;
+  /** Replicates from another primary (after a promotion). */
+  follow(primary: this): Promise<void>;
+  /** Stops and restarts applying what the primary sends (it keeps receiving it). */
+  pauseReplay(): Promise<void>;
+  resumeReplay(): Promise<void>;
+}
+
 export interface ServerGroup<I> {
   primary: I;
   replicas: I[];
