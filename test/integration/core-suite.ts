@@ -57,6 +57,16 @@ export interface CoreTarget {
   dialect: Dialect;
   /** Gateway config for this backend (clusters or embedded dataDir). */
   setup(): Promise<{ config: GatewayConfigInput; cleanup(): Promise<void> }>;
+  /** What `select version()` answers on this backend, and what it must not contain. */
+  version?: { matches: RegExp; notContaining?: string };
+}
+
+/** A backend that is a database of its own on a local server, dropped afterwards. */
+export function onLocalServer(create: () => Promise<{ url: string; drop(): Promise<void> }>): CoreTarget["setup"] {
+  return async () => {
+    const db = await create();
+    return { config: { clusters: { default: { writerUrl: db.url } } }, cleanup: () => db.drop() };
+  };
 }
 
 const SUITE_CONFIG: GatewayConfigInput = {
@@ -102,6 +112,15 @@ export function defineCoreSuite(target: CoreTarget): void {
       await gw?.stop();
       await cleanup?.();
     });
+
+    if (target.version) {
+      const { matches, notContaining } = target.version;
+      it("runs on the server it names", async () => {
+        const { v } = await one("select version() as v");
+        expect(v).toMatch(matches);
+        if (notContaining !== undefined) expect(v).not.toContain(notContaining);
+      });
+    }
 
     it("returns columns with their types, rows and the row count", async () => {
       const response = await query("select 1 as one");
