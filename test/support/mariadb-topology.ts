@@ -14,6 +14,7 @@ import { join } from "node:path";
 import mysql from "mysql2/promise";
 import { unusedPort } from "./ports.js";
 import { freezeProcesses, runningAsRoot, type ServerGroup, startServerGroup, tempDirFor } from "./server-group.js";
+import { waitFor } from "./wait-for.js";
 
 const asMysql = (command: string, args: string[]): [string, string[]] => (runningAsRoot ? ["runuser", ["-u", "mysql", "--", command, ...args]] : [command, args]);
 
@@ -196,12 +197,8 @@ export async function startMariaDbTopology(replicaCount = 1, options: MariaDbTop
     for (const replica of replicas) await replica.follow(primary);
     if (options.semiSyncReplica !== undefined) {
       await primary.query("SET GLOBAL rpl_semi_sync_master_enabled = 1");
-      const deadline = Date.now() + 10000;
       const clients = async () => Number((await primary.query<{ Value: string }>("SHOW STATUS LIKE 'Rpl_semi_sync_master_clients'"))[0]?.Value);
-      while ((await clients()) < 1) {
-        if (Date.now() > deadline) throw new Error("the semi-synchronous replica did not connect");
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await waitFor(async () => (await clients()) >= 1, 10000, "the semi-synchronous replica to connect", 50);
     }
   });
 }

@@ -12,6 +12,7 @@ import { promisify } from "node:util";
 import pg from "pg";
 import { unusedPort } from "./ports.js";
 import { freezeProcesses, runningAsRoot, type ServerGroup, startServerGroup, tempDirFor } from "./server-group.js";
+import { waitFor } from "./wait-for.js";
 
 const run = promisify(execFile);
 
@@ -94,11 +95,7 @@ class Instance implements PgInstance {
     for (const pid of await this.processIds()) process.kill(pid, "SIGKILL");
     this.frozen = false;
     // Orphaned backends notice the postmaster's death and exit; wait until nothing listens any more.
-    for (let i = 0; i < 200; i++) {
-      if (!(await this.query("select 1").then(() => true, () => false))) return;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    throw new Error(`${this.name} still answers after kill -9`);
+    await waitFor(async () => !(await this.query("select 1").then(() => true, () => false)), 20000, `${this.name} to stop answering after kill -9`, 25);
   }
 
   async freeze(): Promise<void> {

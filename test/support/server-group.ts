@@ -7,6 +7,7 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { waitFor } from "./wait-for.js";
 
 export const runningAsRoot = process.getuid?.() === 0;
 
@@ -83,11 +84,7 @@ export async function startServerGroup<I extends Stoppable>(root: string, start:
  */
 export async function freezeProcesses(pids: readonly number[]): Promise<void> {
   for (const pid of pids) process.kill(pid, "SIGSTOP");
-  const deadline = Date.now() + 10000;
-  while (!pids.every(allThreadsStopped)) {
-    if (Date.now() > deadline) throw new Error(`processes ${pids.join(", ")} did not stop within 10 s`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  await waitFor(() => pids.every(allThreadsStopped), 10000, `processes ${pids.join(", ")} to stop`, 5);
 }
 
 /** Every thread of `pid` is in state T (stopped), per /proc; a process that is gone counts as stopped. */
