@@ -3,12 +3,21 @@
  * what only MySQL has here: lock-wait timeouts (1205) retried, a deadlock (1213) that ends its
  * transaction, and a string of statements that each commit on their own.
  */
+import mysql from "mysql2/promise";
 import { describe, expect, it } from "vitest";
 import type { TestGateway } from "../support/gateway.js";
 import { createTestMysqlDatabase, mysqlGatewaySessions } from "../support/mysql.js";
 import { waitFor } from "../support/wait-for.js";
 import { mysqlSeries } from "./core-suite.js";
 import { defineResilienceSuite } from "./resilience-suite.js";
+
+/** A session of its own that holds counter row `id`'s lock until it commits or rolls back. */
+async function lockCounterRow(url: string, id: number): Promise<mysql.Connection> {
+  const holder = await mysql.createConnection({ uri: url });
+  await holder.query("start transaction");
+  await holder.query("select * from counter where id = ? for update", [id]);
+  return holder;
+}
 
 /** Work the gateway ran again, over every reason (poolgate_retries_total). */
 async function retries(gw: TestGateway): Promise<number> {
@@ -66,10 +75,8 @@ defineResilienceSuite({
     describe("MySQL lock waits, deadlocks and strings of statements", () => {
       it("retries a batch that hit a lock-wait timeout (1205) until the lock is released", async () => {
         const { gw, db } = context();
-        const holder = await (await import("mysql2/promise")).createConnection({ uri: db.url });
+        const holder = await lockCounterRow(db.url, 2);
         try {
-          await holder.query("start transaction");
-          await holder.query("select * from counter where id = 2 for update");
           const retriedBefore = await retries(gw);
           const pending = gw.post("/v1/batch", {
             statements: [{ sql: "set innodb_lock_wait_timeout = 1" }, { sql: "update counter set n = n + 1 where id = 2" }],
@@ -117,10 +124,8 @@ defineResilienceSuite({
 
       it("runs a string of several statements once: each commits on its own, so a conflict in a later one is an unknown outcome", async () => {
         const { db, query } = context();
-        const holder = await (await import("mysql2/promise")).createConnection({ uri: db.url });
+        const holder = await lockCounterRow(db.url, 2);
         try {
-          await holder.query("start transaction");
-          await holder.query("select * from counter where id = 2 for update");
           const response = await query("insert into log values ('multi'); set session innodb_lock_wait_timeout = 1; update counter set n = n + 1 where id = 2");
           expect(response.body.error).toMatchObject({ code: "OUTCOME_UNKNOWN", attempts: 1 });
           expect(await db.countLog("multi")).toBe(1);

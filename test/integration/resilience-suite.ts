@@ -99,7 +99,12 @@ export function defineResilienceSuite(target: ResilienceTarget): void {
 
     describe("timeouts and retries", () => {
       it("stops a statement on the server when its timeout expires, and keeps the session", async () => {
-        await query("select 1");
+        // The pool opens its four sessions at start-up: the snapshot waits until they are all there and idle.
+        await waitFor(async () => {
+          const pool = (await gw.get("/healthz")).body.clusters.default.pool;
+          const sessions = await db.sessions();
+          return pool.total === 4 && pool.idle === 4 && sessions.length === 4 && sessions.every((s) => !s.busy);
+        }, 10000, "the pool's four sessions, idle");
         const before = (await db.sessions()).map((s) => s.id);
         // A 30 s statement answered 504: the deadline cut it (how soon is the bench's to measure).
         const response = await query(`${sql.sleep(30)} /* cancel-me */`, { timeoutMs: 200 });
