@@ -7,7 +7,8 @@
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
-import { createTestDatabase, type TestDatabase, waitFor } from "../support/postgres.js";
+import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
+import { waitFor } from "../support/wait-for.js";
 
 function openStream(baseUrl: string, sql: string): Promise<http.IncomingMessage> {
   const payload = JSON.stringify({ sql, rowMode: "array" });

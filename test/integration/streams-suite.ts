@@ -12,7 +12,7 @@ import { createClient, DatabaseError, type PoolgateClient } from "../../client/i
 import type { GatewayConfigInput } from "../../gateway/config/schema.js";
 import { bearer, type TokensFile, writeTokensFile } from "../support/bearer-tokens.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
-import { waitFor } from "../support/postgres.js";
+import { waitFor } from "../support/wait-for.js";
 
 export interface StreamDialect {
   /** A FROM item producing rows 1..n in a column named g (in order as produced). */
