@@ -29,8 +29,9 @@ function clientConfig(settings: ConnectionSettings, credentials: Credentials): p
     database: settings.database,
     user: credentials.username,
     password: credentials.password,
-    // DSQL accepts TLS only; its certificates chain to Amazon Root CA 1, in Node's store.
-    ssl: { rejectUnauthorized: settings.tls === "verify-full", ...(settings.caCertificates === undefined ? {} : { ca: settings.caCertificates }) },
+    // DSQL accepts TLS only (the stack always asks for verify-full); its certificates chain to Amazon
+    // Root CA 1, in Node's store. "disable" serves the tests' local stand-in.
+    ssl: settings.tls === "verify-full" ? { rejectUnauthorized: true, ...(settings.caCertificates === undefined ? {} : { ca: settings.caCertificates }) } : false,
     connectionTimeoutMillis: 10_000,
     application_name: "poolgate-migrations",
   };
