@@ -9,7 +9,8 @@
  * ECS (the hook and the canary list the gateway's tasks) — is reached either through interface VPC
  * endpoints with a network interface in every zone (`egress: "endpoints"`, the default), or through a
  * NAT gateway in every zone (`"nat-per-az"`). `"single-nat"` is the cost-sensitive choice: one NAT
- * gateway, so losing its zone cuts the other zones off from those services too.
+ * gateway, so losing its zone cuts the other zones off from those services too. A database outside
+ * the VPC adds its own endpoint the same way (`reachPrivately`: Aurora DSQL's connection endpoint).
  */
 import { RemovalPolicy, aws_ec2 as ec2, aws_logs as logs } from "aws-cdk-lib";
 import { Construct } from "constructs";

@@ -12,7 +12,8 @@
  *   the gateway signs DbConnect tokens for it;
  * - grants are made again on every run (tables created later get theirs at the next deploy, which is
  *   the one that creates them) rather than by ALTER DEFAULT PRIVILEGES. No sequence grants: DSQL has
- *   no serial columns, and identity columns need none.
+ *   no serial columns, and identity columns need none. No CREATE on schema public is granted (DSQL
+ *   is PostgreSQL 16-compatible, where PUBLIC has none by default), so the roles make no DDL there.
  */
 import pg from "pg";
 import type { AdminSession, AppliedMigration, ConnectionSettings, Credentials, LoginAccess, MigrationEngine } from "./migration-engine.js";
