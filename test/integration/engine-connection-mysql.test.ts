@@ -18,7 +18,9 @@ defineEngineConnectionSuite({
       // Division by zero is NULL here: a correlated subquery answering two rows fails the statement at that row instead.
       failsAt: (row, rows) => `select g, if(g < ${row}, g, (select g union all select g)) as v from ${mysqlSeries(rows)}`,
       failure: { sqlstate: "21000", engineCode: 1242 },
-      sleepsAfter: (rows, seconds) => `select g, if(g > ${rows}, sleep(${seconds}), 0) as s from ${mysqlSeries(rows + 1)}`,
+      // A recursive CTE answers its rows in order (mysqlSeries does not).
+      sleepsAfter: (rows, seconds) =>
+        `with recursive s (g) as (select 1 union all select g + 1 from s where g <= ${rows}) select g, repeat('x', 20000) as pad, if(g > ${rows}, sleep(${seconds}), 0) as s from s`,
     },
   },
   async setup() {

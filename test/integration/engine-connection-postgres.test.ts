@@ -17,7 +17,8 @@ defineEngineConnectionSuite({
         "array[g, g + 1] as a, g % 2 = 0 as even, '\\x0102'::bytea as bytes, 1.5::float8 * g as f",
       failsAt: (row, rows) => `select g, 1 / (g - ${row}) as v from generate_series(1, ${rows}) g`,
       failure: { sqlstate: "22012" },
-      sleepsAfter: (rows, seconds) => `select g, case when g > ${rows} then (select 1 from pg_sleep(${seconds})) else 0 end as s from generate_series(1, ${rows + 1}) g`,
+      sleepsAfter: (rows, seconds) =>
+        `select g, repeat('x', 20000) as pad, case when g > ${rows} then (select 1 from pg_sleep(${seconds})) else 0 end as s from generate_series(1, ${rows + 1}) g`,
     },
   },
   async setup() {
