@@ -352,7 +352,8 @@ export function defineEngineConnectionSuite(harness: EngineConnectionHarness): v
       it("stops the statement on the server when closed before its end, and the session answers the next statement", async () => {
         const connection = await connect();
         const sessionId = await sessionIdOf(connection);
-        const cursor = await open(connection, `select g from ${sql.series(90000)}`, [], { fetchRows: 10 });
+        // Far more than the socket buffers hold, so the server is still at it when the caller leaves.
+        const cursor = await open(connection, `select g, repeat('x', 1000) as pad from ${sql.series(90000)}`, [], { fetchRows: 10 });
         expect(await cursor.next()).toHaveLength(10);
         expect(await target.running(sessionId)).toBe(true);
         await cursor.close();
