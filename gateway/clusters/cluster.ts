@@ -17,6 +17,7 @@ import { Leases } from "../execution/leases.js";
 import { StatementPipeline } from "../execution/pipeline.js";
 import { Planner } from "../execution/plan.js";
 import { TransactionRegistry } from "../execution/transactions.js";
+import { IdempotencyStore } from "../idempotency/store.js";
 import type { Logger } from "../logger.js";
 import { type Clock, systemClock, type Timer } from "../clock.js";
 import { Pool, type PoolSettings } from "../pool/pool.js";
@@ -59,12 +60,15 @@ export class Cluster {
   /** Every statement's one path: plan, then run (autocommit, or on an interactive transaction). */
   readonly pipeline: StatementPipeline;
   readonly transactions: TransactionRegistry;
+  /** The record of keyed writes (exactly-once), in the cluster's own database. */
+  readonly idempotency: IdempotencyStore;
   private readonly discovery: InstanceDiscovery | undefined;
   private readonly discovered = new Set<Endpoint>();
   private discoveryTimer: Timer | undefined;
   private readonly clock: Clock;
   private readonly discoveryIntervalMs: number;
   private readonly checkTimeoutMs: number;
+  private readonly connectTimeoutMs: number;
   private discovering: Promise<void> | undefined;
   private started = false;
 
@@ -118,6 +122,7 @@ export class Cluster {
     this.discovery = urls.discovery && !embedded ? new InstanceDiscovery(this.engine, urls.writerUrl, urls.discovery, logger) : undefined;
     this.discoveryIntervalMs = urls.discovery?.refreshIntervalMs ?? 0;
     this.checkTimeoutMs = config.topology.checkTimeoutMs;
+    this.connectTimeoutMs = config.pool.connectTimeoutMs;
     const [writer] = this.endpoints as [Endpoint];
     this.topology = embedded
       ? new FixedTopology(writer)
@@ -156,9 +161,10 @@ export class Cluster {
     }
     this.router = new Router(this.topology, this.engine, { ...config.routing, failoverWaitMs: config.topology.failoverWaitMs }, clock);
     this.leases = new Leases(this.router, this.topology, this.pools, config, clock, events);
-    const planner = new Planner(config, this.engine.reader, (token) => this.engine.isPosition(token), clock);
-    this.transactions = new TransactionRegistry(this.router, this.leases, planner, config, clock, logger, wiring.mintTransactionId);
-    this.pipeline = new StatementPipeline(planner, new Executor(this.leases, clock), this.transactions);
+    const planner = new Planner(config, this.engine.reader, (token) => this.engine.isPosition(token), clock, name);
+    this.idempotency = new IdempotencyStore(this.engine.idempotency, config.idempotency, clock, logger, (timeoutMs) => this.openPrimarySession(timeoutMs));
+    this.transactions = new TransactionRegistry(this.router, this.leases, planner, config, clock, logger, this.idempotency, wiring.mintTransactionId);
+    this.pipeline = new StatementPipeline(planner, new Executor(this.leases, clock, this.idempotency), this.transactions);
   }
 
   /** Learns the topology once, then warms the pools and starts the housekeepers. */
@@ -170,6 +176,7 @@ export class Cluster {
     if (this.topology instanceof TopologyMonitor) await this.topology.start();
     for (const { pool } of this.pools.all()) pool.start();
     this.transactions.start();
+    this.idempotency.start();
     this.started = true;
   }
 
@@ -238,6 +245,16 @@ export class Cluster {
   }
 
   /**
+   * A session to the primary on the read-write login, outside every pool (the idempotency record's
+   * table creation and cleanup: administrative work that must not wait behind, or take, a caller's
+   * session).
+   */
+  private async openPrimarySession(timeoutMs: number): Promise<EngineConnection> {
+    const primary = await this.router.primary(this.clock.now() + timeoutMs);
+    return this.engine.connect({ url: primary.url, purpose: "pool" }, Math.min(timeoutMs, this.connectTimeoutMs));
+  }
+
+  /**
    * Opens a pooled connection and checks what it really reached: a connection to a replica where the
    * topology believes the primary is (a stale DNS name after failover) is closed, and the topology
    * looks again, instead of serving read-only errors.
@@ -291,6 +308,7 @@ export class Cluster {
   async close(timeoutMs: number): Promise<void> {
     this.discoveryTimer?.cancel();
     this.transactions.closeAll();
+    this.idempotency.stop();
     this.topology.close();
     await Promise.all([...this.pools.all()].map(({ pool }) => pool.close(timeoutMs)));
     this.logger.debug({ cluster: this.name }, "cluster closed");
