@@ -87,9 +87,8 @@ export function defineIdempotencySuite(target: IdempotencyTarget): void {
       const again = ok(await gw.post("/v1/query", { sql: insert(table), params: ["a"] }, { "idempotency-key": key }));
       expect(again.body).toMatchObject({ command: "INSERT", rowCount: 1, replayed: true });
       expect(again.headers.get(REPLAY)).toBe("true");
-      const { replayed: _replayed, attempts: _attempts, consistencyToken: _token, ...recorded } = again.body as Record<string, unknown>;
-      const { attempts: _a, consistencyToken: _t, ...original } = first.body as Record<string, unknown>;
-      expect(recorded).toEqual(original);
+      const recorded = (body: Record<string, unknown>) => JSON.stringify({ ...body, attempts: undefined, consistencyToken: undefined, replayed: undefined });
+      expect(recorded(again.body as Record<string, unknown>)).toBe(recorded(first.body as Record<string, unknown>));
       expect(await db.count(table)).toBe(1);
     });
 
