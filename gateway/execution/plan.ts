@@ -151,7 +151,7 @@ export class Planner {
       throw new GatewayError(
         "INVALID_REQUEST",
         "idempotencyKey cannot make this SQL exactly-once: it carries its own transaction control, several statements or a statement that commits implicitly (MySQL DDL), and the key is recorded in the write's own transaction",
-        { issues: [{ path: statements.length > 1 ? `statements.${at}.sql` : "sql", message: "commits by itself" }] },
+        { issues: [{ path: "idempotencyKey", message: `cannot be kept exactly-once: ${statements.length > 1 ? `statements.${at}.sql` : "sql"} commits by itself` }] },
       );
     }
     return {
