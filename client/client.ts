@@ -176,9 +176,6 @@ function refusesKey(err: unknown): boolean {
   return err instanceof PoolgateError && err.code === "INVALID_REQUEST" && (err.issues ?? []).some((issue) => issue.path === "idempotencyKey");
 }
 
-/** Internal: the call is sent again without the key the client made. */
-class KeyDropped extends Error {}
-
 /** Creates a client; see {@link ClientOptions}. */
 export function createClient(options: ClientOptions): PoolgateClient {
   const transport = new Transport({
