@@ -6,11 +6,14 @@
  * in the target table: the write was applied exactly once.
  */
 import { randomUUID } from "node:crypto";
+import { BatchExecuteStatementCommand, BeginTransactionCommand, CommitTransactionCommand, ExecuteStatementCommand } from "@aws-sdk/client-rds-data";
+import { addIdempotencyKeys } from "../../client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../gateway/clock.js";
 import type { GatewayConfigInput } from "../../gateway/config/schema.js";
 import { bearer, type TokensFile, writeTokensFile } from "../support/bearer-tokens.js";
 import { type CommitCutter, startCommitCutter } from "../support/commit-cutter.js";
+import { dataApiClient } from "../support/data-api-client.js";
 import { type HttpResult, startTestGateway, type TestGateway } from "../support/gateway.js";
 
 /** A database of the target's own for one suite, and direct SQL on it (not through the gateway). */
@@ -30,6 +33,7 @@ export interface IdempotencyTarget {
 }
 
 const REPLAY = "x-poolgate-idempotent-replay";
+const DATA_API = { resourceArn: "arn:aws:rds:us-east-1:123456789012:cluster:poolgate-test", secretArn: "arn:aws:secretsmanager:us-east-1:123456789012:secret:app-AbCdEf" };
 const TOKENS = { alice: "alice-token-0123456789abcdef012345", bob: "bob-token-0123456789abcdef01234567" };
 
 export function defineIdempotencySuite(target: IdempotencyTarget): void {
@@ -225,6 +229,46 @@ export function defineIdempotencySuite(target: IdempotencyTarget): void {
       expect(await cluster?.idempotency.sweep(5000)).toBeGreaterThanOrEqual(2);
       expect(ok(await timed.post("/v1/query", body)).body.replayed).toBeUndefined();
       expect(await db.count(table)).toBe(4);
+    });
+
+    it("takes the key on the Data API surface from x-poolgate-idempotency-key, and replays with x-poolgate-idempotent-replay", async () => {
+      const table = await newTable();
+      const key = randomUUID();
+      const execute = { ...DATA_API, sql: `insert into ${table} (name) values (:name)`, parameters: [{ name: "name", value: { stringValue: "d" } }] };
+      const first = ok(await gw.post("/Execute", execute, { "x-poolgate-idempotency-key": key }));
+      expect(first.headers.get(REPLAY)).toBeNull();
+      const again = ok(await gw.post("/Execute", execute, { "x-poolgate-idempotency-key": key }));
+      expect(again.headers.get(REPLAY)).toBe("true");
+      expect(again.body).toEqual(first.body);
+      const other = await gw.post("/Execute", { ...execute, sql: `insert into ${table} (name) values ('other')` }, { "x-poolgate-idempotency-key": key });
+      expect(other.status).toBe(400);
+      expect(other.headers.get("x-amzn-errortype")).toBe("BadRequestException");
+      expect(await db.count(table)).toBe(1);
+    });
+
+    it("keeps an unmodified AWS SDK client's writes exactly-once through addIdempotencyKeys", async () => {
+      const table = await newTable();
+      const key = randomUUID();
+      const keyed = dataApiClient(gw.baseUrl);
+      addIdempotencyKeys(keyed, { keyOf: () => key });
+      const insertOne = new ExecuteStatementCommand({ ...DATA_API, sql: `insert into ${table} (name) values ('k')` });
+      await keyed.send(insertOne);
+      await keyed.send(insertOne);
+      expect(await db.count(table)).toBe(1);
+
+      // Default keys: a new one per write; statements inside a transaction carry none, its commit does.
+      const fresh = dataApiClient(gw.baseUrl);
+      addIdempotencyKeys(fresh);
+      await fresh.send(new BatchExecuteStatementCommand({ ...DATA_API, sql: `insert into ${table} (name) values (:name)`, parameterSets: [[{ name: "name", value: { stringValue: "b" } }]] }));
+      const { transactionId } = await fresh.send(new BeginTransactionCommand(DATA_API));
+      await fresh.send(new ExecuteStatementCommand({ ...DATA_API, sql: `insert into ${table} (name) values ('t')`, transactionId }));
+      await fresh.send(new CommitTransactionCommand({ ...DATA_API, transactionId }));
+      // SQL the gateway cannot key (MySQL DDL commits implicitly): the middleware's own key is dropped.
+      await fresh.send(new ExecuteStatementCommand({ ...DATA_API, sql: `create table ${table}_more (id int primary key)` }));
+      expect(await db.count(table)).toBe(3);
+      expect(await db.count(`${table}_more`)).toBe(0);
+      keyed.destroy();
+      fresh.destroy();
     });
 
     describe("when the session is lost during COMMIT", () => {
