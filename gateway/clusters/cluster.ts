@@ -18,6 +18,7 @@ import { StatementPipeline } from "../execution/pipeline.js";
 import { Planner } from "../execution/plan.js";
 import { TransactionRegistry } from "../execution/transactions.js";
 import { IdempotencyStore } from "../idempotency/store.js";
+import { UNRESTRICTED } from "../execution/run-as.js";
 import type { Logger } from "../logger.js";
 import { type Clock, systemClock, type Timer } from "../clock.js";
 import { Pool, type PoolSettings } from "../pool/pool.js";
@@ -162,7 +163,7 @@ export class Cluster {
     this.router = new Router(this.topology, this.engine, { ...config.routing, failoverWaitMs: config.topology.failoverWaitMs }, clock);
     this.leases = new Leases(this.router, this.topology, this.pools, config, clock, events);
     const planner = new Planner(config, this.engine.reader, (token) => this.engine.isPosition(token), clock, name);
-    this.idempotency = new IdempotencyStore(this.engine.idempotency, config.idempotency, clock, logger, (timeoutMs) => this.openPrimarySession(timeoutMs));
+    this.idempotency = new IdempotencyStore(this.engine.idempotency, config.idempotency, clock, logger, (timeoutMs, work) => this.adminSession(timeoutMs, work));
     this.transactions = new TransactionRegistry(this.router, this.leases, planner, config, clock, logger, this.idempotency, wiring.mintTransactionId);
     this.pipeline = new StatementPipeline(planner, new Executor(this.leases, clock, this.idempotency), this.transactions);
   }
@@ -176,6 +177,9 @@ export class Cluster {
     if (this.topology instanceof TopologyMonitor) await this.topology.start();
     for (const { pool } of this.pools.all()) pool.start();
     this.transactions.start();
+    // The embedded database's one session may be pinned by a transaction when its first keyed commit
+    // needs the table: create it now.
+    if (this.embedded) await this.idempotency.ensureTable(this.checkTimeoutMs * 5).catch((err: unknown) => this.logger.warn({ err: String(err) }, "idempotency table not created"));
     this.idempotency.start();
     this.started = true;
   }
@@ -245,13 +249,20 @@ export class Cluster {
   }
 
   /**
-   * A session to the primary on the read-write login, outside every pool (the idempotency record's
-   * table creation and cleanup: administrative work that must not wait behind, or take, a caller's
-   * session).
+   * Runs administrative work (the idempotency record's table creation and cleanup) on a session of the
+   * primary on the read-write login, outside every pool, so that it neither waits behind nor takes a
+   * caller's session; the embedded database has a single session, which it lends from its pool.
    */
-  private async openPrimarySession(timeoutMs: number): Promise<EngineConnection> {
-    const primary = await this.router.primary(this.clock.now() + timeoutMs);
-    return this.engine.connect({ url: primary.url, purpose: "pool" }, Math.min(timeoutMs, this.connectTimeoutMs));
+  private async adminSession<T>(timeoutMs: number, work: (connection: EngineConnection) => Promise<T>): Promise<T> {
+    const deadline = this.clock.now() + timeoutMs;
+    if (this.embedded) return this.leases.run(this.writer, "write", UNRESTRICTED, deadline, work);
+    const primary = await this.router.primary(deadline);
+    const connection = await this.engine.connect({ url: primary.url, purpose: "pool" }, Math.min(timeoutMs, this.connectTimeoutMs));
+    try {
+      return await work(connection);
+    } finally {
+      await connection.close().catch(() => connection.destroy());
+    }
   }
 
   /**

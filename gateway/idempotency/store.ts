@@ -25,8 +25,13 @@ export interface FoundKey {
 /** Answers are whole responses: far above any one result's own cap. */
 const ANSWER_BYTES = 2 ** 30;
 
-/** A session to the current primary on the cluster's read-write login, outside every pool; closed by the caller. */
-export type OpenPrimarySession = (timeoutMs: number) => Promise<EngineConnection>;
+/**
+ * Runs administrative work (the table's creation, cleanup) on a session of the current primary, on
+ * the cluster's read-write login, outside any transaction: a session of its own, outside every pool,
+ * so that it neither waits behind nor takes a caller's (the embedded database, which has one session,
+ * lends its pooled one).
+ */
+export type AdminSession = <T>(timeoutMs: number, work: (connection: EngineConnection) => Promise<T>) => Promise<T>;
 
 export class IdempotencyStore {
   readonly table: string;
@@ -39,7 +44,7 @@ export class IdempotencyStore {
     private readonly settings: IdempotencySettings,
     private readonly clock: Clock,
     private readonly logger: Logger,
-    private readonly openPrimarySession: OpenPrimarySession,
+    private readonly adminSession: AdminSession,
   ) {
     this.table = settings.table ?? sql.defaultTable;
   }
@@ -56,22 +61,21 @@ export class IdempotencyStore {
   }
 
   private async createTable(timeoutMs: number): Promise<void> {
-    const connection = await this.openPrimarySession(timeoutMs);
     try {
-      for (const statement of this.sql.create(this.table)) {
-        await connection.execute(statement, [], options(timeoutMs)).catch((err: unknown) => {
-          // Two tasks creating it at once: PostgreSQL's catalog says so with a unique violation.
-          if (!this.sql.isKeyTaken(err)) throw err;
-        });
-      }
+      await this.adminSession(timeoutMs, async (connection) => {
+        for (const statement of this.sql.create(this.table)) {
+          await connection.execute(statement, [], options(timeoutMs)).catch((err: unknown) => {
+            // Two tasks creating it at once: PostgreSQL's catalog says so with a unique violation.
+            if (!this.sql.isKeyTaken(err)) throw err;
+          });
+        }
+      });
       this.logger.debug({ table: this.table }, "idempotency table ready");
     } catch (err) {
       throw new GatewayError("DATABASE_UNAVAILABLE", `the idempotency table ${this.table} could not be created (set idempotency.createTable false and create it with the migrations): ${describe(err)}`, {
         cause: err,
         final: true,
       });
-    } finally {
-      await connection.close().catch(() => connection.destroy());
     }
   }
 
@@ -117,13 +121,10 @@ export class IdempotencyStore {
 
   /** Deletes at most cleanupBatchSize expired keys; resolves how many went. Tests call it directly. */
   async sweep(timeoutMs: number): Promise<number> {
-    const connection = await this.openPrimarySession(timeoutMs);
-    try {
+    return this.adminSession(timeoutMs, async (connection) => {
       const { rowCount } = await connection.execute(this.sql.sweep(this.table, this.settings.cleanupBatchSize), [this.clock.wallNow()], options(timeoutMs));
       return rowCount ?? 0;
-    } finally {
-      await connection.close().catch(() => connection.destroy());
-    }
+    });
   }
 }
 
