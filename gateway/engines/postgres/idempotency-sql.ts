@@ -1,4 +1,9 @@
-/** The idempotency record's SQL on PostgreSQL (and Aurora DSQL): a schema of its own, text answers. */
+/**
+ * The idempotency record's SQL on PostgreSQL (and Aurora DSQL): a schema of its own, text answers.
+ * Aurora DSQL builds secondary indexes only with CREATE INDEX ASYNC (which PostgreSQL, and so the
+ * local stand-in, does not know): there the expiry index is left out, and cleanup's bounded DELETE
+ * scans the table.
+ */
 import { databaseErrorIs, type IdempotencySql } from "../idempotency-sql.js";
 
 const quoted = (table: string) =>
@@ -7,7 +12,11 @@ const quoted = (table: string) =>
     .map((part) => `"${part}"`)
     .join(".");
 
-export const postgresIdempotencySql: IdempotencySql = {
+export function postgresIdempotencySql(flavour: "aurora-dsql" | undefined): IdempotencySql {
+  return { ...sql, create: (table) => (flavour === "aurora-dsql" ? sql.create(table).filter((statement) => !statement.startsWith("CREATE INDEX")) : sql.create(table)) };
+}
+
+const sql: IdempotencySql = {
   defaultTable: "poolgate.idempotency_keys",
   create(table) {
     const parts = table.split(".");
