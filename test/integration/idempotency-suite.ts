@@ -15,6 +15,7 @@ import { bearer, type TokensFile, writeTokensFile } from "../support/bearer-toke
 import { type CommitCutter, startCommitCutter } from "../support/commit-cutter.js";
 import { dataApiClient } from "../support/data-api-client.js";
 import { type HttpResult, startTestGateway, type TestGateway } from "../support/gateway.js";
+import { waitFor } from "../support/postgres.js";
 
 /** A database of the target's own for one suite, and direct SQL on it (not through the gateway). */
 export interface IdempotencyDatabase {
@@ -23,6 +24,8 @@ export interface IdempotencyDatabase {
   port: number;
   run(sql: string): Promise<void>;
   count(table: string): Promise<number>;
+  /** PostgreSQL: ends (pg_terminate_backend) the gateway's sessions running COMMIT; how many. */
+  killCommitting?: (() => Promise<number>) | undefined;
   drop(): Promise<void>;
 }
 
@@ -293,6 +296,27 @@ export function defineIdempotencySuite(target: IdempotencyTarget): void {
         expect(answer.body).toMatchObject({ command: "INSERT", rowCount: 1, replayed: true, attempts: 2 });
         expect(await db.count(table)).toBe(1);
       });
+
+      // PostgreSQL's deferred triggers hold a COMMIT open for a real kill; MariaDB has none.
+      if (pg) {
+        it("runs again a write whose session was killed during its COMMIT (a real server's kill): applied once", async () => {
+          const killCommitting = db.killCommitting;
+          if (!killCommitting) throw new Error("the PostgreSQL target kills sessions in COMMIT");
+          const table = await newTable();
+          // The first COMMIT waits in a deferred trigger (a sequence is not rolled back: only the first one waits).
+          await db.run(`create sequence ${table}_commits`);
+          await db.run(`create function ${table}_slow_commit() returns trigger language plpgsql as $$
+            begin if nextval('${table}_commits') = 1 then perform pg_sleep(30); end if; return null; end $$`);
+          await db.run(`create constraint trigger ${table}_at_commit after insert on ${table} deferrable initially deferred for each row execute function ${table}_slow_commit()`);
+          const answer = gw.post("/v1/query", { sql: insert(table), params: ["killed"], idempotencyKey: randomUUID() });
+          await waitFor(async () => (await killCommitting()) > 0, 10000, "the gateway's session in COMMIT");
+          const settled = ok(await answer);
+          // The killed COMMIT rolled back: the gateway's next attempt claimed the key and ran it.
+          expect(settled.body).toMatchObject({ command: "INSERT", rowCount: 1, attempts: 2 });
+          expect(settled.body.replayed).toBeUndefined();
+          expect(await db.count(table)).toBe(1);
+        });
+      }
 
       it("answers OUTCOME_UNKNOWN without retries; the same key then replays a COMMIT that landed and runs one that did not", async () => {
         const table = await newTable();
