@@ -20,7 +20,7 @@ import type { Endpoint } from "../topology/endpoint.js";
 import { type CommitKey, keyedCommit, recordBeforeCommit, settleCommit } from "../idempotency/keyed-commit.js";
 import type { KeyedWork, RecordedAnswer } from "../idempotency/keyed-work.js";
 import type { IdempotencyStore } from "../idempotency/store.js";
-import { commitFailure, EndedTransactions } from "./ended-transactions.js";
+import { commitFailure, EndedTransactions, UNKNOWN_OUTCOME } from "./ended-transactions.js";
 import { readOnlyFailure } from "./executor.js";
 import { instanceIsReadOnly, type Lease, type Leases } from "./leases.js";
 import type { Plan, Planner } from "./plan.js";
@@ -225,7 +225,8 @@ export class TransactionRegistry {
     const keyed = key === undefined || runAs.readOnly ? undefined : keyedCommit(key, id, runAs);
     if (keyed !== undefined && this.open.get(id)?.tenant !== runAs.tenant) return this.settle(id, keyed, runAs, timeoutMs);
     const tx = await this.claim(id, turn, runAs);
-    if (keyed !== undefined && !tx.readOnlyPrincipal) await this.recordKey(tx, keyed, timeoutMs);
+    // A READ ONLY transaction commits nothing: its key is accepted and ignored, as on a read.
+    if (keyed !== undefined && !tx.readOnlyPrincipal && !tx.readOnly) await this.recordKey(tx, keyed, timeoutMs);
     // What later calls on the id are told, unless the COMMIT fails in a way that says more.
     let fate: [ErrorCode, string] = ["TRANSACTION_NOT_FOUND", `transaction ${id} was committed`];
     try {
@@ -249,7 +250,7 @@ export class TransactionRegistry {
       }
       // Committed: a token that cannot be read is left out rather than reported as a failure.
       const consistencyToken = tx.readOnly ? undefined : ((await tx.entry.connection.commitPosition(timeoutMs).catch(() => null)) ?? undefined);
-      return { consistencyToken, recorded: keyed === undefined ? undefined : { answer: keyed.answer([]), replayed: false } };
+      return { consistencyToken, recorded: keyed === undefined || tx.readOnly ? undefined : { answer: keyed.answer([]), replayed: false } };
     } finally {
       this.end(tx, ...fate);
     }
@@ -286,8 +287,9 @@ export class TransactionRegistry {
       settleCommit(connection, this.keys, keyed, timeoutMs),
     );
     if (recorded !== undefined) return { consistencyToken: undefined, recorded };
+    // What this task remembers is the answer, except an unknown outcome, which the record has just settled.
     const fate = this.ended.answerFor(id, runAs.tenant);
-    if (fate !== undefined && fate.code !== "TRANSACTION_NOT_FOUND") throw fate;
+    if (fate !== undefined && !fate.message.includes(UNKNOWN_OUTCOME)) throw fate;
     throw new GatewayError("TRANSACTION_NOT_FOUND", `transaction ${id} is not open and did not commit: nothing is recorded under this idempotency key; run the transaction again from the start`);
   }
 

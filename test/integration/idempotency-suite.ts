@@ -150,6 +150,9 @@ export function defineIdempotencySuite(target: IdempotencyTarget): void {
         const read = ok(await gw.post("/v1/query", { sql: `select count(*) as n from ${table}`, idempotencyKey: key }));
         expect(read.body.replayed).toBeUndefined();
       }
+      const readOnly = (await gw.post("/v1/transactions", { readOnly: true })).body.transactionId as string;
+      const ended = ok(await gw.post(`/v1/transactions/${readOnly}/commit`, { idempotencyKey: key }));
+      expect(ended.body).toEqual({ transactionId: readOnly, outcome: "committed" });
       // The ignored key was never recorded: a write may use it.
       ok(await gw.post("/v1/query", { sql: insert(table), params: ["r"], idempotencyKey: key }));
       const begun = await gw.post("/v1/transactions", {});
