@@ -5,8 +5,9 @@
  * they are safe.
  */
 import { randomUUID } from "node:crypto";
-import type { BatchResponse, BeginResponse, Column, EndTransactionResponse, Intent, Isolation, Param, QueryResponse } from "./wire.js";
-import { DeadlineExceededError, PoolgateError } from "./errors.js";
+import type { BatchResponse, BeginResponse, Column, EndTransactionResponse, Intent, Isolation, Param, QueryResponse, StreamEnd } from "./wire.js";
+import { DeadlineExceededError, PoolgateError, TransportError } from "./errors.js";
+import { ndjsonRows } from "./row-stream.js";
 import { type RetryPolicy, withRetries } from "./retry.js";
 import { type RequestSigner, Transport } from "./transport.js";
 
@@ -101,6 +102,25 @@ export interface QueryResult<Row> {
   consistencyToken?: string;
 }
 
+/** Options of {@link PoolgateClient.stream}. */
+export interface StreamOptions extends CallOptions {
+  /** Rows as objects keyed by column name (default) or as arrays in column order. */
+  rowMode?: "object" | "array";
+}
+
+/**
+ * A streamed result: iterate it (once) with `for await`; rows arrive as the gateway reads them from
+ * the database, and the database is read only as fast as the loop takes them. Breaking out of the loop
+ * (or throwing in it) aborts the request: the gateway cancels the statement and frees its session at
+ * once. A statement that fails after some rows were handed over throws its error from the loop.
+ */
+export interface RowStream<Row> extends AsyncIterable<Row> {
+  /** The result's columns: resolves before the first row (rejects if the stream fails before them). */
+  readonly columns: Promise<Column[]>;
+  /** How the stream ended (command, rowCount, attempts); set once the loop has run to the end. */
+  readonly end: StreamEnd | undefined;
+}
+
 /** One statement of a {@link PoolgateClient.batch}. */
 export interface BatchStatement {
   sql: string;
@@ -125,6 +145,13 @@ export interface Transaction {
 export interface PoolgateClient {
   /** Runs one statement (`$1`… on PostgreSQL, `?` on MySQL). */
   query<Row = Record<string, unknown>>(sql: string, params?: Param[], options?: CallOptions): Promise<QueryResult<Row>>;
+  /**
+   * Runs one statement and streams its rows (POST /v1/query/stream): a result of any size, with the
+   * gateway's memory and the database's pace set by the loop. The statement timeout bounds each wait
+   * for the database (not the whole stream); the client's deadline bounds the whole stream. Not retried
+   * once rows have arrived.
+   */
+  stream<Row = Record<string, unknown>>(sql: string, params?: Param[], options?: StreamOptions): RowStream<Row>;
   /**
    * Runs the statements atomically (one transaction, all or none); retried as a whole when safe.
    * Resolves one result per statement, in order; each carries the batch's `attempts` and the
@@ -187,6 +214,7 @@ export function createClient(options: ClientOptions): PoolgateClient {
     json: options.json ?? JSON,
   });
   const margin = options.deadlineMarginMs ?? 50;
+  const json = options.json ?? JSON;
   const cluster = options.cluster === undefined ? {} : { cluster: options.cluster };
 
   /** The absolute time by which a call must be answered, or undefined without a deadline. */
@@ -257,6 +285,69 @@ export function createClient(options: ClientOptions): PoolgateClient {
         if (key === undefined || call.idempotencyKey !== undefined || !refusesKey(err)) throw err;
         return send(undefined);
       }
+    },
+
+    stream<Row>(sql: string, params: Param[] = [], call: StreamOptions = {}): RowStream<Row> {
+      let resolveColumns: (columns: Column[]) => void = () => undefined;
+      let rejectColumns: (err: unknown) => void = () => undefined;
+      const columns = new Promise<Column[]>((resolve, reject) => {
+        resolveColumns = resolve;
+        rejectColumns = reject;
+      });
+      columns.catch(() => undefined);
+      let iterated = false;
+      const result: { columns: Promise<Column[]>; end: StreamEnd | undefined; [Symbol.asyncIterator](): AsyncIterator<Row> } = {
+        columns,
+        end: undefined,
+        [Symbol.asyncIterator]: () => {
+          if (iterated) throw new Error("a RowStream can be iterated once; call stream() again to run the statement again");
+          iterated = true;
+          return rows();
+        },
+      };
+      async function* rows(): AsyncGenerator<Row> {
+        const until = deadlineAt();
+        const token = call.consistencyToken === null ? undefined : (call.consistencyToken ?? client.consistencyToken);
+        const aborter = new AbortController();
+        let complete = false;
+        try {
+          // Retried (when the gateway says so) only until the stream opens: no row has arrived then.
+          const body = await withRetries(options.retry, until, call.intent === "read", () => {
+            const timeoutMs = timeoutFor(call.timeoutMs, until);
+            return transport.open(
+              "/v1/query/stream",
+              {
+                sql,
+                params,
+                ...cluster,
+                ...(timeoutMs === undefined ? {} : { timeoutMs }),
+                ...(call.intent ? { intent: call.intent } : {}),
+                ...(token ? { consistencyToken: token } : {}),
+                ...(call.maxStalenessMs === undefined ? {} : { maxStalenessMs: call.maxStalenessMs }),
+                ...(call.bigNumbers ? { bigNumbers: call.bigNumbers } : {}),
+                ...(call.rowMode ? { rowMode: call.rowMode } : {}),
+              },
+              until,
+              aborter.signal,
+            );
+          });
+          yield* ndjsonRows<Row>(body, (text) => json.parse(text), {
+            onHeader: resolveColumns,
+            onEnd: (end) => {
+              result.end = end;
+            },
+          });
+          complete = true;
+        } catch (err) {
+          const failure = streamFailure(err, until);
+          rejectColumns(failure);
+          throw failure;
+        } finally {
+          // Left early (break, throw, or a failure): the gateway sees the connection go and frees the session.
+          if (!complete) aborter.abort();
+        }
+      }
+      return result;
     },
 
     async batch(statements: BatchStatement[], call: TransactionOptions = {}) {
@@ -340,4 +431,11 @@ export function createClient(options: ClientOptions): PoolgateClient {
     close: () => transport.close(),
   };
   return client;
+}
+
+/** A failure while a stream's body was read: the gateway's error as it is, else the deadline or the transport. */
+function streamFailure(err: unknown, until: number | undefined): unknown {
+  if (err instanceof PoolgateError || err instanceof DeadlineExceededError || err instanceof TransportError) return err;
+  if (until !== undefined && Date.now() >= until) return new DeadlineExceededError("the deadline passed while the stream was read", true);
+  return new TransportError(`the stream was cut before its end: ${err instanceof Error ? err.message : String(err)}`, undefined, false, err);
 }

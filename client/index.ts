@@ -10,6 +10,8 @@ export {
   type JsonCodec,
   type PoolgateClient,
   type QueryResult,
+  type RowStream,
+  type StreamOptions,
   type Transaction,
   type TransactionOptions,
 } from "./client.js";
@@ -28,5 +30,5 @@ export {
 export type { RetryPolicy } from "./retry.js";
 export type { OutgoingRequest, RequestSigner } from "./transport.js";
 export { asAwsSdkV2, type AwsSdkV2Namespace, type DataApiClientLike, type HttpHandlerLike, poolgateRequestHandler, type PoolgateRequestHandlerOptions } from "./data-api-auth.js";
-export type { Column, DatabaseErrorInfo, ErrorCode, Intent, Isolation, Param } from "./wire.js";
+export type { Column, DatabaseErrorInfo, ErrorCode, Intent, Isolation, Param, StreamEnd } from "./wire.js";
 export { addIdempotencyKeys, DATA_API_IDEMPOTENCY_HEADER, type IdempotencyKeyOptions, type IdempotencyStepOptions, type SdkClientWithContext } from "./data-api-idempotency.js";

@@ -62,6 +62,35 @@ export class Transport {
    * TransportError, or a DeadlineExceededError when `deadlineAt` (epoch ms) passes.
    */
   async post<T>(path: string, payload: unknown, deadlineAt: number | undefined): Promise<T> {
+    const { status, text } = await this.send(path, payload, deadlineAt, undefined, async (response) => ({
+      status: response.statusCode,
+      text: await response.body.text(),
+    }));
+    return this.parseAnswer<T>(status, text);
+  }
+
+  /**
+   * POSTs JSON and resolves the body of a 2xx answer unread, for the caller to read as it arrives
+   * (until `signal` aborts it); any other answer rejects as `post` does.
+   */
+  async open(path: string, payload: unknown, deadlineAt: number | undefined, signal: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
+    type Opened = { open: true; body: AsyncIterable<Uint8Array> } | { open: false; status: number; text: string };
+    const answer = await this.send(path, payload, deadlineAt, signal, async (response): Promise<Opened> =>
+      response.statusCode >= 200 && response.statusCode < 300
+        ? { open: true, body: response.body }
+        : { open: false, status: response.statusCode, text: await response.body.text() },
+    );
+    if (answer.open) return answer.body;
+    return this.parseAnswer<never>(answer.status, answer.text);
+  }
+
+  private async send<A>(
+    path: string,
+    payload: unknown,
+    deadlineAt: number | undefined,
+    callerSignal: AbortSignal | undefined,
+    read: (response: Awaited<ReturnType<typeof undiciRequest>>) => Promise<A>,
+  ): Promise<A> {
     const now = Date.now();
     if (this.lastUsedAt > 0 && now - this.lastUsedAt > this.options.freshConnectionAfterMs) {
       const stale = this.agent;
@@ -78,21 +107,24 @@ export class Transport {
     let headers: Record<string, string> = { "content-type": "application/json", ...this.options.headers };
     if (this.options.sign) headers = { ...headers, ...(await this.options.sign({ method: "POST", url, headers, body })) };
 
-    const signal = remaining === undefined ? undefined : AbortSignal.timeout(remaining);
-    let status: number;
-    let text: string;
+    const deadlineSignal = remaining === undefined ? undefined : AbortSignal.timeout(remaining);
+    const signals = [deadlineSignal, callerSignal].filter((signal): signal is AbortSignal => signal !== undefined);
+    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     if (this.stickiness) headers.cookie = this.stickiness;
     try {
       const response = await undiciRequest(url, { method: "POST", headers, body, dispatcher: this.agent, signal });
-      status = response.statusCode;
       this.rememberStickiness(response.headers["set-cookie"]);
-      text = await response.body.text();
+      const answer = await read(response);
       this.lastUsedAt = Date.now();
+      return answer;
     } catch (err) {
-      if (signal?.aborted) throw new DeadlineExceededError(`no answer within the deadline (${remaining}ms)`, true);
+      if (deadlineSignal?.aborted) throw new DeadlineExceededError(`no answer within the deadline (${remaining}ms)`, true);
       const code = codeOf(err);
       throw new TransportError(`request to ${this.base.origin} failed: ${err instanceof Error ? err.message : String(err)}`, code, code !== undefined && NOT_SENT.has(code), err);
     }
+  }
+
+  private parseAnswer<T>(status: number, text: string): T {
     let parsed: unknown;
     try {
       parsed = text.length > 0 ? this.options.json.parse(text) : undefined;

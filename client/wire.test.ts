@@ -13,8 +13,24 @@ import type {
   Isolation as SchemaIsolation,
   Param as SchemaParam,
   QueryResponse as SchemaQueryResponse,
+  StreamEnd as SchemaStreamEnd,
+  StreamHeader as SchemaStreamHeader,
 } from "../schemas/query.js";
-import type { BatchResponse, BeginResponse, Column, DatabaseErrorInfo, EndTransactionResponse, ErrorBody, ErrorCode, Intent, Isolation, Param, QueryResponse } from "./wire.js";
+import type {
+  BatchResponse,
+  BeginResponse,
+  Column,
+  DatabaseErrorInfo,
+  EndTransactionResponse,
+  ErrorBody,
+  ErrorCode,
+  Intent,
+  Isolation,
+  Param,
+  QueryResponse,
+  StreamEnd,
+  StreamHeader,
+} from "./wire.js";
 
 describe("the client's wire types", () => {
   it("are the gateway schemas' types", () => {
@@ -29,5 +45,7 @@ describe("the client's wire types", () => {
     expectTypeOf<ErrorCode>().toEqualTypeOf<SchemaErrorCode>();
     expectTypeOf<DatabaseErrorInfo>().toEqualTypeOf<SchemaDatabaseError>();
     expectTypeOf<ErrorBody>().toEqualTypeOf<SchemaErrorBody>();
+    expectTypeOf<StreamHeader>().toEqualTypeOf<SchemaStreamHeader>();
+    expectTypeOf<StreamEnd>().toEqualTypeOf<SchemaStreamEnd>();
   });
 });

@@ -46,6 +46,18 @@ export interface BatchResponse {
   replayed?: true | undefined;
 }
 
+/** The first line of a streamed result (POST /v1/query/stream). */
+export interface StreamHeader {
+  columns: Column[];
+}
+
+/** The last line of a stream that ended cleanly. */
+export interface StreamEnd {
+  command: string;
+  rowCount: number | null;
+  attempts: number;
+}
+
 export interface BeginResponse {
   transactionId: string;
   idleTimeoutMs: number;

@@ -164,7 +164,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     embedded,
     authenticator,
     listen: async () => {
-      const address = await http.listen({ host: config.server.host, port: config.server.port });
+      const address = await http.listen({ host: config.server.host, port: config.server.port, backlog: config.server.listenBacklog });
       ownership?.setSelf(config.peers.selfUrl ?? selfUrl(config.server.host, Number(new URL(address).port)));
       return address;
     },

@@ -81,6 +81,14 @@ export const queryRequestSchema = z.strictObject({
 });
 export type QueryRequest = z.infer<typeof queryRequestSchema>;
 
+/**
+ * POST /v1/query/stream: one autocommit statement whose rows are sent as they arrive (NDJSON), with
+ * the same options as /v1/query except transactionId (a stream runs on its own session).
+ */
+/** A stream's answer is never recorded: an idempotency key is refused there (INVALID_REQUEST), not silently ignored. */
+export const streamRequestSchema = queryRequestSchema.omit({ transactionId: true, idempotencyKey: true });
+export type StreamRequest = z.infer<typeof streamRequestSchema>;
+
 export const isolationSchema = z.enum(["read committed", "repeatable read", "serializable"]);
 export type Isolation = z.infer<typeof isolationSchema>;
 
@@ -163,3 +171,15 @@ export const endTransactionResponseSchema = z.object({
   replayed: replayedField,
 });
 export type EndTransactionResponse = z.infer<typeof endTransactionResponseSchema>;
+
+/** The first line of a stream: the result's columns. */
+export const streamHeaderSchema = z.object({ columns: z.array(columnSchema) });
+export type StreamHeader = z.infer<typeof streamHeaderSchema>;
+
+/** The last line of a stream that ended cleanly: every row was sent. */
+export const streamEndSchema = z.object({
+  command: z.string().describe("SELECT, INSERT..."),
+  rowCount: z.number().int().nullable().describe("Rows sent (or affected)"),
+  attempts: z.number().int().describe("How many times the gateway tried to open the stream (retries + 1)"),
+});
+export type StreamEnd = z.infer<typeof streamEndSchema>;

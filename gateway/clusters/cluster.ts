@@ -15,6 +15,7 @@ import { clusterEvents, GatewayEvents } from "../events.js";
 import { Executor } from "../execution/executor.js";
 import { Leases } from "../execution/leases.js";
 import { StatementPipeline } from "../execution/pipeline.js";
+import { StreamRunner } from "../execution/streams.js";
 import { Planner } from "../execution/plan.js";
 import { TransactionRegistry } from "../execution/transactions.js";
 import { IdempotencyStore } from "../idempotency/store.js";
@@ -165,7 +166,7 @@ export class Cluster {
     const planner = new Planner(config, this.engine.reader, (token) => this.engine.isPosition(token), clock, name);
     this.idempotency = new IdempotencyStore(this.engine.idempotency, config.idempotency, clock, logger, (timeoutMs, work) => this.adminSession(timeoutMs, work));
     this.transactions = new TransactionRegistry(this.router, this.leases, planner, config, clock, logger, this.idempotency, wiring.mintTransactionId);
-    this.pipeline = new StatementPipeline(planner, new Executor(this.leases, clock, this.idempotency), this.transactions);
+    this.pipeline = new StatementPipeline(planner, new Executor(this.leases, clock, this.idempotency), this.transactions, new StreamRunner(this.leases, config));
   }
 
   /** Learns the topology once, then warms the pools and starts the housekeepers. */

@@ -280,6 +280,14 @@ export const configSchema = z.strictObject({
         .min(100)
         .default(10000),
       drainTimeoutMs: ms("On SIGTERM, how long in-flight work may take before it is cut off").default(20000),
+      listenBacklog: z
+        .number()
+        .int()
+        .min(1)
+        .default(4096)
+        .describe(
+          "Connections the kernel queues before they are accepted (capped by net.core.somaxconn); Node's 511 drops a burst's SYNs, and each dropped caller waits a second for the retransmit",
+        ),
     })
     .prefault({}),
   clusters: z
@@ -305,6 +313,19 @@ export const configSchema = z.strictObject({
       maxResultBytes: z.number().int().min(1024).default(16777216).describe("Largest result (sum of value text)"),
       maxResultRows: z.number().int().min(1).default(1000000).describe("Most rows one statement may return"),
       maxParams: z.number().int().min(0).max(65535).default(65535).describe("Most parameters one statement may carry"),
+    })
+    .prefault({}),
+  streams: z
+    .strictObject({
+      fetchRows: z
+        .number()
+        .int()
+        .min(1)
+        .max(100000)
+        .default(1000)
+        .describe("Rows a stream asks the database for at a time (PostgreSQL Execute row limit; MySQL rows read before the socket pauses)"),
+      idleTimeoutMs: ms("A stream whose caller takes no bytes for this long is ended and its session released").min(100).default(30000),
+      maxDurationMs: ms("A stream still running after this long is ended with a STATEMENT_TIMEOUT line").min(100).default(3600000),
     })
     .prefault({}),
   transactions: z

@@ -64,6 +64,49 @@ export interface ExecuteOptions {
   readOnlyPrincipal?: boolean;
 }
 
+/** How one streamed statement runs (see RowCursor). */
+export interface StreamOptions {
+  /**
+   * How long the database may take to answer each request for rows (the first rows included); the
+   * clock stops while the gateway waits for its caller. Past it: the engine's cancel, grace, cut.
+   */
+  timeoutMs: number;
+  bigNumbers: "string" | "number";
+  /** Rows asked for at a time: what the gateway holds of a stream at most. */
+  fetchRows: number;
+  /** A single row larger than this (counted as for ExecuteOptions.maxResultBytes) ends the stream with RESULT_TOO_LARGE. */
+  maxRowBytes: number;
+  readOnlyPrincipal?: boolean;
+}
+
+/** How a streamed statement ended. */
+export interface StreamSummary {
+  command: string;
+  rowCount: number | null;
+}
+
+/**
+ * A result read as it arrives, one batch at a time: the database is asked for more only when the
+ * caller takes a batch, so the caller's pace sets the database's and memory stays at one batch
+ * whatever the result's size. Values are converted exactly as `execute` converts them.
+ */
+export interface RowCursor {
+  readonly columns: Column[];
+  /**
+   * The next rows (at most StreamOptions.fetchRows); an empty array once the result has ended (then
+   * `summary` is set). Throws the mapped GatewayError when the statement fails.
+   */
+  next(): Promise<unknown[][]>;
+  /** Set once the result ended cleanly. */
+  readonly summary: StreamSummary | undefined;
+  /**
+   * Ends the statement early (the engine's cancel on the server when it is still producing rows) and
+   * leaves the session fit for the next caller, or cut when it could not be ended cleanly. Resolves
+   * once the session is either; never rejects. A no-op after the result ended.
+   */
+  close(): Promise<void>;
+}
+
 /** What a session really reached: the role-truth check of a new connection and of the monitor. */
 export interface InstanceState {
   role: "primary" | "replica";
@@ -101,6 +144,12 @@ export interface EngineConnection {
    * RESULT_TOO_LARGE, or OUTCOME_UNKNOWN when the session died after the statement was sent.
    */
   execute(sql: string, params: readonly Param[], options: ExecuteOptions): Promise<StatementResult>;
+  /**
+   * Starts one statement as a stream and resolves once its columns and first rows (or its end) are
+   * known, so that a failure before any row is an ordinary error. Until the cursor is closed or ends,
+   * the session runs nothing else.
+   */
+  stream(sql: string, params: readonly Param[], options: StreamOptions): Promise<RowCursor>;
   begin(options: TransactionOptions, timeoutMs: number): Promise<void>;
   /** Resolves "committed", or "rolled back" when the database refused (the transaction had failed). */
   commit(timeoutMs: number): Promise<"committed" | "rolled back">;

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { GatewayError } from "../errors.js";
-import { type CancelStrategy, SessionLifecycle, type StatementFailure } from "./session-lifecycle.js";
+import { type CancelStrategy, SessionLifecycle, type StatementControl, type StatementFailure } from "./session-lifecycle.js";
 
 const GRACE_MS = 1000;
 
@@ -207,5 +207,55 @@ describe("the reset rule", () => {
     expect(changed.calls).toEqual(["resetFully"]);
     lifecycle.noteStateCleared();
     expect(lifecycle.needsReset(false)).toBe(false);
+  });
+});
+
+describe("a streamed statement's deadline", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("counts only the waits for the database: stopped while the caller is waited for, restarted in full after", async () => {
+    const { lifecycle, events } = fakeServer({ carriesOut: true });
+    const statement = pendingStatement<string>();
+    let control: StatementControl | undefined;
+    const running = lifecycle.run(100, (given) => {
+      control = given;
+      return statement.promise;
+    });
+    await vi.advanceTimersByTimeAsync(90);
+    control?.waitingForCaller();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(events).toEqual([]);
+    control?.waitingForDatabase();
+    await vi.advanceTimersByTimeAsync(90);
+    expect(events).toEqual([]);
+    statement.finish("done");
+    expect(await running).toBe("done");
+  });
+
+  it("cancels at once when told to, and the failure says why", async () => {
+    const { lifecycle, events } = fakeServer({ carriesOut: true });
+    const statement = pendingStatement<string>();
+    let control: StatementControl | undefined;
+    const running = errorOf(
+      lifecycle.run(100, (given) => {
+        control = given;
+        return statement.promise;
+      }),
+    );
+    control?.waitingForCaller();
+    control?.cancel("because its caller went away");
+    await vi.advanceTimersByTimeAsync(0);
+    expect(events).toEqual(["cancel"]);
+    statement.fail(new Interrupted("interrupted"));
+    const error = await running;
+    expect(error.code).toBe("STATEMENT_TIMEOUT");
+    expect(error.message).toBe("statement cancelled because its caller went away");
+    expect(lifecycle.cancelPending).toBe(false);
   });
 });

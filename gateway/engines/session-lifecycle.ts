@@ -49,31 +49,76 @@ export interface CancelStrategy {
   absorbLateCancel?(graceMs: number): Promise<boolean>;
 }
 
+/**
+ * What a streamed statement tells its deadline: the clock runs only while the gateway waits for the
+ * database, not while the database waits for the gateway's caller; and the statement can be stopped
+ * at once (its caller went away) by the same cancel, grace and cut.
+ */
+export interface StatementControl {
+  /** The gateway stopped asking for rows: the deadline is suspended. */
+  waitingForCaller(): void;
+  /** The gateway asks the database for rows again: the deadline restarts from its full length. */
+  waitingForDatabase(): void;
+  /** Stops the statement now, as if its deadline had passed; `reason` becomes the failure's message. */
+  cancel(reason: string): void;
+}
+
 /** The deadline of one statement: past it, the cancel; past the grace after that, the cut. */
-class StatementDeadline {
+class StatementDeadline implements StatementControl {
   /** Set once the deadline passed: whether the cancel was carried out (or may have been). */
   cancelled: Promise<boolean> | undefined;
-  private readonly timer: NodeJS.Timeout;
+  /** Why the statement was stopped before its deadline, when it was (StatementControl.cancel). */
+  reason: string | undefined;
+  private timer: NodeJS.Timeout | undefined;
   private cutTimer: NodeJS.Timeout | undefined;
 
-  constructor(timeoutMs: number, graceMs: number, strategy: CancelStrategy, onTimeout: () => void) {
-    this.timer = setTimeout(() => {
-      onTimeout();
-      this.cancelled = strategy.cancel(graceMs).then((carriedOut) => {
-        if (!carriedOut) strategy.cut();
-        return carriedOut;
-      });
-      this.cutTimer = setTimeout(() => strategy.cut(), graceMs);
-    }, timeoutMs);
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly graceMs: number,
+    private readonly strategy: CancelStrategy,
+    private readonly onTimeout: () => void,
+  ) {
+    this.arm();
   }
 
   get passed(): boolean {
     return this.cancelled !== undefined;
   }
 
+  waitingForCaller(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  waitingForDatabase(): void {
+    if (this.passed) return;
+    clearTimeout(this.timer);
+    this.arm();
+  }
+
+  cancel(reason: string): void {
+    if (this.passed) return;
+    this.reason = reason;
+    this.fire();
+  }
+
   stop(): void {
     clearTimeout(this.timer);
     if (this.cutTimer) clearTimeout(this.cutTimer);
+  }
+
+  private arm(): void {
+    this.timer = setTimeout(() => this.fire(), this.timeoutMs);
+  }
+
+  private fire(): void {
+    clearTimeout(this.timer);
+    this.onTimeout();
+    this.cancelled = this.strategy.cancel(this.graceMs).then((carriedOut) => {
+      if (!carriedOut) this.strategy.cut();
+      return carriedOut;
+    });
+    this.cutTimer = setTimeout(() => this.strategy.cut(), this.graceMs);
   }
 }
 
@@ -155,21 +200,21 @@ export class SessionLifecycle {
 
   /**
    * Runs one statement (`submit` sends it and settles when it ends) under its deadline, and turns a
-   * failure into the gateway's error.
+   * failure into the gateway's error. A streamed statement drives its deadline through `control`.
    */
-  async run<T>(timeoutMs: number, submit: () => Promise<T>): Promise<T> {
+  async run<T>(timeoutMs: number, submit: (control: StatementControl) => Promise<T>): Promise<T> {
     if (this.dead) throw new GatewayError("CONNECTION_LOST", "the database session closed before the statement was sent");
     const deadline = new StatementDeadline(timeoutMs, this.graceMs, this.strategy, () => {
       this.cancelMayLand = true;
     });
     try {
-      const result = await submit();
+      const result = await submit(deadline);
       if (deadline.cancelled) await this.absorbLateCancel(deadline.cancelled);
       return result;
     } catch (err) {
       // Whether the cancel was carried out decides whether it can still reach the next statement.
       const carriedOut = deadline.cancelled ? await deadline.cancelled : false;
-      throw this.failure(err, deadline.passed, carriedOut, timeoutMs);
+      throw this.failure(err, deadline.passed, carriedOut, timeoutMs, deadline.reason);
     } finally {
       deadline.stop();
     }
@@ -181,17 +226,18 @@ export class SessionLifecycle {
     if (await this.strategy.absorbLateCancel(this.graceMs)) this.cancelMayLand = false;
   }
 
-  private failure(err: unknown, timedOut: boolean, cancelCarriedOut: boolean, timeoutMs: number): GatewayError {
+  private failure(err: unknown, timedOut: boolean, cancelCarriedOut: boolean, timeoutMs: number, reason: string | undefined): GatewayError {
     const failure = this.strategy.classify(err, timedOut);
     if (failure.kind === "refused") return failure.error;
     if (failure.kind === "cancelled") {
       // Our cancel stopped this statement, so it cannot reach the next one.
       if (cancelCarriedOut) this.cancelMayLand = false;
-      return new GatewayError("STATEMENT_TIMEOUT", `statement cancelled after ${timeoutMs}ms timeout`, { cause: failure.cause });
+      const why = reason ?? `after ${timeoutMs}ms timeout`;
+      return new GatewayError("STATEMENT_TIMEOUT", `statement cancelled ${why}`, { cause: failure.cause });
     }
     this.died(failure.cause);
     const why = timedOut
-      ? `statement timed out after ${timeoutMs}ms and did not stop after its cancel (${this.strategy.name})`
+      ? `statement ${reason === undefined ? `timed out after ${timeoutMs}ms` : `was cancelled ${reason}`} and did not stop after its cancel (${this.strategy.name})`
       : `the database session died while the statement ran (${failure.cause.message})`;
     return new GatewayError("OUTCOME_UNKNOWN", `${why}: it may or may not have been applied`, { cause: failure.cause });
   }

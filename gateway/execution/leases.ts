@@ -8,7 +8,7 @@
 import type { Intent } from "../../schemas/query.js";
 import type { PoolSet } from "../pool/pool-set.js";
 import type { GatewayConfig } from "../config/schema.js";
-import type { EngineConnection } from "../engines/engine.js";
+import type { EngineConnection, RowCursor } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
 import { type ClusterEvents, UNHEARD } from "../events.js";
 import type { Clock } from "../clock.js";
@@ -85,18 +85,82 @@ export class Leases {
     try {
       return await work(entry.connection);
     } catch (err) {
-      if (isReadOnlyRefusal(err) && !onReplica) {
-        // The session's own READ ONLY (SET TRANSACTION READ ONLY, default_transaction_read_only) is the
-        // caller's business; only an instance that is really read-only now is a failover sign.
-        if (!(await instanceIsReadOnly(entry.connection, this.config.topology.checkTimeoutMs, true))) throw err;
-        // A session that refused a write on a demoted instance: never reuse it.
-        entry.retireOnRelease = "refused a write as read-only";
-      }
-      throw this.failoverAware(err, endpoint, intent, onReplica);
+      throw await this.classify(err, entry, endpoint, intent, onReplica);
     } finally {
       endpoint.outstanding--;
       pool.release(entry);
     }
+  }
+
+  /**
+   * The streaming form of `run`: acquire → open the stream → (the caller pulls batches) → classify →
+   * release. The session is held only while the stream runs: it goes back to the pool the moment the
+   * stream ends, fails or is closed (the engine cancels a statement still producing rows first, or
+   * cuts the session when it cannot end it cleanly). A failure after the stream opened is reported to
+   * the topology like any other but never turned into a retry: rows have been handed on.
+   */
+  async stream(endpoint: Endpoint, intent: Intent, runAs: RunAs, deadline: number, open: (connection: EngineConnection) => Promise<RowCursor>): Promise<RowCursor> {
+    const onReplica = endpoint.role === "replica";
+    endpoint.outstanding++;
+    const pool = this.pools.get(endpoint, runAs.login);
+    const entry = await this.acquireOn(pool, endpoint, intent, onReplica, runAs, deadline).catch((err: unknown) => {
+      endpoint.outstanding--;
+      throw err;
+    });
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      endpoint.outstanding--;
+      pool.release(entry);
+    };
+    let cursor: RowCursor;
+    try {
+      cursor = await open(entry.connection);
+    } catch (err) {
+      const failure = await this.classify(err, entry, endpoint, intent, onReplica);
+      release();
+      throw failure;
+    }
+    const end = async (): Promise<void> => {
+      try {
+        await cursor.close();
+      } finally {
+        release();
+      }
+    };
+    return {
+      columns: cursor.columns,
+      get summary() {
+        return cursor.summary;
+      },
+      next: async () => {
+        if (released) return [];
+        try {
+          const rows = await cursor.next();
+          if (rows.length === 0) await end();
+          return rows;
+        } catch (err) {
+          await end();
+          // Told to the topology; the caller gets the failure itself (nothing runs again).
+          this.failoverAware(err, endpoint, intent, onReplica);
+          throw err;
+        }
+      },
+      close: end,
+    };
+  }
+
+  /** A failure of leased work as the retry policy reads it; a write refused by a demoted primary retires its session. */
+  private async classify(err: unknown, entry: PoolEntry, endpoint: Endpoint, intent: Intent, onReplica: boolean): Promise<unknown> {
+    if (isReadOnlyRefusal(err) && !onReplica) {
+      // The session's own READ ONLY (SET TRANSACTION READ ONLY, default_transaction_read_only) is the
+      // caller's business; only an instance that is really read-only now is a failover sign.
+      if (!(await instanceIsReadOnly(entry.connection, this.config.topology.checkTimeoutMs, true))) return err;
+      // A session that refused a write on a demoted instance: never reuse it.
+      entry.retireOnRelease = "refused a write as read-only";
+    }
+    return this.failoverAware(err, endpoint, intent, onReplica);
   }
 
   /**

@@ -9,6 +9,7 @@ import type { Executor, Written } from "./executor.js";
 import type { Plan, Planner, SurfacePolicy, WorkRequest } from "./plan.js";
 import type { Attempted } from "./retry.js";
 import type { RunAs } from "./run-as.js";
+import type { OpenedStream, StreamRunner } from "./streams.js";
 import type { TransactionRegistry, TurnOptions } from "./transactions.js";
 
 export class StatementPipeline {
@@ -17,10 +18,19 @@ export class StatementPipeline {
     private readonly executor: Executor,
     /** Interactive transactions: begun, committed and rolled back here; their statements run through `run`. */
     readonly transactions: TransactionRegistry,
+    private readonly streams: StreamRunner,
   ) {}
 
   plan(request: WorkRequest, surface: SurfacePolicy, runAs: RunAs): Plan {
     return this.planner.plan(request, surface, runAs);
+  }
+
+  /**
+   * Opens a plan of one autocommit statement as a stream (streams.ts): resolves once its columns and
+   * first rows are in; the caller pulls the rest and must end it with `next` to the end or `close`.
+   */
+  stream(plan: Plan): Promise<OpenedStream> {
+    return this.streams.open(plan);
   }
 
   /**

@@ -11,6 +11,9 @@ import {
   endTransactionResponseSchema,
   queryRequestSchema,
   queryResponseSchema,
+  streamEndSchema,
+  streamHeaderSchema,
+  streamRequestSchema,
 } from "../../schemas/query.js";
 import { statusResponseSchema } from "../../schemas/status.js";
 
@@ -51,6 +54,31 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
     security: [{ poolgateAuth: [] }, { bearer: [] }],
     paths: {
       "/v1/query": { post: { ...operation("Run one statement", queryRequestSchema, queryResponseSchema), parameters: [keyHeader] } },
+      "/v1/query/stream": {
+        post: {
+          summary: "Run one statement and stream its rows as they arrive (NDJSON)",
+          requestBody: { required: true, content: json(streamRequestSchema, "input") },
+          responses: {
+            "200": {
+              description:
+                "application/x-ndjson: the first line is the header (columns); every line between the first and the last is one row (an object, or an array under rowMode); the last line is the end (command, rowCount) or, when the statement failed after the header, an error body. A body cut without its last line is incomplete.",
+              content: {
+                "application/x-ndjson": {
+                  schema: {
+                    oneOf: [
+                      z.toJSONSchema(streamHeaderSchema, { io: "output" }),
+                      { description: "A row", type: ["object", "array"] },
+                      z.toJSONSchema(streamEndSchema, { io: "output" }),
+                      z.toJSONSchema(errorBodySchema, { io: "output" }),
+                    ],
+                  },
+                },
+              },
+            },
+            default: errorResponse,
+          },
+        },
+      },
       "/v1/batch": { post: { ...operation("Run statements atomically in one transaction", batchRequestSchema, batchResponseSchema), parameters: [keyHeader] } },
       "/v1/transactions": { post: operation("Begin an interactive transaction", beginRequestSchema, beginResponseSchema, "201") },
       "/v1/transactions/{id}/commit": {

@@ -16,6 +16,7 @@ import { buildOpenApiDocument } from "./openapi.js";
 import { registerDataApiRoutes } from "./routes/data-api.js";
 import { registerHealthRoutes } from "./routes/health.js";
 import { registerQueryRoutes } from "./routes/query.js";
+import { registerStreamRoutes } from "./routes/stream.js";
 import { registerTransactionRoutes } from "./routes/transactions.js";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -79,6 +80,7 @@ export function createHttpServer(context: HttpContext, authenticator: Authentica
   registerAuthentication(app, authenticator, context.policy);
   if (context.ownership) registerOwnerForwarding(app, context.ownership);
   registerQueryRoutes(app, context);
+  registerStreamRoutes(app, context);
   registerTransactionRoutes(app, context);
   registerHealthRoutes(app, context);
   registerDataApiRoutes(app, context, context.dataApi);

@@ -23,6 +23,42 @@ export interface RequestLabels {
   outcome: string;
 }
 
+/**
+ * A histogram's children by label values, bound once: prom-client hashes and validates a label object
+ * on every observe(), which the hot path (one per request, one per acquire) should not pay. Children
+ * are found through one map per label, keyed by the values themselves (no key string is built). Label
+ * values here are route patterns, cluster, endpoint and code names: a bounded set.
+ */
+class BoundHistogram<L extends string> {
+  private readonly root = new Map<string, unknown>();
+
+  constructor(
+    private readonly histogram: Histogram<L>,
+    private readonly order: readonly L[],
+  ) {}
+
+  observe(labels: Record<L, string>, value: number): void {
+    let level = this.root;
+    const last = this.order.length - 1;
+    for (let i = 0; i < last; i++) {
+      const name = this.order[i] as L;
+      let next = level.get(labels[name]) as Map<string, unknown> | undefined;
+      if (next === undefined) {
+        next = new Map();
+        level.set(labels[name], next);
+      }
+      level = next;
+    }
+    const leaf = labels[this.order[last] as L];
+    let child = level.get(leaf) as { observe(value: number): void } | undefined;
+    if (child === undefined) {
+      child = this.histogram.labels(labels);
+      level.set(leaf, child);
+    }
+    child.observe(value);
+  }
+}
+
 const REQUEST_BUCKETS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const FAILOVER_BUCKETS_S = [0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120];
 
@@ -40,8 +76,8 @@ export interface RequestTotals {
 export class GatewayMetrics {
   readonly registry = new Registry();
   readonly totals: RequestTotals = { requests: 0, clientErrors: 0, serverErrors: 0, retries: 0, failovers: 0 };
-  private readonly requestDuration: Histogram<keyof RequestLabels>;
-  private readonly acquireWait: Histogram<"cluster" | "endpoint">;
+  private readonly requestDuration: BoundHistogram<keyof RequestLabels>;
+  private readonly acquireWait: BoundHistogram<"cluster" | "endpoint">;
   private readonly retries: Counter<"cluster" | "reason">;
   private readonly bans: Counter<"cluster" | "endpoint">;
   private readonly failovers: Counter<"cluster">;
@@ -55,20 +91,26 @@ export class GatewayMetrics {
   ) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: "poolgate_" });
-    this.requestDuration = new Histogram({
-      name: "poolgate_request_duration_seconds",
-      help: "Requests answered, by route, cluster, intent and outcome (ok or the error code), and how long they took",
-      labelNames: ["route", "cluster", "intent", "outcome"],
-      buckets: REQUEST_BUCKETS_S,
-      registers,
-    });
-    this.acquireWait = new Histogram({
-      name: "poolgate_pool_acquire_wait_seconds",
-      help: "How long requests waited for a pooled connection, per endpoint",
-      labelNames: ["cluster", "endpoint"],
-      buckets: ACQUIRE_WAIT_BUCKETS_MS.map((ms) => ms / 1000),
-      registers,
-    });
+    this.requestDuration = new BoundHistogram(
+      new Histogram({
+        name: "poolgate_request_duration_seconds",
+        help: "Requests answered, by route, cluster, intent and outcome (ok or the error code), and how long they took",
+        labelNames: ["route", "cluster", "intent", "outcome"],
+        buckets: REQUEST_BUCKETS_S,
+        registers,
+      }),
+      ["route", "cluster", "intent", "outcome"],
+    );
+    this.acquireWait = new BoundHistogram(
+      new Histogram({
+        name: "poolgate_pool_acquire_wait_seconds",
+        help: "How long requests waited for a pooled connection, per endpoint",
+        labelNames: ["cluster", "endpoint"],
+        buckets: ACQUIRE_WAIT_BUCKETS_MS.map((ms) => ms / 1000),
+        registers,
+      }),
+      ["cluster", "endpoint"],
+    );
     this.retries = new Counter({ name: "poolgate_retries_total", help: "Work the gateway ran again, by the failure that caused it", labelNames: ["cluster", "reason"], registers });
     this.bans = new Counter({ name: "poolgate_replica_bans_total", help: "Replicas taken out of reads for replication lag", labelNames: ["cluster", "endpoint"], registers });
     this.failovers = new Counter({ name: "poolgate_failovers_total", help: "Failovers followed to a new primary", labelNames: ["cluster"], registers });

@@ -18,17 +18,31 @@ export interface DirectSpec {
   durationMs?: number;
   requestsPerCaller?: number;
   warmupMs: number;
+  /** SQL run after each statement on the same connection (what a gateway's consistency token costs: a second round trip). */
+  followUp?: string;
 }
 
 type Run = (sql: string, params: unknown[] | undefined) => Promise<unknown>;
 
-function pooled(url: string, size: number): { run: Run; end: () => Promise<void> } {
+function pooled(url: string, size: number, followUp: string | undefined): { run: Run; end: () => Promise<void> } {
   if (url.startsWith("mysql:")) {
     const pool = mysql.createPool({ uri: url, connectionLimit: size });
     return { run: (sql, params) => pool.execute(sql, params as never[]), end: () => pool.end() };
   }
   const pool = new pg.Pool({ connectionString: url, max: size });
-  return { run: (sql, params) => pool.query(sql, params), end: () => pool.end() };
+  if (followUp === undefined) return { run: (sql, params) => pool.query(sql, params), end: () => pool.end() };
+  return {
+    run: async (sql, params) => {
+      const client = await pool.connect();
+      try {
+        await client.query(sql, params);
+        return await client.query(followUp);
+      } finally {
+        client.release();
+      }
+    },
+    end: () => pool.end(),
+  };
 }
 
 /** A one-shot connection gains nothing from a server-side prepare, so mysql2 uses query() here. */
@@ -55,7 +69,7 @@ function perRequest(url: string): Run {
 }
 
 async function drive(spec: DirectSpec): Promise<void> {
-  const pool = spec.connection === "pool" ? pooled(spec.url, spec.poolSize) : undefined;
+  const pool = spec.connection === "pool" ? pooled(spec.url, spec.poolSize, spec.followUp) : undefined;
   const run = pool?.run ?? perRequest(spec.url);
   const dialect = spec.url.startsWith("mysql:") ? "mysql" : "postgres";
   const latencies: number[] = [];

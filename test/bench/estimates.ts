@@ -56,6 +56,9 @@ export const estimate = {
     if (only.has("mysql")) total += 3 + 4 * S.rounds * this.steadyRunS() + burstNames(["poolgate", "in-process", "new connection"]);
     if (only.has("topology")) total += TOPOLOGY_START_S + 3 * S.rounds * this.readScalingRunS(S.durationMs) + 2 * (FAILOVER_PAIR_START_S + S.failovers * FAILOVER_RUN_S);
     if (only.has("isolation")) total += 3 * (2 + S.rounds * this.steadyRunS());
+    if (only.has("profile")) total += 4 * (3 + this.steadyRunS());
+    // Two engines: start-up, the buffered read and its streamed twin, then the long stream (~300,000 rows/s).
+    if (only.has("streaming")) total += 2 * (3 + 5 + S.streamRows / 300_000);
     return total;
   },
 };

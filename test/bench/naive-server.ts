@@ -1,8 +1,9 @@
 /**
  * The naive gateway: the smallest HTTP server that parses {sql, params} and runs it through
  * `pg.Pool.query` (mode "pool") or a mysql2 pool (mode "mysql-pool"): what a team writes in an
- * afternoon, to compare with the gateway's own overhead. Prints its port on stdout.
- * Usage: naive-server.ts <pool | mysql-pool> <url> <size>
+ * afternoon, to compare with the gateway's own overhead; or (mode "echo") parses the request and
+ * answers an empty result without a database: the HTTP round trip alone. Prints its port on stdout.
+ * Usage: naive-server.ts <pool | mysql-pool | echo> <url> <size>
  */
 import http from "node:http";
 import mysql from "mysql2/promise";
@@ -15,7 +16,8 @@ const mysqlPool = mode === "mysql-pool" ? mysql.createPool({ uri: url, connectio
 async function run(sql: string, params: unknown[]): Promise<unknown[]> {
   if (pool) return (await pool.query(sql, params)).rows;
   if (mysqlPool) return (await mysqlPool.execute(sql, params as never[]))[0] as unknown[];
-  throw new Error(`unknown mode ${mode}; expected pool or mysql-pool`);
+  if (mode === "echo") return [];
+  throw new Error(`unknown mode ${mode}; expected pool, mysql-pool or echo`);
 }
 
 const server = http.createServer((request, response) => {

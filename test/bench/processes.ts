@@ -5,7 +5,7 @@
  * is shown when a child fails.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 /** The bench runs compiled JavaScript (npm run build), like production: no transpiler in the loop. */
@@ -100,9 +100,15 @@ export interface Server {
  * Starts a compiled script as a server and waits for `ready` (its first group: a URL or a port) on
  * stdout. `env` is laid over ours; an undefined value removes the variable.
  */
-export async function startServer(script: string, args: string[], env: Record<string, string | undefined>, ready: RegExp): Promise<Server> {
+export async function startServer(
+  script: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+  ready: RegExp,
+  nodeOptions: string[] = [],
+): Promise<Server> {
   const merged = Object.fromEntries(Object.entries({ ...process.env, ...env }).filter(([, value]) => value !== undefined));
-  const child = spawn(process.execPath, [here(script), ...args], { env: merged, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...nodeOptions, here(script), ...args], { env: merged, stdio: ["ignore", "pipe", "pipe"] });
   const stop = () => stopChild(child);
   const deregister = onCleanup(stop);
   const output = capture(child);
@@ -139,15 +145,36 @@ export async function startServer(script: string, args: string[], env: Record<st
  * loopback: with no caller authentication configured the gateway refuses any other listen address,
  * and a HOST in the caller's environment must not turn the bench into a config error.
  */
-export function startGateway(config: object): Promise<Server> {
+export function startGateway(config: object, nodeOptions: string[] = []): Promise<Server> {
   const env = { POOLGATE_CONFIG_JSON: JSON.stringify(config), HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info" };
   const scrubbed = { POOLGATE_CONFIG: undefined, POOLGATE_WRITER_URL: undefined, POOLGATE_READER_URLS: undefined };
-  return startServer("../../gateway/main.js", [], { ...scrubbed, ...env }, /listening on (http:\/\/[\d.:]+)/);
+  return startServer("../../gateway/main.js", [], { ...scrubbed, ...env }, /listening on (http:\/\/[\d.:]+)/, nodeOptions);
 }
 
-/** CPU time (µs) a process has used so far, from /proc (user + system). */
-export function cpuMicros(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+/** User + system CPU (µs) from a /proc stat line (the fields after the command name). */
+function statMicros(path: string): number {
+  const fields = readFileSync(path, "utf8").split(") ")[1]?.split(" ") ?? [];
   const ticks = Number(fields[11]) + Number(fields[12]);
   return (ticks * 1e6) / 100;
+}
+
+/** CPU time (µs) a process has used so far, every thread of it, from /proc/<pid>/stat (user + system). */
+export function cpuMicros(pid: number): number {
+  return statMicros(`/proc/${pid}/stat`);
+}
+
+/**
+ * The same, summed over /proc/<pid>/task/<tid>/stat: a cross-check of cpuMicros (threads that ended
+ * between two readings are missing from the second, so over a window it can only read lower).
+ */
+export function cpuMicrosByThreads(pid: number): number {
+  let total = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      total += statMicros(`/proc/${pid}/task/${tid}/stat`);
+    } catch {
+      // The thread ended while we read.
+    }
+  }
+  return total;
 }

@@ -3,7 +3,9 @@
  * alternative as a column), the field report's own figures beside ours, and a verdict line each.
  * Reads only BenchResults, so the same figures reach stdout, bench.json and the chart.
  */
-import type { BenchResults, ConflictRow, FailoverEngineResult, FailoverRunFigures, InsertRow, IsolationRow, TargetRow } from "./results.js";
+import { profileLines } from "./cpu-profile.js";
+import { INSERT_PARTS } from "./inserts.js";
+import type { BenchResults, ConflictRow, FailoverEngineResult, FailoverRunFigures, InsertRow, IsolationRow, StreamingRow, TargetRow } from "./results.js";
 
 /** The field reports' figures (/work/shared/reference/seed-scenarios.md), quoted beside ours. */
 export const REFERENCE = {
@@ -35,6 +37,11 @@ function table(header: string[], rows: string[][]): string[] {
 const errorsOf = (r: TargetRow) => (r.errorsAllRounds === 0 ? "0" : `${num(r.errorsAllRounds, 0)}/${num(r.requestsAllRounds, 0)}`);
 const poolgateOf = <T extends { role: string }>(rows: T[]) => rows.find((r) => r.role === "poolgate");
 
+/** The range of poolgate's round-by-round ratio to a target, when rounds disagreed. */
+function spread(r: TargetRow): string {
+  return r.ratioToPoolgate ? ` (${num(r.ratioToPoolgate.min, 2)}–${num(r.ratioToPoolgate.max, 2)})` : "";
+}
+
 function throughputTable(title: string, rows: TargetRow[]): string[] {
   const ref = poolgateOf(rows);
   const body = rows.map((r) => [
@@ -43,11 +50,14 @@ function throughputTable(title: string, rows: TargetRow[]): string[] {
     num(r.p50),
     num(r.p99),
     num(r.max),
-    r.cpuUsPerRequest === undefined ? "-" : num(r.cpuUsPerRequest, 0),
+    r.cpuUsPerRequest === undefined ? "-" : `${num(r.cpuUsPerRequest, 0)}${r.cpuUsPerRequestByThreads === undefined ? "" : ` (${num(r.cpuUsPerRequestByThreads, 0)})`}`,
     errorsOf(r),
-    ref && r !== ref ? edge(ref.throughput, r.throughput, false) : "",
+    ref && r !== ref ? `${edge(ref.throughput, r.throughput, false)}${spread(r)}` : "",
   ]);
-  return [title, ...table(["target", "req/s", "p50 ms", "p99 ms", "max ms", "CPU µs/req", "errors", "poolgate req/s ÷ this"], body)];
+  return [
+    `${title}; ${ref?.rounds ?? "?"} rounds`,
+    ...table(["target", "req/s", "p50 ms", "p99 ms", "max ms", "CPU µs/req (by threads)", "errors", "poolgate req/s ÷ this (range over rounds)"], body),
+  ];
 }
 
 function burstTable(title: string, rows: TargetRow[]): string[] {
@@ -60,7 +70,7 @@ function burstTable(title: string, rows: TargetRow[]): string[] {
     num(r.max),
     num(r.throughput, 0),
     errorsOf(r),
-    ref && r !== ref ? `${edge(ref.p99, r.p99, true)} / ${edge(ref.max, r.max, true)}` : "",
+    ref && r !== ref ? `${edge(ref.p99, r.p99, true)} / ${edge(ref.max, r.max, true)}${spread(r)}` : "",
   ]);
   const reference = [
     "(report 1) Tomcat + DBCP2, 750 threads", "", "", "", num(REFERENCE.burst.dbcp2MaxMs, 0), "", "", "",
@@ -144,6 +154,13 @@ export function reportLines(results: BenchResults): string[] {
   if (results.conflicts) section(conflictsTable(results.conflicts, Number(s.conflictCallers)), conflictsVerdict(results.conflicts));
   out.push(...topologyLines(results));
   if (results.isolation) section(isolationTable(results.isolation, Number(s.callers)), isolationVerdict(results.isolation));
+  for (const p of results.profiles ?? []) {
+    out.push("", ...profileLines(`CPU profile, ${p.engine}, ${p.server === "gateway" ? "poolgate native" : "naive forwarder"} (${num(p.throughput, 0)} req/s under --cpu-prof)`, p.summary, p.requests), `  profile: ${p.file}`);
+    if (p.syscallsPerRequest) {
+      out.push(`  system calls per request: ${Object.entries(p.syscallsPerRequest).map(([name, perRequest]) => `${name} ${num(perRequest, 2)}`).join(", ")}`);
+    }
+  }
+  if (results.streaming) section(streamingTable(results.streaming), streamingVerdict(results.streaming));
   if (results.notes.length > 0) out.push("", "left out or adapted:", ...results.notes.map((n) => `  - ${n}`));
   if (results.failures.length > 0) out.push("", "FAILED parts (the rest above is valid):", ...results.failures.map((f) => `  - ${f}`));
   const scenarios: [string, TargetRow[] | undefined][] = [
@@ -155,6 +172,38 @@ export function reportLines(results: BenchResults): string[] {
   const errors = scenarios.flatMap(([scenario, rows]) => (rows ?? []).filter((r) => r.firstError).map((r) => `  ${scenario}, ${r.target}: ${r.firstError?.slice(0, 160)}`));
   if (errors.length > 0) out.push("", "first error of each target that had errors:", ...errors);
   return out;
+}
+
+function streamingTable(rows: StreamingRow[]): string[] {
+  const body = rows.map((r) => [
+    r.engine,
+    r.read,
+    num(r.rowsPerSecond, 0),
+    num(r.megabytesPerSecond, 1),
+    num(r.seconds, 1),
+    num(r.rssBeforeMiB, 0),
+    num(r.rssPeakMiB, 0),
+    num(r.rssPeakMiB - r.rssBeforeMiB, 0),
+  ]);
+  const over = rows.map((r) => `  ${r.engine}, ${r.read}: RSS MiB at each tenth of the read: ${r.rssTenthsMiB.map((v) => num(v, 0)).join(" ")}`);
+  return [
+    "reads of any size: the gateway's resident memory (VmRSS, sampled every 100 ms) and throughput, buffered /v1/query vs /v1/query/stream",
+    ...table(["engine", "read", "rows/s", "MB/s", "s", "RSS before MiB", "RSS peak MiB", "growth MiB"], body),
+    ...over,
+  ];
+}
+
+function streamingVerdict(rows: StreamingRow[]): string {
+  return ["PostgreSQL", "MariaDB"]
+    .map((engine) => {
+      const mine = rows.filter((r) => r.engine === engine);
+      const buffered = mine.find((r) => r.read.startsWith("buffered"));
+      const long = mine.find((r) => r.read.startsWith("streamed") && r.rows === Math.max(...mine.map((m) => m.rows)));
+      if (!buffered || !long || long === buffered) return undefined;
+      return `${engine}: ${num(long.rows, 0)} rows streamed with the gateway's RSS growing ${num(long.rssPeakMiB - long.rssBeforeMiB, 0)} MiB (${num(long.rowsPerSecond, 0)} rows/s), where a buffered read of ${num(buffered.rows, 0)} rows grew it ${num(buffered.rssPeakMiB - buffered.rssBeforeMiB, 0)} MiB`;
+    })
+    .filter((line) => line !== undefined)
+    .join("; ");
 }
 
 function isolationTable(rows: IsolationRow[], callers: number): string[] {
@@ -279,15 +328,27 @@ function burstVerdict(rows: TargetRow[]): string {
   );
 }
 
+/** The gateway's insert as its parts: the HTTP round trip, the database's (insert + position read), and the rest, the gateway's own. */
+function insertBreakdown(rows: InsertRow[], ref: InsertRow): string {
+  const http = rows.find((r) => r.target === INSERT_PARTS.http);
+  const database = rows.find((r) => r.target === INSERT_PARTS.database);
+  if (!http || !database) return "";
+  const own = ref.perInsertUs - http.perInsertUs - database.perInsertUs;
+  return `breakdown of ${num(ref.perInsertUs, 0)} µs: HTTP round trip ${num(http.perInsertUs, 0)} + database (insert and the token's WAL position read) ${num(database.perInsertUs, 0)} + the gateway's own ${num(own, 0)} µs`;
+}
+
 function insertsVerdict(rows: InsertRow[]): string {
   const ref = poolgateOf(rows);
   if (!ref) return "poolgate not measured";
   const newConnection = rows.find((r) => r.target.toLowerCase().startsWith("new connection"));
   const floor = rows.find((r) => r.role === "floor");
+  const pooledBouncer = rows.find((r) => r.target.startsWith("PgBouncer") && r.target.includes("pooled"));
   return [
     `${ref.target}: ${num(ref.totalMs / 1000, 1)} s for ${num(ref.count, 0)} (${num(ref.perInsertUs, 0)} µs each)`,
     newConnection ? `${edge(ref.perInsertUs, newConnection.perInsertUs, true)} faster than a new connection each (~${num(newConnection.totalMs / 1000, 0)} s, extrapolated; report 4: ${num(REFERENCE.inserts.newConnectionMs / 1000, 0)} s)` : "",
     floor ? `the HTTP hop costs ${num(ref.perInsertUs - floor.perInsertUs, 0)} µs per insert over the ${floor.target} (${num(floor.perInsertUs, 0)} µs; report 4's HikariCP: ${num((REFERENCE.inserts.hikariMs * 1000) / REFERENCE.inserts.count, 1)} µs on an embedded database)` : "",
+    insertBreakdown(rows, ref),
+    pooledBouncer ? `${num(ref.perInsertUs / pooledBouncer.perInsertUs, 2)}x PgBouncer's pooled client (${num(pooledBouncer.perInsertUs, 0)} µs)` : "",
   ]
     .filter(Boolean)
     .join("; ");

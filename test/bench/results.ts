@@ -2,6 +2,7 @@
  * What one `npm run bench` measured: the shape of bench-results/bench.json, read by the tables
  * (report.ts) and the chart (figure.ts). Milliseconds unless a name says otherwise.
  */
+import type { ProfiledServer } from "./profile-bench.js";
 import type { DriverResult } from "./workload.js";
 
 /** One target's figures for one scenario: the median round, with errors and requests over all rounds. */
@@ -12,8 +13,12 @@ export interface TargetRow extends DriverResult {
   rounds: number;
   requestsAllRounds: number;
   errorsAllRounds: number;
-  /** CPU of the process that serves the requests (the gateway, the naive server, the in-process pool). */
+  /** CPU of the process that serves the requests (the gateway, the naive server, the in-process pool), all its threads. */
   cpuUsPerRequest?: number;
+  /** The same CPU read as the sum of /proc/<pid>/task/<tid>/stat over the threads alive at the end (a cross-check). */
+  cpuUsPerRequestByThreads?: number;
+  /** Poolgate's edge over this target, round by round (throughput ratio, or p99 ratio for bursts): median and range. */
+  ratioToPoolgate?: { median: number; min: number; max: number };
 }
 
 export interface InsertRow {
@@ -92,6 +97,22 @@ export interface IsolationRow {
   firstError?: string | undefined;
 }
 
+/** One read of the streaming part: a buffered /v1/query or a stream, with the gateway's memory over it. */
+export interface StreamingRow {
+  engine: string;
+  read: string;
+  rows: number;
+  /** What the caller received (NDJSON or JSON text). */
+  megabytes: number;
+  seconds: number;
+  rowsPerSecond: number;
+  megabytesPerSecond: number;
+  /** The gateway's VmRSS just before the read, its peak during it, and at each tenth of its time (MiB). */
+  rssBeforeMiB: number;
+  rssPeakMiB: number;
+  rssTenthsMiB: number[];
+}
+
 export interface BenchResults {
   startedAt: string;
   finishedAt?: string;
@@ -114,6 +135,9 @@ export interface BenchResults {
   readScaling?: ReadScalingRow[];
   failover?: FailoverEngineResult[];
   isolation?: IsolationRow[];
+  /** `--profile`: where the gateway's and the naive forwarder's CPU went under the steady load. */
+  profiles?: ProfiledServer[];
+  streaming?: StreamingRow[];
   /** Targets or scenarios left out, and why. */
   notes: string[];
   /** Parts that failed, with the error: the rest is still printed and saved. */

@@ -11,14 +11,22 @@
  *   mysql       steady load and report 1 on the local MariaDB through the MySQL engine
  *   topology    report 3: read scaling with 0/1/2 streaming replicas; several failovers per engine under load
  *   isolation   the steady load spread over 1, 2 and 20 principals: what clean sessions between them cost
+ *   profile     (only with `--profile`) the steady load on each engine against the gateway and the naive
+ *               forwarder under `node --cpu-prof`: where each one's CPU goes, by area
+ *   streaming   reads of any size: 10 million rows streamed through the gateway beside the largest buffered
+ *               /v1/query result, the gateway's resident memory over time and the throughput (both engines)
  * A progress bar runs on stderr; the tables and verdicts go to stdout; the figure and the raw
  * figures are saved as <out>/bench.svg and <out>/bench.json. Not a test: no assertions.
  *
  * Environment (defaults in parentheses):
  *   POOLGATE_BENCH_ONLY            comma-separated parts to run: throughput, burst, inserts, conflicts,
- *                                  mysql, topology, isolation, or postgres (= the first four) (all)
+ *                                  mysql, topology, isolation, streaming, profile, or postgres (= the first
+ *                                  four) (all but profile; `--profile` alone runs just the profile)
+ *   POOLGATE_BENCH_PROFILE=1       the same as `--profile`
  *   POOLGATE_BENCH_POOL            pool size of every target (10)
  *   POOLGATE_BENCH_ROUNDS          interleaved rounds per measurement, median kept (3)
+ *   POOLGATE_BENCH_MAX_ROUNDS      more rounds, up to this many, until poolgate's ratios are stable (7)
+ *   POOLGATE_BENCH_STABLE_PCT      stable: one more round moves no ratio's median by more than this % (3)
  *   POOLGATE_BENCH_CALLERS         steady-load and read-scaling callers (32)
  *   POOLGATE_BENCH_DURATION_MS     steady-load and read-scaling run length (2000)
  *   POOLGATE_BENCH_WARMUP_MS       warm-up before each steady-load run (1000)
@@ -28,6 +36,7 @@
  *   POOLGATE_BENCH_INSERTS_SAMPLE  report 4 inserts for new-connection targets, extrapolated (2000)
  *   POOLGATE_BENCH_CONFLICT_CALLERS / _ROUNDS  report 2 increments per round (10) and rounds (20)
  *   POOLGATE_BENCH_FAILOVERS       failovers in a row per engine (3)
+ *   POOLGATE_BENCH_STREAM_ROWS     rows of the long stream, per engine (10000000)
  *   POOLGATE_BENCH_ADMIN_URL, POOLGATE_BENCH_MYSQL_URL  the servers (the local PostgreSQL and MariaDB)
  *   POOLGATE_BENCH_PGBOUNCER       the pgbouncer binary (/usr/sbin/pgbouncer, else PATH; absent: left out)
  *   POOLGATE_BENCH_OUT             where bench.svg and bench.json go (bench-results)
@@ -41,7 +50,7 @@ import { callerRetriesAtOnce, type ConflictTarget, fullJitter, gatewayRetries, i
 import { benchUrlOf, prepareMysql, preparePostgres } from "./databases.js";
 import { estimate } from "./estimates.js";
 import { renderBenchFigure } from "./figure.js";
-import { runInserts } from "./inserts.js";
+import { INSERT_PARTS, POSITION_SQL, runInserts } from "./inserts.js";
 import { findPgBouncer, type PgBouncer, startPgBouncer } from "./pgbouncer.js";
 import { cleanupAll, exitCleanlyOnSignals, type Server, startGateway, startServer } from "./processes.js";
 import { Progress } from "./progress.js";
@@ -67,6 +76,7 @@ const results: BenchResults = {
     conflictCallers: S.conflictCallers,
     conflictRounds: S.conflictRounds,
     failovers: S.failovers,
+    streamRows: S.streamRows,
     only: [...S.only].join(","),
   },
   notes: [],
@@ -116,20 +126,26 @@ async function postgresPart(): Promise<void> {
     if (S.only.has("throughput")) {
       progress.setPhase("PostgreSQL steady load");
       const targets = [native, dataApi, sdkTarget("poolgate Data API (AWS SDK)", gateway), inProcess, httpTarget("naive HTTP + pg.Pool", "alternative", naive), newConnection, ...bouncerNew];
-      results.throughput = { ...results.throughput, postgres: await measureRounds(targets, steadyWork("postgres"), S.rounds, "throughput", roundStep(() => estimate.steadyRunS())) };
+      results.throughput = { ...results.throughput, postgres: await measureRounds(targets, steadyWork("postgres"), S.rounds, "throughput", roundStep(() => estimate.steadyRunS()), S.stability) };
     }
     if (S.only.has("burst")) {
       progress.setPhase(`report 1 (${S.burstCallers} callers)`);
       const targets = [native, dataApi, inProcess, newConnection, ...bouncerNew];
-      results.burst = { ...results.burst, postgres: await measureRounds(targets, burstWork("postgres"), S.rounds, "p99", roundStep(estimate.burstRunS)) };
+      results.burst = { ...results.burst, postgres: await measureRounds(targets, burstWork("postgres"), S.rounds, "p99", roundStep(estimate.burstRunS), S.stability) };
     }
     if (S.only.has("inserts")) {
       progress.setPhase("report 4 (sequential inserts)");
       const full = S.inserts;
       const sample = S.insertSample;
+      // The breakdown of the gateway's insert: the HTTP round trip alone, and the database's part (the
+      // insert and the WAL position read the consistency token costs, on one pooled connection).
+      const echo = await startServer("./naive-server.js", ["echo", "-", "0"], {}, /^(\d+)\n/);
+      servers.push(echo);
       const plans = [
         { target: native, run: full },
         { target: inProcess, run: full },
+        { target: httpTarget(INSERT_PARTS.http, "floor", echo), run: Math.max(sample, Math.min(full, 20000)) },
+        { target: directTarget(INSERT_PARTS.database, "floor", benchUrl, "pool", 1, POSITION_SQL), run: Math.max(sample, Math.min(full, 20000)) },
         ...(bouncer ? [{ target: directTarget("PgBouncer txn, pooled client", "alternative", bouncer.url, "pool", 1), run: full }] : []),
         { target: directTarget("new connection per insert", "alternative", benchUrl, "per-request", 1), run: sample },
         ...(bouncer ? [{ target: directTarget("PgBouncer txn, new conn/insert", "alternative", bouncer.url, "per-request", 1), run: sample }] : []),
@@ -185,9 +201,9 @@ async function mysqlPart(): Promise<void> {
     const newConnection = directTarget("new connection per request", "alternative", benchUrl, "per-request", S.poolSize);
     const steady: Target[] = [native, inProcess, httpTarget("naive HTTP + mysql2 pool", "alternative", naive), newConnection];
     progress.setPhase("MariaDB steady load");
-    results.throughput = { ...results.throughput, mysql: await measureRounds(steady, steadyWork("mysql"), S.rounds, "throughput", roundStep(() => estimate.steadyRunS())) };
+    results.throughput = { ...results.throughput, mysql: await measureRounds(steady, steadyWork("mysql"), S.rounds, "throughput", roundStep(() => estimate.steadyRunS()), S.stability) };
     progress.setPhase(`MariaDB report 1 (${S.burstCallers} callers)`);
-    results.burst = { ...results.burst, mysql: await measureRounds([native, inProcess, newConnection], burstWork("mysql"), S.rounds, "p99", roundStep(estimate.burstRunS)) };
+    results.burst = { ...results.burst, mysql: await measureRounds([native, inProcess, newConnection], burstWork("mysql"), S.rounds, "p99", roundStep(estimate.burstRunS), S.stability) };
   } finally {
     for (const server of servers.reverse()) await server.stop();
   }
@@ -210,11 +226,30 @@ async function isolationPart(): Promise<void> {
   results.isolation = await runIsolation(work, step);
 }
 
+async function profilePart(): Promise<void> {
+  const { runProfiles } = await import("./profile-bench.js");
+  progress.setPhase("CPU profiles");
+  const work = { adminUrl: S.adminUrl, mysqlAdminUrl: S.mysqlAdminUrl, engines: ["postgres", "mysql"] as const, poolSize: S.poolSize, callers: S.callers, durationMs: S.durationMs, warmupMs: S.warmupMs, outDir: S.outDir };
+  results.profiles = await runProfiles({ ...work, engines: [...work.engines] }, step);
+}
+
+async function streamingPart(): Promise<void> {
+  const { runStreaming } = await import("./streaming-bench.js");
+  progress.setPhase("reads of any size");
+  results.streaming = [];
+  const { versions, failures } = await runStreaming(S.adminUrl, S.mysqlAdminUrl, S.streamRows, step, results.streaming);
+  results.machine.postgres ??= versions.postgres;
+  results.machine.mariadb ??= versions.mariadb;
+  results.failures.push(...failures);
+}
+
 const PARTS: [name: string, enabled: boolean, run: () => Promise<void>][] = [
   ["PostgreSQL", POSTGRES_PARTS.some((part) => S.only.has(part)), postgresPart],
   ["MariaDB", S.only.has("mysql"), mysqlPart],
   ["topology", S.only.has("topology"), topologyPart],
   ["isolation", S.only.has("isolation"), isolationPart],
+  ["profile", S.only.has("profile"), profilePart],
+  ["streaming", S.only.has("streaming"), streamingPart],
 ];
 
 function save(): { svg: string; json: string } {

@@ -7,8 +7,12 @@ import { z } from "zod";
 
 const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
-export const PARTS = ["throughput", "burst", "inserts", "conflicts", "mysql", "topology", "isolation"] as const;
+export const PARTS = ["throughput", "burst", "inserts", "conflicts", "mysql", "topology", "isolation", "streaming", "profile"] as const;
 export type Part = (typeof PARTS)[number];
+/** What a plain `npm run bench` runs: every part but the profile, which slows the servers it watches. */
+const DEFAULT_PARTS = PARTS.filter((part) => part !== "profile");
+/** `npm run bench -- --profile` (or POOLGATE_BENCH_PROFILE=1): the profile part, alone unless POOLGATE_BENCH_ONLY names others. */
+const profileAsked = process.argv.includes("--profile") || process.env.POOLGATE_BENCH_PROFILE === "1";
 /** The parts that run against the local PostgreSQL (POOLGATE_BENCH_ONLY=postgres). */
 export const POSTGRES_PARTS = ["throughput", "burst", "inserts", "conflicts"] as const satisfies readonly Part[];
 
@@ -17,24 +21,28 @@ const onlySchema = z
   .string()
   .optional()
   .transform((value, ctx): Set<Part> => {
-    if (value === undefined || value.trim() === "") return new Set(PARTS);
+    if (value === undefined || value.trim() === "") return new Set<Part>(profileAsked ? ["profile"] : DEFAULT_PARTS);
     const parts = new Set<Part>();
     for (const name of value.split(",").map((part) => part.trim())) {
       if (name === "postgres") for (const part of POSTGRES_PARTS) parts.add(part);
       else if ((PARTS as readonly string[]).includes(name)) parts.add(name as Part);
       else ctx.addIssue({ code: "custom", message: `unknown part "${name}"; expected postgres or ${PARTS.join(", ")}` });
     }
+    if (profileAsked) parts.add("profile");
     return parts;
   });
 
 const envSchema = z.object({
   POOLGATE_BENCH_ONLY: onlySchema,
+  POOLGATE_BENCH_PROFILE: z.string().optional(),
   POOLGATE_BENCH_ADMIN_URL: z.string().default("postgres://postgres@127.0.0.1:5432/test"),
   POOLGATE_BENCH_MYSQL_URL: z.string().default("mysql://root@127.0.0.1:3306/test"),
   POOLGATE_BENCH_PGBOUNCER: z.string().optional(),
   POOLGATE_BENCH_OUT: z.string().default("bench-results"),
   POOLGATE_BENCH_POOL: count(10),
   POOLGATE_BENCH_ROUNDS: count(3),
+  POOLGATE_BENCH_MAX_ROUNDS: count(7),
+  POOLGATE_BENCH_STABLE_PCT: z.coerce.number().min(0).default(3),
   POOLGATE_BENCH_CALLERS: count(32),
   POOLGATE_BENCH_DURATION_MS: count(2000),
   POOLGATE_BENCH_WARMUP_MS: z.coerce.number().int().min(0).default(1000),
@@ -45,6 +53,7 @@ const envSchema = z.object({
   POOLGATE_BENCH_CONFLICT_CALLERS: count(10),
   POOLGATE_BENCH_CONFLICT_ROUNDS: count(20),
   POOLGATE_BENCH_FAILOVERS: count(3),
+  POOLGATE_BENCH_STREAM_ROWS: count(10_000_000),
 });
 
 function load() {
@@ -63,6 +72,7 @@ function load() {
     outDir: env.POOLGATE_BENCH_OUT,
     poolSize: env.POOLGATE_BENCH_POOL,
     rounds: env.POOLGATE_BENCH_ROUNDS,
+    stability: { tolerance: env.POOLGATE_BENCH_STABLE_PCT / 100, maxRounds: Math.max(env.POOLGATE_BENCH_ROUNDS, env.POOLGATE_BENCH_MAX_ROUNDS) },
     callers: env.POOLGATE_BENCH_CALLERS,
     durationMs: env.POOLGATE_BENCH_DURATION_MS,
     warmupMs: env.POOLGATE_BENCH_WARMUP_MS,
@@ -73,6 +83,7 @@ function load() {
     conflictCallers: env.POOLGATE_BENCH_CONFLICT_CALLERS,
     conflictRounds: env.POOLGATE_BENCH_CONFLICT_ROUNDS,
     failovers: env.POOLGATE_BENCH_FAILOVERS,
+    streamRows: env.POOLGATE_BENCH_STREAM_ROWS,
   });
 }
 

@@ -7,7 +7,7 @@
  */
 import type { DirectSpec } from "./direct-driver.js";
 import type { DriverSpec } from "./load-driver.js";
-import { cpuMicros, runJson, type Server } from "./processes.js";
+import { cpuMicros, cpuMicrosByThreads, runJson, type Server } from "./processes.js";
 import type { TargetRow } from "./results.js";
 import type { BenchDialect, BenchStatement, DriverResult } from "./workload.js";
 
@@ -20,7 +20,7 @@ export interface Work {
   warmupMs: number;
 }
 
-export type TargetResult = DriverResult & { cpuUsPerRequest?: number };
+export type TargetResult = DriverResult & { cpuUsPerRequest?: number; cpuUsPerRequestByThreads?: number };
 
 export interface Target {
   name: string;
@@ -36,11 +36,16 @@ export function httpTarget(name: string, role: TargetRow["role"], server: Server
     run: async (work) => {
       const pid = server.child.pid ?? 0;
       const before = cpuMicros(pid);
+      const beforeByThreads = cpuMicrosByThreads(pid);
       const spec: DriverSpec = { ...work, url: server.url, path: "/v1/query", surface };
       const result = await runJson<DriverResult>("./load-driver.js", [JSON.stringify(spec)]);
       // The CPU window includes the warm-up, run at roughly the measured rate: count it in.
-      const warmupRequests = (result.throughput * work.warmupMs) / 1000;
-      return { ...result, cpuUsPerRequest: (cpuMicros(pid) - before) / Math.max(1, result.requests + warmupRequests) };
+      const requests = Math.max(1, result.requests + (result.throughput * work.warmupMs) / 1000);
+      return {
+        ...result,
+        cpuUsPerRequest: (cpuMicros(pid) - before) / requests,
+        cpuUsPerRequestByThreads: (cpuMicrosByThreads(pid) - beforeByThreads) / requests,
+      };
     },
   };
 }
@@ -63,12 +68,19 @@ export function sdkTarget(name: string, server: Server): Target {
 }
 
 /** Callers on the database (or PgBouncer) itself: one pool in their process, or a new connection per request. */
-export function directTarget(name: string, role: TargetRow["role"], url: string, connection: DirectSpec["connection"], poolSize: number): Target {
+export function directTarget(
+  name: string,
+  role: TargetRow["role"],
+  url: string,
+  connection: DirectSpec["connection"],
+  poolSize: number,
+  followUp?: string,
+): Target {
   return {
     name,
     role,
     run: async (work) => {
-      const spec: DirectSpec = { ...work, url, connection, poolSize };
+      const spec: DirectSpec = { ...work, url, connection, poolSize, ...(followUp === undefined ? {} : { followUp }) };
       const result = await runJson<TargetResult>("./direct-driver.js", [JSON.stringify(spec)]);
       // A new connection per request costs the database (a backend per connection), not this process.
       return connection === "pool" ? result : { ...result, cpuUsPerRequest: undefined };
@@ -76,9 +88,49 @@ export function directTarget(name: string, role: TargetRow["role"], url: string,
   };
 }
 
+/** Per-round ratios of poolgate's figure to each other target's, by `key` (higher is better for poolgate). */
+function roundRatios(targets: Target[], byTarget: TargetResult[][], key: "throughput" | "p99"): Map<string, number[]> {
+  const ratios = new Map<string, number[]>();
+  const ours = targets.findIndex((target) => target.role === "poolgate");
+  if (ours < 0) return ratios;
+  for (const [i, target] of targets.entries()) {
+    if (i === ours) continue;
+    const list = (byTarget[ours] as TargetResult[]).map((mine, round) => {
+      const theirs = (byTarget[i] as TargetResult[])[round] as TargetResult;
+      return key === "throughput" ? mine.throughput / theirs.throughput : theirs.p99 / mine.p99;
+    });
+    ratios.set(target.name, list.filter(Number.isFinite));
+  }
+  return ratios;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? Number.NaN : ((sorted[Math.floor((sorted.length - 1) / 2)] as number) + (sorted[Math.ceil((sorted.length - 1) / 2)] as number)) / 2;
+};
+
+/** Stable: one more round moved no ratio's median by more than `tolerance` (relative). */
+function ratiosStable(ratios: Map<string, number[]>, tolerance: number): boolean {
+  for (const list of ratios.values()) {
+    if (list.length < 3) return false;
+    const before = median(list.slice(0, -1));
+    const after = median(list);
+    if (Math.abs(after - before) > tolerance * Math.abs(before)) return false;
+  }
+  return true;
+}
+
+export interface Stability {
+  /** Extra rounds are run, up to `maxRounds`, until one more round moves no ratio's median by more than this. */
+  tolerance: number;
+  maxRounds: number;
+}
+
 /**
  * Runs `work` on every target, interleaved over `rounds` (so drift in the machine hits every target
- * alike), and keeps each target's median round by `key`, with errors and requests over all rounds.
+ * alike) and then over more rounds, up to `stability.maxRounds`, until the ratios of poolgate to the
+ * other targets are stable; keeps each target's median round by `key`, with errors and requests over
+ * all rounds, and the spread of its ratio to poolgate.
  */
 export async function measureRounds(
   targets: Target[],
@@ -86,26 +138,33 @@ export async function measureRounds(
   rounds: number,
   key: "throughput" | "p99",
   step: (label: string, run: () => Promise<TargetResult>) => Promise<TargetResult>,
+  stability: Stability = { tolerance: 0.03, maxRounds: rounds },
 ): Promise<TargetRow[]> {
   const byTarget: TargetResult[][] = targets.map(() => []);
-  for (let round = 1; round <= rounds; round++) {
+  let round = 0;
+  while (round < rounds || (round < stability.maxRounds && !ratiosStable(roundRatios(targets, byTarget, key), stability.tolerance))) {
+    round++;
+    const of = Math.max(rounds, round);
     for (const [i, target] of targets.entries()) {
-      (byTarget[i] as TargetResult[]).push(await step(`round ${round}/${rounds} · ${target.name}`, () => target.run(work)));
+      (byTarget[i] as TargetResult[]).push(await step(`round ${round}/${of}${round > rounds ? " (until stable)" : ""} · ${target.name}`, () => target.run(work)));
     }
   }
+  const ratios = roundRatios(targets, byTarget, key);
   return targets.map((target, i) => {
     const results = byTarget[i] as TargetResult[];
     const sorted = [...results].sort((x, y) => (Number.isNaN(x[key]) ? 1 : Number.isNaN(y[key]) ? -1 : x[key] - y[key]));
     // With an even number of rounds, the less flattering of the two middle ones.
     const middle = sorted[key === "throughput" ? Math.floor((sorted.length - 1) / 2) : Math.ceil((sorted.length - 1) / 2)] as TargetResult;
+    const ratio = ratios.get(target.name);
     return {
       ...middle,
       target: target.name,
       role: target.role,
-      rounds,
+      rounds: round,
       requestsAllRounds: results.reduce((sum, r) => sum + r.requests + r.errors, 0),
       errorsAllRounds: results.reduce((sum, r) => sum + r.errors, 0),
       firstError: results.find((r) => r.firstError)?.firstError,
+      ...(ratio && ratio.length > 0 ? { ratioToPoolgate: { median: median(ratio), min: Math.min(...ratio), max: Math.max(...ratio) } } : {}),
     };
   });
 }

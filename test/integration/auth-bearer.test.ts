@@ -9,7 +9,8 @@ import { ConfigError, parseConfig } from "../../gateway/config/load.js";
 import { bearer, type TokensFile, writeTokensFile } from "../support/bearer-tokens.js";
 import { bearerAuth, dataApiClient } from "../support/data-api-client.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
-import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
+import { createTestDatabase, gatewaySessions, type TestDatabase } from "../support/postgres.js";
+import { waitFor } from "../support/wait-for.js";
 
 const TOKENS = {
   writer: "writer-token-0123456789abcdef0123",
@@ -112,8 +113,8 @@ describe("bearer tokens and per-principal grants", () => {
   });
 
   it("throttles a principal past its requests in flight, without touching the others", async () => {
-    const slow = [1, 2].map(() => gateway.post("/v1/query", { sql: "select pg_sleep(0.4)" }, bearer(TOKENS.narrow)));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const slow = [1, 2].map(() => gateway.post("/v1/query", { sql: "select pg_sleep(1.5) /* narrow-slow */" }, bearer(TOKENS.narrow)));
+    await waitFor(async () => (await gatewaySessions(db)).filter((session) => session.state === "active" && session.query.includes("narrow-slow")).length === 2, 10000, "both slow requests to run");
     const third = await gateway.post("/v1/query", { sql: "select 1" }, bearer(TOKENS.narrow));
     expect(third.status).toBe(429);
     expect(third.body.error).toMatchObject({ code: "THROTTLED", retryable: true });

@@ -50,4 +50,25 @@ describe("embedded default", () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
+
+  it("streams a result in batches through the PostgreSQL engine, a failure midway as the last line", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "poolgate-embedded-stream-"));
+    const gateway = await startTestGateway({ embedded: { dataDir }, streams: { fetchRows: 10 } });
+    try {
+      const read = async (sql: string) => {
+        const response = await fetch(`${gateway.baseUrl}/v1/query/stream`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ sql, rowMode: "array" }) });
+        expect(response.status).toBe(200);
+        return (await response.text()).trim().split("\n").map((line) => JSON.parse(line) as unknown);
+      };
+      const whole = await read("select g from generate_series(1, 25) g");
+      expect(whole).toEqual([{ columns: [{ name: "g", type: "int4" }] }, ...Array.from({ length: 25 }, (_, i) => [i + 1]), { command: "SELECT", rowCount: 25, attempts: 1 }]);
+      const failed = await read("select 1/(g - 15) from generate_series(1, 25) g");
+      expect(failed.length).toBeGreaterThan(2);
+      expect(failed.at(-1)).toMatchObject({ error: { code: "DATABASE_ERROR", database: { sqlstate: "22012" } } });
+      expect((await gateway.post("/v1/query", { sql: "select 1 as one" })).body.rows).toEqual([{ one: 1 }]);
+    } finally {
+      await gateway.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 });

@@ -16,7 +16,8 @@ import {
 } from "@aws-sdk/client-rds-data";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GatewayConfigInput } from "../../gateway/config/schema.js";
-import { startTestGateway, type TestGateway } from "../support/gateway.js";
+import { openTransactions, startTestGateway, type TestGateway } from "../support/gateway.js";
+import { waitFor } from "../support/wait-for.js";
 
 export const RESOURCE_ARN = "arn:aws:rds:us-east-1:123456789012:cluster:poolgate-test";
 export const SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:app-AbCdEf";
@@ -228,8 +229,8 @@ export function defineDataApiSuite(target: DataApiTarget): void {
     it("rolls back a transaction left idle, whose id is then not found", async () => {
       const transactionId = (await client.send(new BeginTransactionCommand(base))).transactionId as string;
       await execute({ sql: "insert into names (name) values ('tx-idle')", transactionId });
-      // Idle 2 s, swept at least every second: gone after 3.5 s (a call in between would keep it alive).
-      await new Promise((resolve) => setTimeout(resolve, 3500));
+      // Idle 2 s, then swept; watched from outside, as a call in between would keep it alive.
+      await waitFor(() => openTransactions(gw) === 0, 10000, "the idle transaction to be rolled back");
       expect((await errorOf(execute({ sql: "select 1", transactionId }))).name).toBe("TransactionNotFoundException");
       expect((await execute({ sql: "select count(*) as n from names where name = 'tx-idle'" })).records).toEqual([[{ longValue: 0 }]]);
     });

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { type PgInstance, type PgTopology, startTopology } from "../support/pg-topology.js";
-import { waitFor } from "../support/postgres.js";
+import { waitFor } from "../support/wait-for.js";
 
 let topology: PgTopology;
 let gw: TestGateway;

@@ -1,7 +1,8 @@
 /** The gateway's pool metrics as CloudWatch EMF lines on stdout, when enabled (the CDK stack's pool-wait alarm reads them). */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
-import { createTestDatabase, type TestDatabase, waitFor } from "../support/postgres.js";
+import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
+import { waitFor } from "../support/wait-for.js";
 
 let db: TestDatabase;
 let gw: TestGateway | undefined;
@@ -26,8 +27,10 @@ describe("EMF pool metrics", () => {
       gw = await startTestGateway({ clusters: { default: { writerUrl: db.url } }, metrics: { emf: { enabled: true, intervalMs: 1000 } } });
       for (let i = 0; i < 5; i++) await gw.post("/v1/query", { sql: "select 1" });
       const documents = () => lines.filter((line) => line.includes('"_aws"')).map((line) => JSON.parse(line) as Record<string, unknown>);
-      await waitFor(() => documents().some((doc) => (doc.PoolAcquires as number) >= 5), 5000, "a document counting the queries");
-      const document = documents().find((doc) => (doc.PoolAcquires as number) >= 5);
+      // The five may straddle an interval on a loaded machine: counted across the documents.
+      const acquires = () => documents().reduce((sum, doc) => sum + (typeof doc.PoolAcquires === "number" ? doc.PoolAcquires : 0), 0);
+      await waitFor(() => acquires() >= 5, 15000, "documents counting the queries");
+      const document = documents().find((doc) => (doc.PoolAcquires as number) > 0);
       expect(document).toMatchObject({ cluster: "default", endpoint: "default/writer", PoolTotal: 10, _aws: { CloudWatchMetrics: [{ Namespace: "Poolgate" }] } });
       expect(typeof document?.PoolAcquireWaitP99).toBe("number");
     } finally {

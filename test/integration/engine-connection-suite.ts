@@ -10,7 +10,7 @@ import type { Param } from "../../schemas/query.js";
 import type { Engine, EngineConnection, ExecuteOptions, StatementResult } from "../../gateway/engines/engine.js";
 import { engineForUrl } from "../../gateway/engines/engine-for-url.js";
 import { GatewayError } from "../../gateway/errors.js";
-import { waitFor } from "../support/postgres.js";
+import { waitFor } from "../support/wait-for.js";
 import type { Dialect } from "./core-suite.js";
 
 /** What differs between the engines' SQL for this suite, beyond the core suite's Dialect. */

@@ -13,7 +13,7 @@ import { runFailoverScenario, topologyOf } from "../support/failover-scenario.js
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { holdRequest } from "../support/held-request.js";
 import { captureLogs } from "../support/log-capture.js";
-import { waitFor } from "../support/postgres.js";
+import { waitFor } from "../support/wait-for.js";
 
 export interface FailoverTarget {
   name: string;

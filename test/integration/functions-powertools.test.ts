@@ -10,7 +10,8 @@ import dgram from "node:dgram";
 import type { APIGatewayProxyEventV2, Context } from "aws-lambda";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
-import { createTestDatabase, type TestDatabase, waitFor } from "../support/postgres.js";
+import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
+import { waitFor } from "../support/wait-for.js";
 
 let db: TestDatabase;
 let gw: TestGateway;

@@ -15,7 +15,7 @@ import { bearer, type TokensFile, writeTokensFile } from "../support/bearer-toke
 import { type CommitCutter, startCommitCutter } from "../support/commit-cutter.js";
 import { dataApiClient } from "../support/data-api-client.js";
 import { type HttpResult, startTestGateway, type TestGateway } from "../support/gateway.js";
-import { waitFor } from "../support/postgres.js";
+import { waitFor } from "../support/wait-for.js";
 
 /** A database of the target's own for one suite, and direct SQL on it (not through the gateway). */
 export interface IdempotencyDatabase {

@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestGateway } from "../support/gateway.js";
 import { createTestMysqlDatabase, mysqlGatewaySessions } from "../support/mysql.js";
-import { createTestDatabase, gatewaySessions, type TestDatabase, waitFor } from "../support/postgres.js";
+import { createTestDatabase, gatewaySessions, type TestDatabase } from "../support/postgres.js";
+import { waitFor } from "../support/wait-for.js";
 
 let db: TestDatabase;
 

@@ -7,7 +7,8 @@ import { type Clock, ManualClock } from "../../gateway/clock.js";
 import { Pool, type PoolSettings } from "../../gateway/pool/pool.js";
 import { unusedPort } from "../support/ports.js";
 import { startForwarder } from "../support/tcp-forwarder.js";
-import { createTestDatabase, gatewaySessions, type TestDatabase, waitFor } from "../support/postgres.js";
+import { createTestDatabase, gatewaySessions, type TestDatabase } from "../support/postgres.js";
+import { waitFor } from "../support/wait-for.js";
 
 const DEFAULTS: PoolSettings = {
   maxSize: 2,

@@ -3,6 +3,7 @@
  * find; B then checks that none of it is visible. The pool has one connection, so B always gets the
  * very session A used. With room for both, each principal keeps its own session and pays no reset.
  */
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, type TokensFile, writeTokensFile } from "../support/bearer-tokens.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
@@ -13,6 +14,10 @@ const TOKENS = { a: "isolation-a-token-0123456789abcdef0", b: "isolation-b-token
 const A = bearer(TOKENS.a);
 const B = bearer(TOKENS.b);
 const SECRET = "secret-marker-9271";
+/** Roles are server-wide: a name of this run's own, so parallel files and reruns never share one. */
+const RUN = randomBytes(4).toString("hex");
+const PG_ROLE = `isolation_other_role_${RUN}`;
+const MYSQL_ROLE = `isolation_role_${RUN}`;
 
 interface Leak {
   /** What A runs (in order; each its own request). */
@@ -36,7 +41,7 @@ const POSTGRES: Target = {
     const db = await createTestDatabase();
     await db.admin.query("create table ledger (id serial primary key, note text)");
     await db.admin.query("create sequence s");
-    await db.admin.query("create role isolation_other_role");
+    await db.admin.query(`create role ${PG_ROLE}`);
     await db.admin.query("create function set_path_inside() returns void language plpgsql set work_mem = '1MB' as $$ begin perform set_config('search_path', 'pg_temp', false); end $$");
     return {
       url: db.url,
@@ -47,7 +52,7 @@ const POSTGRES: Target = {
         const { ADMIN_URL } = await import("../support/postgres.js");
         const admin = new pg.Client({ connectionString: ADMIN_URL });
         await admin.connect();
-        await admin.query("drop role if exists isolation_other_role").finally(() => admin.end());
+        await admin.query(`drop role if exists ${PG_ROLE}`).finally(() => admin.end());
       },
     };
   },
@@ -59,8 +64,8 @@ const POSTGRES: Target = {
     { a: ["select set_path_inside()"], b: "select current_setting('search_path') as v, current_setting('work_mem') as m", expected: [{ v: '"$user", public', m: "4MB" }] },
     { a: ["set application_name = 'stolen'"], b: "select current_setting('application_name') as v", expected: [{ v: "poolgate" }] },
     { a: ["set standard_conforming_strings = off"], b: "select current_setting('standard_conforming_strings') as v", expected: [{ v: "on" }] },
-    { a: ["set role isolation_other_role"], b: "select current_user as v", expected: [{ v: "postgres" }] },
-    { a: ["set session authorization isolation_other_role"], b: "select session_user as s, current_user as c", expected: [{ s: "postgres", c: "postgres" }] },
+    { a: [`set role ${PG_ROLE}`], b: "select current_user as v", expected: [{ v: "postgres" }] },
+    { a: [`set session authorization ${PG_ROLE}`], b: "select session_user as s, current_user as c", expected: [{ s: "postgres", c: "postgres" }] },
     { a: ["set session characteristics as transaction read only"], b: "select current_setting('default_transaction_read_only') as v", expected: [{ v: "off" }] },
     { a: ["create temp table t (x int)"], b: "select * from t", expected: [], fails: true },
     { a: ["select 1 as x into pg_temp.t2"], b: "select * from t2", expected: [], fails: true },
@@ -88,14 +93,14 @@ const MYSQL: Target = {
     const db = await createTestMysqlDatabase();
     await db.query("create table ledger (id int auto_increment primary key, note text)");
     await db.admin.query(`create database if not exists ${db.name}_other`);
-    await db.admin.query("create role if not exists isolation_role");
-    await db.admin.query("grant isolation_role to root@localhost, root@'127.0.0.1'").catch(() => undefined);
+    await db.admin.query(`create role ${MYSQL_ROLE}`);
+    await db.admin.query(`grant ${MYSQL_ROLE} to root@localhost, root@'127.0.0.1'`).catch(() => undefined);
     return {
       url: db.url,
       admin: (sql) => db.query(sql),
       cleanup: async () => {
         await db.admin.query(`drop database if exists ${db.name}_other`);
-        await db.admin.query("drop role if exists isolation_role");
+        await db.admin.query(`drop role if exists ${MYSQL_ROLE}`);
         await db.drop();
       },
     };
@@ -114,7 +119,7 @@ const MYSQL: Target = {
     { a: ["create temporary table ledger (id int, note text)"], b: "insert into ledger (note) values ('b-wrote')", expected: [] },
     { a: ["select get_lock('app_lock', 0)"], b: "select is_free_lock('app_lock') as v", expected: [{ v: 1 }] },
     { a: ["prepare s from 'select 1'"], b: "execute s", expected: [], fails: true },
-    { a: ["set role isolation_role"], b: "select current_role() as v", expected: [{ v: null }] },
+    { a: [`set role ${MYSQL_ROLE}`], b: "select current_role() as v", expected: [{ v: null }] },
     { a: ["insert into ledger (note) values ('a')"], b: "select last_insert_id() as v", expected: [{ v: "0" }] },
   ],
 };
@@ -141,7 +146,7 @@ for (const target of [POSTGRES, MYSQL]) {
       tokens?.remove();
     });
 
-    it.each(target.leaks.map((leak) => [leak.a.join("; "), leak] as const))("after A's %j, B sees nothing of it", async (_name, leak) => {
+    it.each(target.leaks.map((leak) => [leak.a.join("; ").replaceAll(RUN, "<run>"), leak] as const))("after A's %j, B sees nothing of it", async (_name, leak) => {
       for (const sql of leak.a) {
         const answer = await gateway.post("/v1/query", { sql }, A);
         expect([200, 400], `${sql}: ${JSON.stringify(answer.body)}`).toContain(answer.status);

@@ -10,6 +10,7 @@
  */
 import { type MariaDbInstance, startMariaDbTopology } from "./mariadb-topology.js";
 import { type PgInstance, startTopology } from "./pg-topology.js";
+import { waitFor } from "./wait-for.js";
 
 /** The SQL the failover suite and the scenario run, in the engine's dialect. */
 export interface FailoverDialect {
@@ -86,12 +87,9 @@ export const MYSQL_FAILOVER_DIALECT: FailoverDialect = {
 
 const STANDBY_DEADLINE_MS = 30000;
 
-async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + STANDBY_DEADLINE_MS;
-  while (!(await condition().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`failover pair: ${what} did not happen within ${STANDBY_DEADLINE_MS}ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** Waits for a standby's state; a server still starting (refusing queries) counts as not yet. */
+function until(condition: () => Promise<boolean>, what: string): Promise<void> {
+  return waitFor(() => condition().catch(() => false), STANDBY_DEADLINE_MS, `failover pair: ${what}`, 50);
 }
 
 /** Role swapping shared by both engines: instance 0 is the writer endpoint, instance 1 the reader. */
@@ -148,7 +146,7 @@ class PgPair extends Pair<PgInstance> {
   }
 
   queryPrimary<T>(sql: string): Promise<T[]> {
-    return this.primary.query(sql) as Promise<T[]>;
+    return this.primary.query<T>(sql);
   }
 
   async killSessionsRunning(marker: string): Promise<number> {

@@ -9,6 +9,7 @@
 import { z } from "zod";
 import { topologySchema } from "../../schemas/health.js";
 import type { FailoverPair } from "./failover-pair.js";
+import { waitFor } from "./wait-for.js";
 
 /** The gateway as the scenario reaches it: over HTTP, in process (tests) or in a child (bench). */
 export interface ScenarioGateway {
@@ -72,12 +73,9 @@ const errorAnswer = z.object({ error: z.object({ code: z.string() }) });
 
 const DEADLINE_MS = 30000;
 
-async function until(condition: () => boolean | Promise<boolean>, what: string, deadlineMs = DEADLINE_MS): Promise<void> {
-  const deadline = Date.now() + deadlineMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`failover scenario: ${what} did not happen within ${deadlineMs}ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+/** The scenario polls often (10 ms): the bench reads its timestamps. */
+function until(condition: () => boolean | Promise<boolean>, what: string, deadlineMs = DEADLINE_MS): Promise<void> {
+  return waitFor(condition, deadlineMs, `failover scenario: ${what}`, 10);
 }
 
 export async function topologyOf(gateway: ScenarioGateway, cluster: string): Promise<z.infer<typeof topologySchema>> {

@@ -49,3 +49,10 @@ export async function startTestGateway(config: GatewayConfigInput, clockOrOption
     stop: () => gateway.drain(),
   };
 }
+
+/** Transactions the gateway holds open, over every cluster (native and Data API alike). */
+export function openTransactions(gw: TestGateway): number {
+  let open = 0;
+  for (const cluster of gw.gateway.clusters.values()) open += cluster.health().openTransactions;
+  return open;
+}

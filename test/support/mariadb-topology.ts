@@ -14,6 +14,7 @@ import { join } from "node:path";
 import mysql from "mysql2/promise";
 import { unusedPort } from "./ports.js";
 import { freezeProcesses, runningAsRoot, type ServerGroup, startServerGroup, tempDirFor } from "./server-group.js";
+import { waitFor } from "./wait-for.js";
 
 const asMysql = (command: string, args: string[]): [string, string[]] => (runningAsRoot ? ["runuser", ["-u", "mysql", "--", command, ...args]] : [command, args]);
 
@@ -22,7 +23,7 @@ export interface MariaDbInstance {
   readonly port: number;
   /** As the application user `app` (no SUPER: read_only applies to it). */
   url(database?: string): string;
-  query<T = unknown>(sql: string, params?: unknown[]): Promise<T[]>;
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
   /** Graceful shutdown (SIGTERM) or a crash (SIGKILL, frozen or not). */
   stop(mode?: "fast" | "immediate"): Promise<void>;
   /** SIGSTOP: a server that accepts TCP connections and answers nothing. */
@@ -55,7 +56,7 @@ class Instance implements MariaDbInstance {
     return `mysql://${APP_USER}:${APP_PASSWORD}@127.0.0.1:${this.port}/${database}`;
   }
 
-  async query<T = unknown>(sql: string, params: unknown[] = []): Promise<T[]> {
+  async query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
     const connection = await mysql.createConnection({ host: "127.0.0.1", port: this.port, user: "root", connectTimeout: 5000 });
     try {
       const [rows] = await connection.query(sql, params);
@@ -196,12 +197,8 @@ export async function startMariaDbTopology(replicaCount = 1, options: MariaDbTop
     for (const replica of replicas) await replica.follow(primary);
     if (options.semiSyncReplica !== undefined) {
       await primary.query("SET GLOBAL rpl_semi_sync_master_enabled = 1");
-      const deadline = Date.now() + 10000;
       const clients = async () => Number((await primary.query<{ Value: string }>("SHOW STATUS LIKE 'Rpl_semi_sync_master_clients'"))[0]?.Value);
-      while ((await clients()) < 1) {
-        if (Date.now() > deadline) throw new Error("the semi-synchronous replica did not connect");
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await waitFor(async () => (await clients()) >= 1, 10000, "the semi-synchronous replica to connect", 50);
     }
   });
 }

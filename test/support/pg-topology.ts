@@ -12,6 +12,7 @@ import { promisify } from "node:util";
 import pg from "pg";
 import { unusedPort } from "./ports.js";
 import { freezeProcesses, runningAsRoot, type ServerGroup, startServerGroup, tempDirFor } from "./server-group.js";
+import { waitFor } from "./wait-for.js";
 
 const run = promisify(execFile);
 
@@ -37,7 +38,7 @@ export interface PgInstance {
   readonly port: number;
   readonly dataDir: string;
   url(database?: string): string;
-  query<T extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<T[]>;
+  query<T = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<T[]>;
   start(): Promise<void>;
   stop(mode?: "fast" | "immediate"): Promise<void>;
   /** SIGKILL to the postmaster and every backend (frozen or not): the crash a failover test should survive. */
@@ -47,6 +48,9 @@ export interface PgInstance {
   promote(): Promise<void>;
   /** Points this replica at another primary (after a promotion) and restarts it. */
   follow(primary: PgInstance): Promise<void>;
+  /** pg_wal_replay_pause / pg_wal_replay_resume: WAL still arrives, it is not applied. */
+  pauseReplay(): Promise<void>;
+  resumeReplay(): Promise<void>;
   /** Replaces this (stopped or crashed) instance's data with a base backup of `primary` and starts it as its standby. */
   rebuildFrom(primary: PgInstance): Promise<void>;
   isRunning(): Promise<boolean>;
@@ -67,11 +71,11 @@ class Instance implements PgInstance {
     return `postgres://postgres@${this.host}:${this.port}/${database}`;
   }
 
-  async query<T extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<T[]> {
+  async query<T = pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<T[]> {
     const client = new pg.Client({ connectionString: this.url(), connectionTimeoutMillis: 5000 });
     await client.connect();
     try {
-      return (await client.query<T>(sql, params)).rows;
+      return (await client.query(sql, params)).rows as T[];
     } finally {
       await client.end();
     }
@@ -91,11 +95,7 @@ class Instance implements PgInstance {
     for (const pid of await this.processIds()) process.kill(pid, "SIGKILL");
     this.frozen = false;
     // Orphaned backends notice the postmaster's death and exit; wait until nothing listens any more.
-    for (let i = 0; i < 200; i++) {
-      if (!(await this.query("select 1").then(() => true, () => false))) return;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    throw new Error(`${this.name} still answers after kill -9`);
+    await waitFor(async () => !(await this.query("select 1").then(() => true, () => false)), 20000, `${this.name} to stop answering after kill -9`, 25);
   }
 
   async freeze(): Promise<void> {
@@ -129,6 +129,14 @@ class Instance implements PgInstance {
     appendFileSync(join(this.dataDir, "postgresql.auto.conf"), primaryConnInfo(this, primary));
     writeFileSync(join(this.dataDir, "standby.signal"), "");
     await this.start();
+  }
+
+  async pauseReplay(): Promise<void> {
+    await this.query("select pg_wal_replay_pause()");
+  }
+
+  async resumeReplay(): Promise<void> {
+    await this.query("select pg_wal_replay_resume()");
   }
 
   async isRunning(): Promise<boolean> {

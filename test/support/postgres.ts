@@ -49,13 +49,3 @@ export async function gatewaySessions(db: TestDatabase): Promise<{ pid: number; 
   );
   return rows;
 }
-
-/** Polls until check() is true or the deadline passes (no fixed sleeps). */
-export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs = 10000, what = "condition"): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}`);
-}

@@ -7,6 +7,7 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { waitFor } from "./wait-for.js";
 
 export const runningAsRoot = process.getuid?.() === 0;
 
@@ -24,6 +25,28 @@ function idOf(flag: "-u" | "-g", user: string): number {
 
 export interface Stoppable {
   stop(mode: "immediate"): Promise<void>;
+}
+
+/**
+ * What the routing, stale-DNS and topology suites ask of a server in either engine's topology; each
+ * engine's instance has more (freeze, rejoin, base backups).
+ */
+export interface ReplicatedInstance {
+  readonly name: string;
+  readonly port: number;
+  /** How the gateway logs in (PostgreSQL: the superuser; MariaDB: `app`, to which read_only applies). */
+  url(): string;
+  /** Runs SQL as an administrator, on a session of its own. */
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** Graceful shutdown, or a crash. */
+  stop(mode?: "fast" | "immediate"): Promise<void>;
+  /** Turns a replica into a primary that takes writes. */
+  promote(): Promise<void>;
+  /** Replicates from another primary (after a promotion). */
+  follow(primary: this): Promise<void>;
+  /** Stops and restarts applying what the primary sends (it keeps receiving it). */
+  pauseReplay(): Promise<void>;
+  resumeReplay(): Promise<void>;
 }
 
 export interface ServerGroup<I> {
@@ -61,11 +84,7 @@ export async function startServerGroup<I extends Stoppable>(root: string, start:
  */
 export async function freezeProcesses(pids: readonly number[]): Promise<void> {
   for (const pid of pids) process.kill(pid, "SIGSTOP");
-  const deadline = Date.now() + 10000;
-  while (!pids.every(allThreadsStopped)) {
-    if (Date.now() > deadline) throw new Error(`processes ${pids.join(", ")} did not stop within 10 s`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  await waitFor(() => pids.every(allThreadsStopped), 10000, `processes ${pids.join(", ")} to stop`, 5);
 }
 
 /** Every thread of `pid` is in state T (stopped), per /proc; a process that is gone counts as stopped. */

@@ -9,12 +9,13 @@
 import type { Connection } from "mysql2";
 import type { Param } from "../../../schemas/query.js";
 import { GatewayError } from "../../errors.js";
-import type { EngineConnection, ExecuteOptions, InstanceState, ListedInstance, StatementResult, TransactionOptions } from "../engine.js";
+import type { EngineConnection, ExecuteOptions, InstanceState, ListedInstance, RowCursor, StatementResult, StreamOptions, TransactionOptions } from "../engine.js";
 import { INTERNAL_RESULT_LIMITS, ResultBudget } from "../result-budget.js";
 import { type CancelStrategy, SessionLifecycle, type StatementFailure } from "../session-lifecycle.js";
 import type { SqlReader } from "../sql-analysis.js";
 import { ISOLATION_SQL } from "../transaction-sql.js";
 import { INTERRUPTED, isServerError, mapStatementError, type MysqlDriverError } from "./errors.js";
+import { type CommandEmitter, MysqlRowCursor } from "./row-cursor.js";
 import { approximateBytes, columnDetails, columnsOf, type Converter, convertersFor, convertRow, encodeParams, type MysqlField } from "./values.js";
 
 export type MysqlFlavour = "mariadb" | "mysql";
@@ -38,13 +39,6 @@ interface ResultSetHeader {
   serverStatus?: number;
 }
 
-/** What mysql2's command objects emit in event mode. */
-interface CommandEmitter {
-  on(event: "fields", listener: (fields: MysqlField[] | undefined) => void): CommandEmitter;
-  on(event: "result", listener: (row: unknown) => void): CommandEmitter;
-  on(event: "error", listener: (err: Error) => void): CommandEmitter;
-  on(event: "end", listener: () => void): CommandEmitter;
-}
 
 interface Mysql2Internals {
   threadId: number;
@@ -173,6 +167,47 @@ export class MysqlConnection implements EngineConnection {
     const header = collected.header;
     const insertId = header && Number(header.insertId) !== 0 ? String(header.insertId) : undefined;
     return { command, columns: [], rows: [], rowCount: header?.affectedRows ?? null, ...(insertId ? { lastInsertId: insertId } : {}) };
+  }
+
+  /**
+   * One statement as a stream (row-cursor.ts): prepared when it carries parameters or the caller is a
+   * read-only principal (one statement, enforced by the server), else sent as text. A CALL may answer
+   * several result sets, which a stream cannot carry: it is refused.
+   */
+  async stream(sql: string, params: readonly Param[], options: StreamOptions): Promise<RowCursor> {
+    if (this.rolledBackByServer) {
+      throw new GatewayError("TRANSACTION_ABORTED", "the database rolled this transaction back after a conflict; roll it back and run it again from the start");
+    }
+    const command = commandOf(sql);
+    if (command === "CALL") throw new GatewayError("INVALID_REQUEST", "a CALL may answer several result sets, which a stream cannot carry; use /v1/query");
+    if (!this.settings.reader.analyse(sql).leavesNoState) this.lifecycle.noteStateChange();
+    const prepared = params.length > 0 || options.readOnlyPrincipal === true;
+    const cursor = new MysqlRowCursor(this.connection, command, options, (status) => {
+      this.transactionOpen = (status & SERVER_STATUS_IN_TRANS) !== 0;
+    });
+    this.failInFlight = (cause) => cursor.abort(cause);
+    try {
+      await cursor.start(
+        (submit) => this.lifecycle.run(options.timeoutMs, submit),
+        () => prepared ? this.connection.execute({ sql, values: encodeParams(params) }) : this.connection.query({ sql }),
+      );
+    } catch (err) {
+      this.failInFlight = undefined;
+      throw err;
+    }
+    return {
+      get columns() {
+        return cursor.columns;
+      },
+      get summary() {
+        return cursor.summary;
+      },
+      next: () => cursor.next(),
+      close: async () => {
+        await cursor.close();
+        this.failInFlight = undefined;
+      },
+    };
   }
 
   /**

@@ -8,7 +8,7 @@
 import type pg from "pg";
 import type { Column, Param } from "../../../schemas/query.js";
 import { GatewayError } from "../../errors.js";
-import type { EngineConnection, ExecuteOptions, InstanceState, ListedInstance, StatementResult, TransactionOptions } from "../engine.js";
+import type { EngineConnection, ExecuteOptions, InstanceState, ListedInstance, RowCursor, StatementResult, StreamOptions, TransactionOptions } from "../engine.js";
 import { INTERNAL_RESULT_LIMITS } from "../result-budget.js";
 import { type CancelStrategy, SessionLifecycle, type StatementFailure } from "../session-lifecycle.js";
 import type { SqlReader } from "../sql-analysis.js";
@@ -16,7 +16,9 @@ import { ISOLATION_SQL } from "../transaction-sql.js";
 import { type CancelTarget, sendCancelRequest } from "./cancel.js";
 import { isDatabaseError, isSessionFatal, mapStatementError } from "./errors.js";
 import { type FunctionVolatility, VOLATILITY_SQL } from "./function-volatility.js";
-import { type PreparedStatement, StatementQuery, type WireConnection } from "./statement-query.js";
+import { DescribeQuery, PortalQuery } from "./portal-query.js";
+import { PostgresRowCursor } from "./row-cursor.js";
+import { type FieldDescription, type PreparedStatement, StatementQuery, type WireConnection } from "./statement-query.js";
 import { SESSION_SETTINGS_SQL, sessionSettingsProblem } from "./session-settings.js";
 import { columnDetails, encodeParams, parsersFor, parseTextArray } from "./values.js";
 
@@ -125,11 +127,81 @@ export class PostgresConnection implements EngineConnection {
   }
 
   /**
+   * One statement as a stream: described first when its result's fields are not known on this session
+   * (so the columns, and the names of types not built in, are known before any row), then bound to
+   * the unnamed portal and read `fetchRows` at a time (portal-query.ts). The whole stream runs under
+   * the statement lifecycle, whose deadline counts only the time spent waiting for the database.
+   */
+  async stream(sql: string, params: readonly Param[], options: StreamOptions): Promise<RowCursor> {
+    await this.noteSessionEffects(sql, options);
+    try {
+      return await this.openStream(sql, params, options);
+    } catch (err) {
+      if (!isCachedPlanChange(err)) throw err;
+      // As in execute: a cached statement whose result type changed is prepared again (outside a transaction block).
+      this.forgetStatement(sql);
+      if (this.internals.getTransactionStatus() !== "I") throw err;
+      return this.openStream(sql, params, options);
+    }
+  }
+
+  private async openStream(sql: string, params: readonly Param[], options: StreamOptions): Promise<RowCursor> {
+    const values = encodeParams(params);
+    const prepared: PreparedStatement =
+      this.settings.preparedCacheSize > 0 ? this.preparedStatement(sql) : { name: "", fields: undefined, columns: undefined, parsers: new Map() };
+    let fields = prepared.fields;
+    let columns = prepared.columns;
+    if (fields === undefined || columns === undefined) {
+      try {
+        ({ fields, columns } = await this.describe(sql, prepared, options.timeoutMs));
+      } catch (err) {
+        this.forgetStatement(sql);
+        throw err;
+      }
+    }
+    const mode = options.bigNumbers;
+    const portal = new PortalQuery(sql, values, prepared, fields, {
+      fetchRows: options.fetchRows,
+      maxRowBytes: options.maxRowBytes,
+      parserKey: mode,
+      parsersFor: (described) => parsersFor(mode, described, this.settings.typeNames),
+    });
+    const ran = this.lifecycle.run(options.timeoutMs, (control) => {
+      portal.control = control;
+      this.client.query(portal as unknown as pg.Submittable);
+      return portal.done;
+    });
+    const cursor = new PostgresRowCursor(portal, ran, columns);
+    await cursor.start();
+    return cursor;
+  }
+
+  /** The statement's result fields and columns (type names looked up once per endpoint), kept on the prepared statement. */
+  private async describe(sql: string, prepared: PreparedStatement, timeoutMs: number): Promise<{ fields: FieldDescription[]; columns: Column[] }> {
+    const described = await this.lifecycle.run(
+      timeoutMs,
+      () =>
+        new Promise<DescribeQuery>((resolve, reject) => {
+          this.client.query(new DescribeQuery(sql, prepared, (err, done) => (err ? reject(err) : resolve(done))) as unknown as pg.Submittable);
+        }),
+    );
+    const fields = described.fields;
+    const names = this.settings.typeNames;
+    await this.lookUpTypeNames([...new Set(fields.map((field) => field.dataTypeID))], timeoutMs);
+    const columns = fields.map((field) => ({ name: field.name, type: names.get(field.dataTypeID) ?? `oid:${field.dataTypeID}` }));
+    // Parsers made before the type names were known would read arrays of those types as text.
+    prepared.parsers.clear();
+    prepared.fields = fields;
+    prepared.columns = columns;
+    return { fields, columns };
+  }
+
+  /**
    * Marks the session for a reset unless the statement is known to leave no state: its kind (the
    * reader) and the volatility of every function it calls (pg_proc, looked up once per name). For a
    * read-only principal, volatile built-ins that act outside the transaction are refused.
    */
-  private async noteSessionEffects(sql: string, options: ExecuteOptions): Promise<void> {
+  private async noteSessionEffects(sql: string, options: Pick<ExecuteOptions, "readOnlyPrincipal" | "timeoutMs">): Promise<void> {
     const analysis = this.settings.reader.analyse(sql);
     const functions = analysis.functions;
     const volatility = this.settings.volatility;

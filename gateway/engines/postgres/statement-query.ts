@@ -18,6 +18,7 @@ export interface WireConnection {
   bind(message: { portal: string; statement: string; values: unknown[]; binary: boolean }): void;
   describe(message: { type: "P" | "S"; name: string }): void;
   execute(message: { portal: string; rows: number }): void;
+  flush(): void;
   sync(): void;
   query(text: string): void;
   sendCopyFail(message: string): void;
@@ -111,24 +112,15 @@ export class StatementQuery {
 
   handleDataRow(message: { fields: (string | null)[] }): void {
     if (this.rowError || !this.budget.nextRow()) return;
-    const fields = message.fields;
-    let bytes = 0;
-    for (const field of fields) if (field !== null) bytes += field.length;
-    if (!this.budget.keep(bytes)) {
+    if (!this.budget.keep(rowTextBytes(message.fields))) {
       this.rows = [];
       return;
     }
-    const row = new Array<unknown>(fields.length);
     try {
-      for (let i = 0; i < fields.length; i++) {
-        const text = fields[i];
-        row[i] = text === null || text === undefined ? null : (this.parsers[i] as Parser)(text);
-      }
+      this.rows.push(parseRow(message.fields, this.parsers));
     } catch (err) {
       this.rowError = err as Error;
-      return;
     }
-    this.rows.push(row);
   }
 
   handleCommandComplete(message: { text: string }): void {
@@ -166,11 +158,38 @@ export class StatementQuery {
   }
 
   private cachedParsers(prepared: PreparedStatement, fields: FieldDescription[]): Parser[] {
-    let parsers = prepared.parsers.get(this.parserKey);
-    if (!parsers) {
-      parsers = this.parsersFor(fields);
-      prepared.parsers.set(this.parserKey, parsers);
-    }
-    return parsers;
+    return cachedParsers(prepared, fields, this.parserKey, this.parsersFor);
   }
+}
+
+/** A row's size as the result bounds count it: its values' text as the server sent it. */
+export function rowTextBytes(fields: readonly (string | null)[]): number {
+  let bytes = 0;
+  for (const field of fields) if (field !== null) bytes += field.length;
+  return bytes;
+}
+
+/** A data row's values through the result's parsers (null stays null). */
+export function parseRow(fields: readonly (string | null)[], parsers: readonly Parser[]): unknown[] {
+  const row = new Array<unknown>(fields.length);
+  for (let i = 0; i < fields.length; i++) {
+    const text = fields[i];
+    row[i] = text === null || text === undefined ? null : (parsers[i] as Parser)(text);
+  }
+  return row;
+}
+
+/** The parsers cached on a prepared statement for one bigNumbers mode, made on first use. */
+export function cachedParsers(
+  prepared: PreparedStatement,
+  fields: FieldDescription[],
+  parserKey: string,
+  parsersFor: (fields: FieldDescription[]) => Parser[],
+): Parser[] {
+  let parsers = prepared.parsers.get(parserKey);
+  if (!parsers) {
+    parsers = parsersFor(fields);
+    prepared.parsers.set(parserKey, parsers);
+  }
+  return parsers;
 }

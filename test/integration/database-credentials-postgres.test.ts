@@ -3,7 +3,8 @@
  * (scram-sha-256) over TLS only: a Secrets Manager rotation in the middle of a steady load loses no
  * request; verify-full, require and disable behave as their names say; IAM tokens minted by
  * @aws-sdk/rds-signer are what reaches the server, cached, refreshed ahead of expiry and minted again
- * after a refusal. Secrets Manager is the local stand-in (test/support/secrets-manager-standin.ts).
+ * after a refusal. Secrets Manager is the local stand-in (test/support/secrets-manager-standin.ts). The
+ * credentials suite (database-credentials-suite.ts) runs here first, on the same server.
  */
 import { Signer } from "@aws-sdk/rds-signer";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -12,8 +13,9 @@ import { GatewayError } from "../../gateway/errors.js";
 import type { Pool } from "../../gateway/pool/pool.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { type PasswordServer, startPasswordServer } from "../support/pg-password-server.js";
-import { waitFor } from "../support/postgres.js";
+import { waitFor } from "../support/wait-for.js";
 import { type SecretsManagerStandIn, startSecretsManagerStandIn } from "../support/secrets-manager-standin.js";
+import { defineCredentialsSuite } from "./database-credentials-suite.js";
 
 const AWS_KEYS = { accessKeyId: "AKIAPOOLGATETEST0001", secretAccessKey: "poolgate-test-secret-access-key-0000000" };
 
@@ -34,6 +36,25 @@ afterAll(async () => {
   await standin?.close();
   await server?.stop();
   vi.unstubAllEnvs();
+});
+
+defineCredentialsSuite({
+  name: "a PostgreSQL server that asks for passwords over TLS",
+  engine: "postgres",
+  async start(user, password) {
+    await server.createRole(user, password);
+    return {
+      // The URL's user and password are wrong on purpose: the secret's must win.
+      url: server.url("not-this-user", "not-this-password"),
+      cluster: { tls: { mode: "verify-full", caFile: server.certificates.caFile } },
+      setPassword: (next) => server.setPassword(user, next),
+      running: async (marker) =>
+        Number((await server.admin<{ n: string }>("select count(*) as n from pg_stat_activity where state = 'active' and query like $1 and pid <> pg_backend_pid()", [`%${marker}%`]))[0]?.n),
+      close: async () => void (await server.admin(`drop role if exists ${user}`)),
+    };
+  },
+  whoAmI: { sql: "select current_user as who", expected: (user) => user },
+  sleep: (seconds, marker) => `select pg_sleep(${seconds}) /* ${marker} */`,
 });
 
 function writerPool(gw: TestGateway): Pool {

@@ -1,0 +1,117 @@
+/**
+ * `npm run bench -- --profile` (or POOLGATE_BENCH_PROFILE=1): the steady load once per engine against
+ * a gateway and the naive forwarder both started under `node --cpu-prof`, then where each one's CPU
+ * went, by area. The profiles are saved beside bench.json for a closer look (Chrome DevTools opens
+ * them). Profiling slows both servers; the shares, not the rates, are what this part is for. Where
+ * strace is installed, a second run of the load counts each server's system calls per request (socket
+ * writes and reads, epoll wake-ups); those samples come after the measured window's.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { benchUrlOf, prepareMysql, preparePostgres } from "./databases.js";
+import { type ProfileSummary, summariseProfile } from "./cpu-profile.js";
+import type { DriverSpec } from "./load-driver.js";
+import { runJson, type Server, startGateway, startServer } from "./processes.js";
+import type { BenchDialect, DriverResult } from "./workload.js";
+
+export interface ProfiledServer {
+  server: "gateway" | "naive";
+  engine: BenchDialect;
+  requests: number;
+  throughput: number;
+  summary: ProfileSummary;
+  file: string;
+  /** System calls per request (strace -c over a separate run of the same load), when strace is installed. */
+  syscallsPerRequest?: Record<string, number>;
+}
+
+export interface ProfileWork {
+  adminUrl: string;
+  mysqlAdminUrl: string;
+  engines: BenchDialect[];
+  poolSize: number;
+  callers: number;
+  durationMs: number;
+  warmupMs: number;
+  outDir: string;
+}
+
+const straceInstalled = () => spawnSync("strace", ["-V"]).status === 0;
+
+/** The load once more with `strace -c -f` attached to the server: system calls (and epoll wake-ups) per request. */
+async function countSyscalls(server: Server, spec: DriverSpec): Promise<Record<string, number>> {
+  const out = join(tmpdir(), `poolgate-strace-${process.pid}-${Date.now()}`);
+  const strace = spawn("strace", ["-c", "-f", "-o", out, "-p", String(server.child.pid)], { stdio: "ignore" });
+  const exited = new Promise<void>((resolve) => strace.once("exit", () => resolve()));
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const result = await runJson<DriverResult>("./load-driver.js", [JSON.stringify({ ...spec, warmupMs: 0 })]);
+  strace.kill("SIGINT");
+  await exited;
+  const counts: Record<string, number> = {};
+  for (const line of readFileSync(out, "utf8").split("\n")) {
+    const fields = line.trim().split(/\s+/);
+    const calls = Number(fields[3]);
+    const name = fields[fields.length - 1];
+    if (fields.length >= 5 && Number.isFinite(calls) && name && name !== "total" && /^[a-z_0-9]+$/.test(name)) counts[name] = calls / Math.max(1, result.requests);
+  }
+  rmSync(out, { force: true });
+  return Object.fromEntries(Object.entries(counts).filter(([, perRequest]) => perRequest >= 0.01).sort((a, b) => b[1] - a[1]));
+}
+
+async function profileOne(
+  work: ProfileWork,
+  engine: BenchDialect,
+  which: ProfiledServer["server"],
+  step: (label: string, estimateS: number, run: () => Promise<ProfiledServer>) => Promise<ProfiledServer>,
+): Promise<ProfiledServer> {
+  const benchUrl = benchUrlOf(engine === "postgres" ? work.adminUrl : work.mysqlAdminUrl);
+  const dir = resolve(work.outDir, "profiles", `${engine}-${which}`);
+  rmSync(dir, { recursive: true, force: true });
+  const nodeOptions = ["--cpu-prof", `--cpu-prof-dir=${dir}`];
+  const start = (options: string[]): Promise<Server> =>
+    which === "gateway"
+      ? startGateway({ clusters: { default: { writerUrl: benchUrl } }, pool: { maxSize: work.poolSize } }, options)
+      : startServer("./naive-server.js", [engine === "postgres" ? "pool" : "mysql-pool", benchUrl, String(work.poolSize)], {}, /^(\d+)\n/, options);
+  const spec = (url: string): DriverSpec => ({ url, path: "/v1/query", statement: "point", dialect: engine, callers: work.callers, durationMs: work.durationMs, warmupMs: work.warmupMs });
+  return step(`${engine}: ${which} under --cpu-prof`, (work.warmupMs + work.durationMs) / 1000 + 3, async () => {
+    const server = await start(nodeOptions);
+    let result: DriverResult;
+    try {
+      result = await runJson<DriverResult>("./load-driver.js", [JSON.stringify(spec(server.url))]);
+    } finally {
+      // SIGTERM: both servers exit through process.exit, which is when V8 writes the profile.
+      await server.stop();
+    }
+    const file = readdirSync(dir).find((name) => name.endsWith(".cpuprofile"));
+    if (!file) throw new Error(`${which} wrote no CPU profile in ${dir}`);
+    const requests = Math.round(result.requests + (result.throughput * work.warmupMs) / 1000);
+    const summary = summariseProfile(join(dir, file));
+    // System calls are counted on a server of its own, not profiled, so neither measure disturbs the other.
+    let syscallsPerRequest: Record<string, number> | undefined;
+    if (straceInstalled()) {
+      const counted = await start([]);
+      try {
+        await runJson<DriverResult>("./load-driver.js", [JSON.stringify({ ...spec(counted.url), durationMs: 500 })]);
+        syscallsPerRequest = await countSyscalls(counted, { ...spec(counted.url), durationMs: Math.min(2000, work.durationMs) });
+      } finally {
+        await counted.stop();
+      }
+    }
+    return { server: which, engine, requests, throughput: result.throughput, summary, file: join(dir, file), ...(syscallsPerRequest ? { syscallsPerRequest } : {}) };
+  });
+}
+
+export async function runProfiles(
+  work: ProfileWork,
+  step: (label: string, estimateS: number, run: () => Promise<ProfiledServer>) => Promise<ProfiledServer>,
+): Promise<ProfiledServer[]> {
+  const profiled: ProfiledServer[] = [];
+  for (const engine of work.engines) {
+    if (engine === "postgres") await preparePostgres(work.adminUrl);
+    else await prepareMysql(work.mysqlAdminUrl);
+    for (const which of ["gateway", "naive"] as const) profiled.push(await profileOne(work, engine, which, step));
+  }
+  return profiled;
+}
