@@ -102,8 +102,8 @@ export interface QueryResult<Row> {
   consistencyToken?: string;
 }
 
-/** Options of {@link PoolgateClient.stream}. */
-export interface StreamOptions extends CallOptions {
+/** Options of {@link PoolgateClient.stream} (a stream's answer is never recorded: no idempotency key). */
+export interface StreamOptions extends Omit<CallOptions, "idempotencyKey"> {
   /** Rows as objects keyed by column name (default) or as arrays in column order. */
   rowMode?: "object" | "array";
 }
