@@ -100,8 +100,12 @@ describe("the alarms", () => {
 });
 
 describe("the RDS event rules", () => {
-  const hookId = () => logicalIdOf(built.service, built.service.health.hook.function);
-  const queueId = () => logicalIdOf(built.service, built.service.health.events.deadLetters);
+  const present = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error("an Aurora stack has the failover hook and the event rules");
+    return value;
+  };
+  const hookId = () => logicalIdOf(built.service, present(built.service.health.hook).function);
+  const queueId = () => logicalIdOf(built.service, present(built.service.health.events).deadLetters);
 
   it("match the cluster's failover, global-database, patching and start/stop events, and its instances' reboots, patching and recovery", () => {
     const clusterExport = Match.stringLikeRegexp(`^PoolgateDatabase:ExportsOutputRef${logicalIdOf(built.database, built.database.database.cluster)}`);

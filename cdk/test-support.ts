@@ -50,12 +50,16 @@ export function configJson(template: Template): string {
     .join("");
 }
 
+/** The host an Aurora DSQL cluster's reference stands for (its PrivateLink or its public endpoint). */
+const DSQL_HOST_REFERENCE = /DatabaseCluster\w+?(VpcEndpointServiceName|Endpoint(?!Address))/;
+
 /** POOLGATE_CONFIG_JSON with each reference replaced by a plausible value of its kind: a role ARN, a secret's ARN, a host. */
 export function fillReferences(template: Template): string {
   return configParts(template)
     .map((part, i) => {
       if (typeof part === "string") return part;
       const reference = JSON.stringify(part);
+      if (DSQL_HOST_REFERENCE.test(reference)) return "abcdefghijklmnopqrstuvwxyz.dsql-fnh4.us-east-1.on.aws";
       if (/Role/.test(reference)) return `arn:aws:iam::123456789012:role/caller${i}`;
       if (/Secret|Token/.test(reference)) return "arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf";
       return `db${i}.cluster-abc123.us-east-1.rds.amazonaws.com`;

@@ -17,6 +17,16 @@ export interface OutgoingRequest {
   body: string;
 }
 
+/**
+ * An AbortSignal as `Transport.open` takes it, named by what it has: the package's declarations must
+ * type-check without DOM or Node typings (a consumer may compile with `types: []`).
+ */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  addEventListener(type: "abort", listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: "abort", listener: () => void): void;
+}
+
 /** Adds headers to a request before it is sent; may be async (fetching credentials). */
 export type RequestSigner = (request: OutgoingRequest) => Record<string, string> | Promise<Record<string, string>>;
 
@@ -73,9 +83,9 @@ export class Transport {
    * POSTs JSON and resolves the body of a 2xx answer unread, for the caller to read as it arrives
    * (until `signal` aborts it); any other answer rejects as `post` does.
    */
-  async open(path: string, payload: unknown, deadlineAt: number | undefined, signal: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
+  async open(path: string, payload: unknown, deadlineAt: number | undefined, signal: AbortSignalLike): Promise<AsyncIterable<Uint8Array>> {
     type Opened = { open: true; body: AsyncIterable<Uint8Array> } | { open: false; status: number; text: string };
-    const answer = await this.send(path, payload, deadlineAt, signal, async (response): Promise<Opened> =>
+    const answer = await this.send(path, payload, deadlineAt, signal as AbortSignal, async (response): Promise<Opened> =>
       response.statusCode >= 200 && response.statusCode < 300
         ? { open: true, body: response.body }
         : { open: false, status: response.statusCode, text: await response.body.text() },

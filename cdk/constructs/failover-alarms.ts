@@ -8,7 +8,8 @@
  *   letters, database connections, CPU, memory, replica lag) treat it as not breaching: no requests,
  *   no invocations or no replicas is not a fault, and an unreachable database is the canary's alarm.
  * Database metrics use Aurora's role dimension (WRITER / READER), which follows a failover, rather than
- * instance names, which do not.
+ * instance names, which do not. Without a topology (Aurora DSQL: no instances) the database alarms,
+ * and without a hook its alarms, are not created.
  */
 import { Duration, aws_cloudwatch as cloudwatch, aws_cloudwatch_actions as actions, type aws_lambda as lambda, type aws_sns as sns, type aws_sqs as sqs } from "aws-cdk-lib";
 import { HttpCodeElb, HttpCodeTarget } from "aws-cdk-lib/aws-elasticloadbalancingv2";
@@ -19,30 +20,18 @@ import { INSTANCE_MEMORY_GIB } from "./pool-budget.js";
 
 export interface FailoverAlarmsProps {
   gateway: PoolgateGateway;
-  database: PoolgateDatabase;
-  /** Reader instances (the replica-lag and reader alarms exist only with readers). */
-  readers: number;
+  /** The Aurora cluster and its reader instances (the replica-lag and reader alarms exist only with readers); undefined for DSQL. */
+  topology: { database: PoolgateDatabase; readers: number } | undefined;
   topic: sns.ITopic;
   canary: lambda.IFunction;
-  hook: lambda.IFunction;
-  deadLetters: sqs.IQueue;
+  /** The failover hook and the events' dead-letter queue, where they exist. */
+  hook: lambda.IFunction | undefined;
+  deadLetters: sqs.IQueue | undefined;
 }
 
-/** Metrics the alarms watch and the dashboard shows. */
-export type FailoverMetrics = Record<
-  | "canarySuccess"
-  | "canaryLatency"
-  | "poolWait"
-  | "poolWaiting"
-  | "target5xx"
-  | "latency"
-  | "healthy"
-  | "unhealthy"
-  | "writerConnections"
-  | "readerConnections"
-  | "replicaLag",
-  cloudwatch.IMetric
->;
+/** Metrics the alarms watch and the dashboard shows (the database's only with a topology). */
+export type FailoverMetrics = Record<"canarySuccess" | "canaryLatency" | "poolWait" | "poolWaiting" | "target5xx" | "latency" | "healthy" | "unhealthy", cloudwatch.IMetric> &
+  Partial<Record<"writerConnections" | "readerConnections" | "replicaLag", cloudwatch.IMetric>>;
 
 const minute = Duration.minutes(1);
 /** Share of an instance's memory below which FreeableMemory alarms. */
@@ -55,11 +44,9 @@ export class FailoverAlarms extends Construct {
 
   constructor(scope: Construct, id: string, props: FailoverAlarmsProps) {
     super(scope, id);
-    const { gateway, database } = props;
+    const { gateway, topology } = props;
     const poolgate = (metricName: string, dimensionsMap: Record<string, string>, statistic: string) =>
       new cloudwatch.Metric({ namespace: "Poolgate", metricName, dimensionsMap, statistic, period: minute });
-    const aurora = (metricName: string, role: "WRITER" | "READER", statistic: string) =>
-      new cloudwatch.Metric({ namespace: "AWS/RDS", metricName, dimensionsMap: { DBClusterIdentifier: database.cluster.clusterIdentifier, Role: role }, statistic, period: minute });
     const lb = gateway.loadBalancer.metrics;
     const target5xx = lb.httpCodeTarget(HttpCodeTarget.TARGET_5XX_COUNT, { period: minute, statistic: "Sum" });
     this.metrics = {
@@ -71,9 +58,6 @@ export class FailoverAlarms extends Construct {
       latency: lb.targetResponseTime({ period: minute, statistic: "p99" }),
       healthy: gateway.targetGroup.metrics.healthyHostCount({ period: minute, statistic: "Minimum" }),
       unhealthy: gateway.targetGroup.metrics.unhealthyHostCount({ period: minute, statistic: "Maximum" }),
-      writerConnections: aurora("DatabaseConnections", "WRITER", "Maximum"),
-      readerConnections: aurora("DatabaseConnections", "READER", "Maximum"),
-      replicaLag: database.cluster.metric("AuroraReplicaLagMaximum", { statistic: "Maximum", period: minute }),
     };
     // The load balancer's own 502/503s (no healthy task) count too.
     const all5xx = new cloudwatch.MathExpression({
@@ -122,11 +106,50 @@ export class FailoverAlarms extends Construct {
       alarmDescription: "Requests wait more than 500 ms (p99) for a writer connection in some gateway task: the pool or the database is saturated",
       comparisonOperator: above, threshold: 500, evaluationPeriods: 5, datapointsToAlarm: 3, treatMissingData: notBreaching,
     });
-    const roles: ("WRITER" | "READER")[] = props.readers > 0 ? ["WRITER", "READER"] : ["WRITER"];
+    if (topology) this.databaseAlarms(gateway, topology.database, topology.readers, alarm);
+    if (props.hook) {
+      alarm("HookErrors", {
+        metric: props.hook.metricErrors({ period: minute, statistic: "Sum" }),
+        alarmDescription: "The failover hook failed to reach the gateway's tasks after an RDS event",
+        comparisonOperator: atLeast, threshold: 1, evaluationPeriods: 1, treatMissingData: notBreaching,
+      });
+    }
+    alarm("CanaryErrors", {
+      metric: props.canary.metricErrors({ period: minute, statistic: "Sum" }),
+      alarmDescription: "The canary function fails (its checks failed, or it could not run)",
+      comparisonOperator: atLeast, threshold: 1, evaluationPeriods: 3, datapointsToAlarm: 2, treatMissingData: notBreaching,
+    });
+    if (props.deadLetters) {
+      alarm("FailoverDeadLetters", {
+        metric: props.deadLetters.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: "Maximum" }),
+        alarmDescription: "RDS events that reached neither the hook nor the topic, or hook runs that failed for good, wait in the dead-letter queue",
+        comparisonOperator: atLeast, threshold: 1, evaluationPeriods: 1, treatMissingData: notBreaching,
+      });
+    }
+  }
+
+  /** The Aurora cluster's connections, CPU, memory (per role) and replica lag. */
+  private databaseAlarms(
+    gateway: PoolgateGateway,
+    database: PoolgateDatabase,
+    readers: number,
+    alarm: (name: string, options: cloudwatch.CreateAlarmOptions & { metric: cloudwatch.IMetric }) => void,
+  ): void {
+    const aurora = (metricName: string, role: "WRITER" | "READER", statistic: string) =>
+      new cloudwatch.Metric({ namespace: "AWS/RDS", metricName, dimensionsMap: { DBClusterIdentifier: database.cluster.clusterIdentifier, Role: role }, statistic, period: minute });
+    const { GREATER_THAN_THRESHOLD: above, LESS_THAN_THRESHOLD: below } = cloudwatch.ComparisonOperator;
+    const notBreaching = cloudwatch.TreatMissingData.NOT_BREACHING;
+    const metrics = {
+      writerConnections: aurora("DatabaseConnections", "WRITER", "Maximum"),
+      readerConnections: aurora("DatabaseConnections", "READER", "Maximum"),
+      replicaLag: database.cluster.metric("AuroraReplicaLagMaximum", { statistic: "Maximum", period: minute }),
+    };
+    Object.assign(this.metrics, metrics);
+    const roles: ("WRITER" | "READER")[] = readers > 0 ? ["WRITER", "READER"] : ["WRITER"];
     for (const role of roles) {
       const suffix = role === "WRITER" ? "Writer" : "Readers";
       alarm(`DatabaseConnections${suffix}`, {
-        metric: role === "WRITER" ? this.metrics.writerConnections : this.metrics.readerConnections,
+        metric: role === "WRITER" ? metrics.writerConnections : metrics.readerConnections,
         alarmDescription: `${role} connections above ${gateway.budget.ceiling} (80% of max_connections ${gateway.budget.maxConnections}, the gateways' budget plus the reserved connections): something besides the gateway holds connections, or the budget is wrong`,
         comparisonOperator: above, threshold: gateway.budget.ceiling, evaluationPeriods: 3, datapointsToAlarm: 2, treatMissingData: notBreaching,
       });
@@ -144,27 +167,12 @@ export class FailoverAlarms extends Construct {
         });
       }
     }
-    if (props.readers > 0) {
+    if (readers > 0) {
       alarm("ReplicaLag", {
-        metric: this.metrics.replicaLag,
+        metric: metrics.replicaLag,
         alarmDescription: "A replica lags the writer by more than 2 s for 5 minutes: reads routed there are stale, and a failover to it loses time",
         comparisonOperator: above, threshold: 2000, evaluationPeriods: 5, treatMissingData: notBreaching,
       });
     }
-    alarm("HookErrors", {
-      metric: props.hook.metricErrors({ period: minute, statistic: "Sum" }),
-      alarmDescription: "The failover hook failed to reach the gateway's tasks after an RDS event",
-      comparisonOperator: atLeast, threshold: 1, evaluationPeriods: 1, treatMissingData: notBreaching,
-    });
-    alarm("CanaryErrors", {
-      metric: props.canary.metricErrors({ period: minute, statistic: "Sum" }),
-      alarmDescription: "The canary function fails (its checks failed, or it could not run)",
-      comparisonOperator: atLeast, threshold: 1, evaluationPeriods: 3, datapointsToAlarm: 2, treatMissingData: notBreaching,
-    });
-    alarm("FailoverDeadLetters", {
-      metric: props.deadLetters.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: "Maximum" }),
-      alarmDescription: "RDS events that reached neither the hook nor the topic, or hook runs that failed for good, wait in the dead-letter queue",
-      comparisonOperator: atLeast, threshold: 1, evaluationPeriods: 1, treatMissingData: notBreaching,
-    });
   }
 }

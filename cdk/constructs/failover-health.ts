@@ -1,7 +1,9 @@
 /**
  * The failover health checks:
- * - the failover hook: RDS events (failover-events.ts) make it ask every gateway task — listed from
- *   ECS, reached directly, not only the one the load balancer picks — to look at its topology at once;
+ * - the failover hook (Aurora only): RDS events (failover-events.ts) make it ask every gateway task —
+ *   listed from ECS, reached directly, not only the one the load balancer picks — to look at its
+ *   topology at once. An Aurora DSQL cluster has no topology or failover to follow: neither the hook,
+ *   nor the event rules, nor the instance alarms exist there;
  * - the canary on a schedule: with a fresh client each run (no stickiness carried over), it writes and
  *   reads back through the load balancer and on every task, and reports CanarySuccess and latency;
  * - alarms to an SNS topic (failover-alarms.ts), which also receives the RDS events themselves;
@@ -9,8 +11,8 @@
  */
 import { Duration, aws_cloudwatch as cloudwatch, aws_ec2 as ec2, aws_events as events, aws_events_targets as targets, aws_iam as iam, aws_kms as kms, aws_sns as sns } from "aws-cdk-lib";
 import { Construct } from "constructs";
-import type { PoolgateDatabase } from "./aurora-cluster.js";
 import { CallerFunction } from "./caller-function.js";
+import type { GatewayDatabase } from "./database-target.js";
 import { FailoverAlarms } from "./failover-alarms.js";
 import { FailoverEvents } from "./failover-events.js";
 import type { PoolgateGateway } from "./gateway-service.js";
@@ -18,9 +20,7 @@ import type { PoolgateGateway } from "./gateway-service.js";
 export interface FailoverHealthProps {
   vpc: ec2.IVpc;
   gateway: PoolgateGateway;
-  database: PoolgateDatabase;
-  /** Reader instances of the cluster. */
-  readers: number;
+  database: GatewayDatabase;
   projectRoot: string;
   canaryInterval?: Duration;
 }
@@ -28,8 +28,9 @@ export interface FailoverHealthProps {
 export class FailoverHealth extends Construct {
   readonly topic: sns.Topic;
   readonly canary: CallerFunction;
-  readonly hook: CallerFunction;
-  readonly events: FailoverEvents;
+  /** The failover hook and the RDS event rules: only for a database with a topology (Aurora). */
+  readonly hook: CallerFunction | undefined;
+  readonly events: FailoverEvents | undefined;
   readonly alarms: FailoverAlarms;
   readonly dashboard: cloudwatch.Dashboard;
 
@@ -47,18 +48,21 @@ export class FailoverHealth extends Construct {
     );
     this.topic = new sns.Topic(this, "Alarms", { enforceSSL: true, masterKey: key });
 
-    this.hook = new CallerFunction(this, "FailoverHook", {
-      vpc: props.vpc,
-      entry: `${props.projectRoot}/functions/failover-hook/handler.ts`,
-      projectRoot: props.projectRoot,
-      serviceName: "poolgate-failover-hook",
-      // A failover sends a few events within seconds; each run reaches every task.
-      reservedConcurrency: 2,
-    });
-    // The hook only asks the gateway to look at its topology: an operator route, no data.
-    gateway.grantFunction(this.hook.function, { admin: true });
-    gateway.grantTaskAccess(this.hook.function);
-    this.events = new FailoverEvents(this, "Events", { database, hook: this.hook.function, topic: this.topic });
+    const { topology } = database;
+    if (topology) {
+      this.hook = new CallerFunction(this, "FailoverHook", {
+        vpc: props.vpc,
+        entry: `${props.projectRoot}/functions/failover-hook/handler.ts`,
+        projectRoot: props.projectRoot,
+        serviceName: "poolgate-failover-hook",
+        // A failover sends a few events within seconds; each run reaches every task.
+        reservedConcurrency: 2,
+      });
+      // The hook only asks the gateway to look at its topology: an operator route, no data.
+      gateway.grantFunction(this.hook.function, { admin: true });
+      gateway.grantTaskAccess(this.hook.function);
+      this.events = new FailoverEvents(this, "Events", { database: topology.database, hook: this.hook.function, topic: this.topic });
+    }
 
     this.canary = new CallerFunction(this, "Canary", {
       vpc: props.vpc,
@@ -68,7 +72,7 @@ export class FailoverHealth extends Construct {
       timeout: Duration.seconds(20),
       // One check at a time: a slow run is never overlapped by the next.
       reservedConcurrency: 1,
-      environment: { POOLGATE_ENGINE: database.engine },
+      environment: { POOLGATE_ENGINE: database.dialect },
     });
     gateway.grantFunction(this.canary.function);
     gateway.grantTaskAccess(this.canary.function);
@@ -82,12 +86,11 @@ export class FailoverHealth extends Construct {
 
     this.alarms = new FailoverAlarms(this, "FailoverAlarms", {
       gateway,
-      database,
-      readers: props.readers,
+      topology,
       topic: this.topic,
       canary: this.canary.function,
-      hook: this.hook.function,
-      deadLetters: this.events.deadLetters,
+      hook: this.hook?.function,
+      deadLetters: this.events?.deadLetters,
     });
 
     const m = this.alarms.metrics;
@@ -102,7 +105,7 @@ export class FailoverHealth extends Construct {
       graph("Gateway response time p99 (s)", [m.latency]),
       graph("Writer pool: acquire wait p99 (ms) and waiting callers", [m.poolWait], [m.poolWaiting]),
       graph("Gateway tasks", [m.healthy, m.unhealthy], [gateway.service.metricCpuUtilization(), gateway.service.metricMemoryUtilization()]),
-      graph("Aurora connections (writer, readers) and replica lag (ms)", [m.writerConnections, m.readerConnections], [m.replicaLag]),
     );
+    if (topology) this.dashboard.addWidgets(graph("Aurora connections (writer, readers) and replica lag (ms)", [m.writerConnections, m.readerConnections], [m.replicaLag]));
   }
 }

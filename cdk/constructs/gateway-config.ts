@@ -1,13 +1,10 @@
 /**
- * The gateway's configuration as the stack passes it (POOLGATE_CONFIG_JSON): one cluster reached
- * through its writer endpoint with Aurora topology discovery, logged in as the gateway's own read-write
- * login (and, once the gateway reads `logins`, the read-only login for read-only principals), TLS
- * verified against the RDS CA bundle in the image, callers authenticated by IAM and operators by a
- * bearer token, pool metrics as EMF. The test parses it with the gateway's own parser.
+ * The gateway's configuration as the stack passes it (POOLGATE_CONFIG_JSON): one cluster, whose entry
+ * the database target writes (Aurora: the writer endpoint with topology discovery, the gateway's own
+ * logins from their secrets, TLS against the RDS CA bundle; Aurora DSQL: its endpoint and IAM-token
+ * logins), callers authenticated by IAM and operators by a bearer token, pool metrics as EMF. The test
+ * parses it with the gateway's own parser.
  */
-
-/** Where the image keeps the RDS certificate authorities (see the Dockerfile). */
-export const RDS_CA_BUNDLE = "/etc/ssl/certs/rds-global-bundle.pem";
 
 /** A principal's grants, in the gateway's `auth.principals` shape. */
 export interface PrincipalGrants {
@@ -19,11 +16,8 @@ export interface PrincipalGrants {
 
 export interface GatewayConfigInput {
   clusterName: string;
-  writerUrl: string;
-  instanceHostPattern: string;
-  readWriteSecretArn: string;
-  /** The read-only login's secret, or undefined to leave `logins` out (a gateway without issue 14's logins). */
-  readOnlySecretArn: string | undefined;
+  /** `clusters.<clusterName>` (database-target.ts: `clusterConfig`). */
+  cluster: Record<string, unknown>;
   audience: string;
   region: string;
   operatorTokenSecretArn: string;
@@ -34,15 +28,7 @@ export interface GatewayConfigInput {
 
 export function gatewayConfig(input: GatewayConfigInput): Record<string, unknown> {
   return {
-    clusters: {
-      [input.clusterName]: {
-        writerUrl: input.writerUrl,
-        discovery: { instanceHostPattern: input.instanceHostPattern, refreshIntervalMs: 30000 },
-        credentials: { source: "secrets-manager", secretArn: input.readWriteSecretArn },
-        ...(input.readOnlySecretArn === undefined ? {} : { logins: { readOnly: { source: "secrets-manager", secretArn: input.readOnlySecretArn } } }),
-        tls: { mode: "verify-full", caFile: RDS_CA_BUNDLE },
-      },
-    },
+    clusters: { [input.clusterName]: input.cluster },
     auth: {
       iam: { audience: input.audience, regions: [input.region] },
       bearer: { secretArn: input.operatorTokenSecretArn },

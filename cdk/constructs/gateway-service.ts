@@ -12,9 +12,10 @@
  *   forwarded to the task that holds it, signed with the shared peer key);
  * - the per-task pool size computed from the cluster's connection budget at the service's largest size
  *   during a deployment (synth fails with a clear error when it cannot fit);
- * - the gateway's own database logins (never the master user), read by the task itself from their
- *   rotated secrets; TLS to every instance verified against the RDS CA bundle in the image; cluster
- *   endpoint and topology discovery wired from the database construct;
+ * - the database's side — endpoint, logins, TLS, the task's access and network path — from the
+ *   database target (database-target.ts): on Aurora the gateway's own logins (never the master user),
+ *   read by the task itself from their rotated secrets, TLS against the RDS CA bundle, topology
+ *   discovery; on Aurora DSQL IAM-token logins as the roles mapped to the task's role;
  * - callers authenticated by their IAM roles (presigned sts:GetCallerIdentity): `grantFunction` and
  *   `grantRole` list a role among the gateway's principals (see gateway-access.ts).
  */
@@ -35,16 +36,14 @@ import {
 } from "aws-cdk-lib";
 import { Platform } from "aws-cdk-lib/aws-ecr-assets";
 import { Construct } from "constructs";
-import type { PoolgateDatabase } from "./aurora-cluster.js";
-import type { DatabaseLogins } from "./database-logins.js";
+import type { GatewayDatabase } from "./database-target.js";
 import { gatewayConfig, type PrincipalGrants } from "./gateway-config.js";
 import { type PoolBudget, poolBudget } from "./pool-budget.js";
 
 export interface PoolgateGatewayProps {
   vpc: ec2.IVpc;
-  database: PoolgateDatabase;
-  /** The gateway's own logins (their secrets); the master user is never used. */
-  logins: DatabaseLogins;
+  /** The database and the gateway's own logins there (never the master user or DSQL's admin). */
+  database: GatewayDatabase;
   /** Directory holding the Dockerfile (the repository root). */
   imageDirectory: string;
   minTasks?: number;
@@ -53,7 +52,7 @@ export interface PoolgateGatewayProps {
   memoryMiB?: number;
   /** Per-task pool size per endpoint; default: the largest that fits the connection budget (at most 50). */
   poolSize?: number;
-  /** Connections kept free on each instance for admin, migrations and monitoring (default 20). */
+  /** Connections kept free on each instance (DSQL: the cluster) for admin, migrations and monitoring (default 20). */
   reservedConnections?: number;
   /** ECS maximumPercent during deployments (default 200). */
   maxHealthyPercent?: number;
@@ -104,7 +103,7 @@ export class PoolgateGateway extends Construct {
     this.minTasks = props.minTasks ?? 2;
     const maxTasks = props.maxTasks ?? 6;
     const maxHealthyPercent = props.maxHealthyPercent ?? 200;
-    const { database, logins } = props;
+    const { database } = props;
     const configureReadOnlyLogin = props.configureReadOnlyLogin ?? true;
     this.budget = poolBudget({
       engine: database.engine,
@@ -118,7 +117,9 @@ export class PoolgateGateway extends Construct {
 
     this.cluster = new ecs.Cluster(this, "Cluster", { vpc: props.vpc, containerInsightsV2: ecs.ContainerInsights.ENABLED });
     // The image is built for x86_64 whatever machine deploys it, and the task runs on x86_64.
+    const taskRole = database.gatewayTaskRole(this);
     const taskDefinition = new ecs.FargateTaskDefinition(this, "Task", {
+      ...(taskRole === undefined ? {} : { taskRole }),
       cpu: props.cpu ?? 512,
       memoryLimitMiB: props.memoryMiB ?? 1024,
       runtimePlatform: { cpuArchitecture: ecs.CpuArchitecture.X86_64, operatingSystemFamily: ecs.OperatingSystemFamily.LINUX },
@@ -137,10 +138,7 @@ export class PoolgateGateway extends Construct {
     this.principals.operator = { clusters: {}, admin: true };
     const config = gatewayConfig({
       clusterName: this.clusterName,
-      writerUrl: database.writerUrl,
-      instanceHostPattern: database.instanceHostPattern,
-      readWriteSecretArn: logins.readWrite.secret.secretArn,
-      readOnlySecretArn: configureReadOnlyLogin ? logins.readOnly.secret.secretArn : undefined,
+      cluster: database.clusterConfig({ readOnlyLogin: configureReadOnlyLogin }),
       audience: this.audience,
       region: Stack.of(this).region,
       operatorTokenSecretArn: this.operatorToken.secretArn,
@@ -160,8 +158,6 @@ export class PoolgateGateway extends Construct {
       },
       stopTimeout: Duration.seconds(30),
     });
-    // The task reads its logins' secrets itself, again after a rotation (both staging labels).
-    for (const login of configureReadOnlyLogin ? logins.all : [logins.readWrite]) login.secret.grantRead(taskDefinition.taskRole);
     this.operatorToken.grantRead(taskDefinition.taskRole);
 
     this.service = new ecs.FargateService(this, "Service", {
@@ -175,21 +171,12 @@ export class PoolgateGateway extends Construct {
       vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
       assignPublicIp: false,
     });
-    const [databaseGroup] = database.cluster.connections.securityGroups;
     const [serviceGroup] = this.service.connections.securityGroups;
-    if (!databaseGroup || !serviceGroup) throw new Error("the cluster and the service need a security group each");
+    if (!serviceGroup) throw new Error("the service needs a security group");
     // A task forwards transaction calls to the task that holds the transaction, on the container port.
     // (Ingress only: the group already allows all outbound traffic.)
     serviceGroup.addIngressRule(serviceGroup, ec2.Port.tcp(CONTAINER_PORT), "Poolgate tasks forward transaction calls to each other");
-    // The rule lives in this (stateless) stack: the database stack must not depend on the service's.
-    new ec2.CfnSecurityGroupIngress(this, "DatabaseIngress", {
-      groupId: databaseGroup.securityGroupId,
-      sourceSecurityGroupId: serviceGroup.securityGroupId,
-      ipProtocol: "tcp",
-      fromPort: database.port,
-      toPort: database.port,
-      description: "Poolgate gateway tasks",
-    });
+    database.admitGateway(this, { taskRole: taskDefinition.taskRole, securityGroup: serviceGroup }, { readOnlyLogin: configureReadOnlyLogin });
 
     const accessLogs = new s3.Bucket(this, "AccessLogs", {
       encryption: s3.BucketEncryption.S3_MANAGED,

@@ -9,7 +9,8 @@
  * ECS (the hook and the canary list the gateway's tasks) — is reached either through interface VPC
  * endpoints with a network interface in every zone (`egress: "endpoints"`, the default), or through a
  * NAT gateway in every zone (`"nat-per-az"`). `"single-nat"` is the cost-sensitive choice: one NAT
- * gateway, so losing its zone cuts the other zones off from those services too.
+ * gateway, so losing its zone cuts the other zones off from those services too. A database outside
+ * the VPC adds its own endpoint the same way (`reachPrivately`: Aurora DSQL's connection endpoint).
  */
 import { RemovalPolicy, aws_ec2 as ec2, aws_logs as logs } from "aws-cdk-lib";
 import { Construct } from "constructs";
@@ -62,9 +63,23 @@ export class PoolgateNetwork extends Construct {
     this.vpc.addGatewayEndpoint("S3", { service: ec2.GatewayVpcEndpointAwsService.S3, subnets: [{ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }] });
     if (this.egress === "endpoints") {
       for (const [name, service] of Object.entries(INTERFACE_ENDPOINTS)) {
-        // One network interface per zone, private DNS on: the SDKs' default hosts resolve to it.
-        this.endpoints[name] = this.vpc.addInterfaceEndpoint(name, { service, subnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }, privateDnsEnabled: true });
+        this.addEndpoint(name, service);
       }
     }
+  }
+
+  /**
+   * In "endpoints" mode, reaches one more service through an interface endpoint in every zone (private
+   * DNS on) and returns it; in the NAT modes, returns undefined: the NAT path already reaches it.
+   */
+  reachPrivately(name: string, service: ec2.IInterfaceVpcEndpointService): ec2.InterfaceVpcEndpoint | undefined {
+    return this.egress === "endpoints" ? this.addEndpoint(name, service) : undefined;
+  }
+
+  private addEndpoint(name: string, service: ec2.IInterfaceVpcEndpointService): ec2.InterfaceVpcEndpoint {
+    // One network interface per zone, private DNS on: the default hosts resolve to it.
+    const endpoint = this.vpc.addInterfaceEndpoint(name, { service, subnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }, privateDnsEnabled: true });
+    this.endpoints[name] = endpoint;
+    return endpoint;
   }
 }

@@ -1,12 +1,14 @@
 /**
  * Schema migrations as part of the deployment: a custom resource whose function (functions/migrate/)
- * runs the versioned SQL of the cluster's engine on every deploy, idempotently, as the master user
- * (read from its secret) from inside the VPC. It also creates the gateway's own logins and grants them
- * their access (database-logins.ts), and sets a login's password again from its secret when the two
- * have drifted apart.
+ * runs the versioned SQL of the cluster's engine on every deploy, idempotently, as the administrator
+ * (Aurora: the master user, read from its secret; Aurora DSQL: `admin`, with a token) from inside the
+ * VPC. It also creates the gateway's own logins and grants them their access (Aurora: database-logins.ts,
+ * setting a login's password again from its secret when the two have drifted apart; DSQL: roles mapped
+ * to the gateway's IAM role with `AWS IAM GRANT`). What differs per engine comes from the target
+ * (database-target.ts).
  *
- * Ordering: the resource waits for the cluster and all its instances and for the logins' secrets; the
- * logins' rotations wait for it (their first run must find the login); and the service stack — the
+ * Ordering: the resource waits for the database (Aurora: the cluster and all its instances) and for
+ * the logins' secrets; the logins' rotations wait for it (their first run must find the login); and the service stack — the
  * gateway, the canary and the example functions — depends on this stack, so it is deployed after the
  * migrations have run: the gateway's tasks start with their logins in place and new code meets the new
  * schema, never the old one.
@@ -14,22 +16,21 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { CustomResource, Duration, RemovalPolicy, aws_ec2 as ec2, aws_lambda as lambda, aws_logs as logs, aws_rds as rds, aws_secretsmanager as secretsmanager } from "aws-cdk-lib";
+import { CustomResource, Duration, RemovalPolicy, aws_ec2 as ec2, aws_lambda as lambda, aws_logs as logs } from "aws-cdk-lib";
 import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import { Provider } from "aws-cdk-lib/custom-resources";
 import { Construct } from "constructs";
-import type { PoolgateDatabase } from "./aurora-cluster.js";
-import type { DatabaseLogins } from "./database-logins.js";
+import type { MigrationTarget } from "./database-target.js";
+import { loadMigrations } from "../../functions/migrate/migration-files.js";
 import { esmBundling } from "./function-bundling.js";
 
 export interface SchemaMigrationsProps {
   vpc: ec2.IVpc;
-  database: PoolgateDatabase;
-  logins: DatabaseLogins;
+  database: MigrationTarget;
   /** The repository root (the handler and package-lock.json). */
   projectRoot: string;
   /**
-   * A directory with `postgres/` and `mysql/` subdirectories of `<version>_<name>.sql` files
+   * A directory with `postgres/`, `mysql/` and `dsql/` subdirectories (only the engine's is read) of `<version>_<name>.sql` files
    * (default: functions/migrate/migrations, the example functions' tables).
    */
   migrationsDirectory?: string;
@@ -58,7 +59,7 @@ export class SchemaMigrations extends Construct {
 
   constructor(scope: Construct, id: string, props: SchemaMigrationsProps) {
     super(scope, id);
-    const { database, logins } = props;
+    const { database } = props;
     this.migrationsDirectory = props.migrationsDirectory ?? join(props.projectRoot, "functions/migrate/migrations");
     const engineDirectory = join(this.migrationsDirectory, database.engine);
     let checksum: string;
@@ -67,6 +68,7 @@ export class SchemaMigrations extends Construct {
     } catch (err) {
       throw new Error(`the migrations directory ${engineDirectory} cannot be read: ${(err as Error).message}`, { cause: err });
     }
+    database.checkMigrations(loadMigrations(engineDirectory));
 
     const logGroup = new logs.LogGroup(this, "Logs", { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
     this.logGroup = logGroup;
@@ -92,6 +94,8 @@ export class SchemaMigrations extends Construct {
         NODE_EXTRA_CA_CERTS: "/var/runtime/ca-cert.pem",
       },
       bundling: esmBundling({
+        // Bundled with the AWS SDK it was built with: the DSQL signer is not part of the runtime's SDK.
+        externalModules: ["pg-native"],
         // The SQL files travel beside the bundle: migrations/<engine>/*.sql.
         commandHooks: {
           beforeBundling: () => [],
@@ -100,9 +104,7 @@ export class SchemaMigrations extends Construct {
         },
       }),
     });
-    database.cluster.connections.allowDefaultPortFrom(this.function, "Poolgate schema migrations");
-    database.secret.grantRead(this.function);
-    for (const login of logins.all) login.secret.grantRead(this.function);
+    database.admitMigrations(this.function);
 
     const provider = new Provider(this, "Provider", {
       onEventHandler: this.function,
@@ -112,25 +114,13 @@ export class SchemaMigrations extends Construct {
       serviceToken: provider.serviceToken,
       resourceType: "Custom::PoolgateSchemaMigrations",
       properties: {
-        Engine: database.engine,
-        Host: database.cluster.clusterEndpoint.hostname,
-        Port: String(database.port),
-        Database: database.databaseName,
-        Tls: "verify-full",
-        AdminSecretArn: database.secret.secretArn,
-        ReadWriteSecretArn: logins.readWrite.secret.secretArn,
-        ReadOnlySecretArn: logins.readOnly.secret.secretArn,
+        ...database.migrationProperties(),
         MigrationsChecksum: checksum,
         RunId: props.runId ?? new Date().toISOString(),
       },
     });
-    // After the cluster and every instance: the writer must accept connections. (The secrets come first
-    // through the properties' references.)
-    for (const resource of database.cluster.node.findAll()) {
-      if (resource instanceof rds.CfnDBCluster || resource instanceof rds.CfnDBInstance) this.resource.node.addDependency(resource);
-    }
-    // The logins' rotations need the logins; the master secret's first rotation would race this run.
-    logins.rotateAfter(this.resource);
-    for (const schedule of database.cluster.node.findAll().filter((child) => child instanceof secretsmanager.CfnRotationSchedule)) schedule.node.addDependency(this.resource);
+    // After the database accepts connections. (The secrets come first through the properties' references.)
+    for (const resource of database.migrationPrerequisites) this.resource.node.addDependency(resource);
+    database.afterMigrations(this.resource);
   }
 }

@@ -8,7 +8,7 @@ import { App, type Environment, Validations } from "aws-cdk-lib";
 import { AwsSolutionsChecks } from "cdk-nag";
 import { z } from "zod";
 import { EGRESS_MODES, type EgressMode } from "../constructs/network.js";
-import type { AuroraEngine } from "../constructs/pool-budget.js";
+import type { DatabaseEngine } from "../constructs/pool-budget.js";
 import { acknowledgeFindings } from "./nag-acknowledgements.js";
 import { PoolgateDatabaseStack } from "./database-stack.js";
 import { PoolgateServiceStack, type RoleGrant } from "./service-stack.js";
@@ -74,8 +74,12 @@ export function buildPoolgateApp(options: PoolgateAppOptions): PoolgateApp {
   };
   // Region-only environment: no account lookups, and ALB access logs know their region.
   const env: Environment = { region: context("region") ?? process.env.CDK_DEFAULT_REGION ?? "us-east-1" };
-  const engine = (context("engine") ?? "postgres") as AuroraEngine;
-  if (engine !== "postgres" && engine !== "mysql") throw new Error(`context engine must be "postgres" or "mysql", not "${String(engine)}"`);
+  const engine = (context("engine") ?? "postgres") as DatabaseEngine;
+  if (engine !== "postgres" && engine !== "mysql" && engine !== "dsql") throw new Error(`context engine must be "postgres", "mysql" or "dsql", not "${String(engine)}"`);
+  // Aurora DSQL has no instances: an instance class or readers asked for would be silently ignored.
+  for (const auroraOnly of ["instanceClass", "readers"]) {
+    if (engine === "dsql" && context(auroraOnly) !== undefined) throw new Error(`context ${auroraOnly} applies to Aurora only: Aurora DSQL has no instances (remove -c ${auroraOnly})`);
+  }
   const egress = (context("egress") ?? "endpoints") as EgressMode;
   if (!EGRESS_MODES.includes(egress)) throw new Error(`context egress must be one of ${EGRESS_MODES.join(", ")}, not "${String(egress)}"`);
   const readers = integerSetting("readers", context("readers"), 0) ?? 1;
@@ -99,8 +103,7 @@ export function buildPoolgateApp(options: PoolgateAppOptions): PoolgateApp {
   const service = new PoolgateServiceStack(app, "PoolgateService", {
     env,
     vpc: database.network.vpc,
-    database: database.database,
-    logins: database.logins,
+    database: database.target,
     projectRoot: options.projectRoot,
     gateway: {
       minTasks: integerSetting("minTasks", context("minTasks"), 1) ?? 2,

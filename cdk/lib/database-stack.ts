@@ -1,42 +1,83 @@
 /**
- * The stateful stack: the network, the Aurora cluster (deleted only on purpose), the gateway's own
- * database logins and the schema migrations that create them and the application's tables on every
- * deploy. The service stack depends on this one, so it is deployed after the migrations ran.
+ * The stateful stack: the network, the database (deleted only on purpose), the gateway's own database
+ * logins and the schema migrations that create them and the application's tables on every deploy.
+ * The service stack depends on this one, so it is deployed after the migrations ran.
+ *
+ * The engine is chosen here and only here: Aurora PostgreSQL or MySQL (the cluster and the logins'
+ * rotated secrets: aurora-target.ts) or Aurora DSQL (the cluster and the gateway's IAM role:
+ * dsql-cluster.ts). Everything after sees the choice through database-target.ts.
  */
 import { CfnOutput, Stack, type StackProps } from "aws-cdk-lib";
 import type { Construct } from "constructs";
 import { PoolgateDatabase, type PoolgateDatabaseProps } from "../constructs/aurora-cluster.js";
+import { AuroraTarget } from "../constructs/aurora-target.js";
 import { DatabaseLogins } from "../constructs/database-logins.js";
+import type { PoolgateDatabaseTarget } from "../constructs/database-target.js";
+import { DsqlDatabase } from "../constructs/dsql-cluster.js";
 import { PoolgateNetwork, type PoolgateNetworkProps } from "../constructs/network.js";
+import type { DatabaseEngine } from "../constructs/pool-budget.js";
 import { SchemaMigrations, type SchemaMigrationsProps } from "../constructs/schema-migrations.js";
 
 export interface DatabaseStackProps extends StackProps {
   /** The repository root: the migration function and the default migrations. */
   projectRoot: string;
   network?: PoolgateNetworkProps;
-  database?: Omit<PoolgateDatabaseProps, "vpc">;
+  /** The engine (default postgres) and, for Aurora, the cluster's settings (instanceClass and readers do not apply to DSQL). */
+  database?: Omit<PoolgateDatabaseProps, "vpc" | "engine"> & { engine?: DatabaseEngine };
   migrations?: Pick<SchemaMigrationsProps, "migrationsDirectory" | "runId">;
 }
 
 export class PoolgateDatabaseStack extends Stack {
   readonly network: PoolgateNetwork;
-  readonly database: PoolgateDatabase;
-  readonly logins: DatabaseLogins;
+  /** The database as the gateway, the migrations and the health checks see it. */
+  readonly target: PoolgateDatabaseTarget;
   readonly migrations: SchemaMigrations;
+  private readonly aurora: AuroraTarget | undefined;
+  private readonly dsqlCluster: DsqlDatabase | undefined;
 
   constructor(scope: Construct, id: string, props: DatabaseStackProps) {
     super(scope, id, props);
     this.network = new PoolgateNetwork(this, "Network", props.network);
-    this.database = new PoolgateDatabase(this, "Database", { vpc: this.network.vpc, ...props.database });
-    this.logins = new DatabaseLogins(this, "Logins", { vpc: this.network.vpc, database: this.database });
+    const { engine = "postgres", ...settings } = props.database ?? {};
+    if (engine === "dsql") {
+      this.dsqlCluster = new DsqlDatabase(this, "Database", {
+        network: this.network,
+        ...(settings.deletionProtection === undefined ? {} : { deletionProtection: settings.deletionProtection }),
+      });
+      this.target = this.dsqlCluster;
+    } else {
+      const database = new PoolgateDatabase(this, "Database", { vpc: this.network.vpc, engine, ...settings });
+      const logins = new DatabaseLogins(this, "Logins", { vpc: this.network.vpc, database });
+      this.aurora = new AuroraTarget(database, logins);
+      this.target = this.aurora;
+    }
     this.migrations = new SchemaMigrations(this, "Migrations", {
       vpc: this.network.vpc,
-      database: this.database,
-      logins: this.logins,
+      database: this.target,
       projectRoot: props.projectRoot,
       ...props.migrations,
     });
-    new CfnOutput(this, "ClusterIdentifier", { value: this.database.cluster.clusterIdentifier, description: "The Aurora cluster (aws rds failover-db-cluster --db-cluster-identifier ...)" });
+    const clusterDescription =
+      engine === "dsql" ? "The Aurora DSQL cluster (aws dsql get-cluster --identifier ...)" : "The Aurora cluster (aws rds failover-db-cluster --db-cluster-identifier ...)";
+    new CfnOutput(this, "ClusterIdentifier", { value: this.target.clusterIdentifier, description: clusterDescription });
     new CfnOutput(this, "MigrationsLogGroup", { value: this.migrations.logGroup.logGroupName, description: "Logs of the schema-migration runs" });
+  }
+
+  /** The Aurora cluster; throws on an Aurora DSQL stack. */
+  get database(): PoolgateDatabase {
+    if (!this.aurora) throw new Error("this stack deploys Aurora DSQL: it has no Aurora cluster (see dsql)");
+    return this.aurora.database;
+  }
+
+  /** The gateway's Aurora logins; throws on an Aurora DSQL stack (its logins are IAM-mapped roles). */
+  get logins(): DatabaseLogins {
+    if (!this.aurora) throw new Error("this stack deploys Aurora DSQL: it has no password logins (see dsql)");
+    return this.aurora.logins;
+  }
+
+  /** The Aurora DSQL cluster; throws on an Aurora stack. */
+  get dsql(): DsqlDatabase {
+    if (!this.dsqlCluster) throw new Error("this stack deploys Aurora: it has no Aurora DSQL cluster (see database)");
+    return this.dsqlCluster;
   }
 }

@@ -4,6 +4,7 @@
  */
 import { Stack, Validations, type aws_ecs as ecs, type aws_lambda as lambda } from "aws-cdk-lib";
 import type { IConstruct } from "constructs";
+import { AuroraTarget } from "../constructs/aurora-target.js";
 import type { PoolgateDatabaseStack } from "./database-stack.js";
 import type { PoolgateServiceStack } from "./service-stack.js";
 
@@ -13,14 +14,15 @@ function acknowledge(scope: IConstruct, id: string, reason: string): void {
 
 export function acknowledgeFindings(database: PoolgateDatabaseStack, service: PoolgateServiceStack): void {
   // Only on the documented teardown path (-c deletionProtection=false): the default keeps it on.
-  if (!database.database.deletionProtection) {
+  // (RDS10 is an Aurora rule; cdk-nag has none for Aurora DSQL clusters.)
+  if (database.target instanceof AuroraTarget && !database.target.deletionProtection) {
     acknowledge(
-      database.database.cluster,
+      database.target.database.cluster,
       "AwsSolutions-RDS10",
       "Deletion protection is off on purpose (-c deletionProtection=false, the README's teardown): the cluster's removal policy is SNAPSHOT, so destroying the stack keeps a final snapshot.",
     );
   }
-  if (database.database.engine === "mysql") {
+  if (database.target.engine === "mysql") {
     acknowledge(
       database,
       "AwsSolutions-RDS11",
@@ -66,11 +68,13 @@ export function acknowledgeFindings(database: PoolgateDatabaseStack, service: Po
     "AwsSolutions-EC23",
     "The interface endpoints admit HTTPS from the VPC's own CIDR block (a reference cdk-nag cannot evaluate), not from the internet.",
   );
-  acknowledge(
-    service.health.events.deadLetters,
-    "AwsSolutions-SQS3",
-    "This queue is itself the dead-letter queue: of the RDS-event rules' targets and of the failover hook's asynchronous invocations.",
-  );
+  if (service.health.events) {
+    acknowledge(
+      service.health.events.deadLetters,
+      "AwsSolutions-SQS3",
+      "This queue is itself the dead-letter queue: of the RDS-event rules' targets and of the failover hook's asynchronous invocations.",
+    );
+  }
   acknowledge(
     service,
     "AwsSolutions-ECS2",

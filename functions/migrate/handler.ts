@@ -1,9 +1,11 @@
 /**
  * The schema-migration custom resource (CloudFormation, through the CDK provider framework): on every
- * deploy it reads the master user's secret and the gateway's login secrets, connects to the cluster's
- * writer inside the VPC (TLS verified against the Amazon CAs of the Lambda runtime), and runs the
- * migrations of its engine idempotently (migrator.ts). Deleting the resource changes nothing: the
- * schema and the logins stay with the database.
+ * deploy it connects to the database from inside the VPC (TLS verified against the Amazon CAs of the
+ * Lambda runtime) as its administrator and runs the migrations of its engine idempotently
+ * (migrator.ts). Aurora: it reads the master user's secret and the gateway's login secrets and
+ * connects to the cluster's writer. Aurora DSQL: it signs a DbConnectAdmin token for `admin` with the
+ * function's own role, and maps the gateway's roles to the gateway's IAM role. Deleting the resource
+ * changes nothing: the schema and the logins stay with the database.
  */
 import { fileURLToPath } from "node:url";
 import { Logger } from "@aws-lambda-powertools/logger";
@@ -11,12 +13,14 @@ import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { Tracer } from "@aws-lambda-powertools/tracer";
 import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
+import { DsqlSigner } from "@aws-sdk/dsql-signer";
 import middy from "@middy/core";
 import type { CloudFormationCustomResourceEvent } from "aws-lambda";
 import { z } from "zod";
-import type { Credentials, LoginAccess, LoginSpec, MigrationEngine } from "./migration-engine.js";
-import { checksumOf, loadMigrations } from "./migration-files.js";
-import { type MigrationReport, runMigrations } from "./migrator.js";
+import { dsqlMigrationEngine } from "./dsql.js";
+import type { ConnectionSettings, Credentials, LoginAccess, LoginSpec, MigrationEngine } from "./migration-engine.js";
+import { checksumOf, loadMigrations, type Migration } from "./migration-files.js";
+import { type MigrationReport, type MigrationRun, runMigrations } from "./migrator.js";
 import { mysqlMigrationEngine } from "./mysql.js";
 import { postgresMigrationEngine } from "./postgres.js";
 
@@ -27,17 +31,34 @@ const env = z
   })
   .parse(process.env);
 
-/** The custom resource's properties (CloudFormation passes every value as a string). */
-const propertiesSchema = z.object({
-  Engine: z.enum(["postgres", "mysql"]),
+/** Where to connect, whatever the engine (CloudFormation passes every value as a string). */
+const connectionFields = {
   Host: z.string().min(1),
   Port: z.coerce.number().int().min(1).max(65535),
   Database: z.string().min(1),
   Tls: z.enum(["verify-full", "disable"]).default("verify-full"),
-  AdminSecretArn: z.string().min(1),
-  ReadWriteSecretArn: z.string().min(1),
-  ReadOnlySecretArn: z.string().min(1),
-});
+};
+
+/** The custom resource's properties: Aurora's secrets, or Aurora DSQL's region, gateway role and role names. */
+const propertiesSchema = z.discriminatedUnion("Engine", [
+  z.object({
+    Engine: z.enum(["postgres", "mysql"]),
+    ...connectionFields,
+    AdminSecretArn: z.string().min(1),
+    ReadWriteSecretArn: z.string().min(1),
+    ReadOnlySecretArn: z.string().min(1),
+  }),
+  z.object({
+    Engine: z.literal("dsql"),
+    ...connectionFields,
+    Region: z.string().min(1),
+    GatewayRoleArn: z.string().regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/.+$/),
+    ReadWriteRole: z.string().min(1),
+    ReadOnlyRole: z.string().min(1),
+  }),
+]);
+type AuroraProperties = Extract<z.infer<typeof propertiesSchema>, { Engine: "postgres" | "mysql" }>;
+type DsqlProperties = Extract<z.infer<typeof propertiesSchema>, { Engine: "dsql" }>;
 
 const secretValueSchema = z.object({ username: z.string().min(1), password: z.string().min(1) });
 
@@ -78,6 +99,20 @@ async function onEvent(event: CloudFormationCustomResourceEvent): Promise<Custom
   }
   const directory = env.POOLGATE_MIGRATIONS_DIR ?? fileURLToPath(new URL(`./migrations/${properties.Engine}/`, import.meta.url));
   const migrations = loadMigrations(directory);
+  const settings: ConnectionSettings = { host: properties.Host, port: properties.Port, database: properties.Database, tls: properties.Tls };
+  const log: MigrationRun["log"] = (message, details) => logger.info(message, details ?? {});
+  const run = properties.Engine === "dsql" ? await dsqlRun(properties, settings, migrations) : await auroraRun(properties, settings, migrations);
+  const report: MigrationReport = await runMigrations({ ...run, log });
+  tracer.putAnnotation("migrationsApplied", report.applied.length);
+  logger.info("migrations done", { ...report });
+  return {
+    PhysicalResourceId: physicalId,
+    Data: { Applied: report.applied.join(","), Latest: migrations.at(-1)?.version ?? "", Checksum: checksumOf(migrations) },
+  };
+}
+
+/** Aurora: the master user and the logins from their secrets (AWSPENDING too, mid-rotation). */
+async function auroraRun(properties: AuroraProperties, settings: ConnectionSettings, migrations: Migration[]): Promise<MigrationRun> {
   const [adminCurrent, adminPending, readWrite, readWritePending, readOnly, readOnlyPending] = await Promise.all([
     readCurrent(properties.AdminSecretArn),
     readSecret(properties.AdminSecretArn, "AWSPENDING"),
@@ -88,22 +123,31 @@ async function onEvent(event: CloudFormationCustomResourceEvent): Promise<Custom
   ]);
   const pending = (current: Credentials, candidate: Credentials | undefined) =>
     candidate && candidate.username === current.username && candidate.password !== current.password ? candidate.password : undefined;
-  const report: MigrationReport = await runMigrations({
+  return {
     engine: engines[properties.Engine],
-    settings: { host: properties.Host, port: properties.Port, database: properties.Database, tls: properties.Tls },
+    settings,
     admin: { current: adminCurrent, pending: adminPending },
     logins: [
       loginSpec("read-write", readWrite, pending(readWrite, readWritePending)),
       loginSpec("read-only", readOnly, pending(readOnly, readOnlyPending)),
     ],
     migrations,
-    log: (message, details) => logger.info(message, details ?? {}),
-  });
-  tracer.putAnnotation("migrationsApplied", report.applied.length);
-  logger.info("migrations done", { ...report });
+  };
+}
+
+/**
+ * Aurora DSQL: `admin` with a DbConnectAdmin token signed by the function's role (valid 15 minutes,
+ * checked only at login), and the gateway's roles, which have no password.
+ */
+async function dsqlRun(properties: DsqlProperties, settings: ConnectionSettings, migrations: Migration[]): Promise<MigrationRun> {
+  const token = await new DsqlSigner({ hostname: properties.Host, region: properties.Region }).getDbConnectAdminAuthToken();
+  const role = (access: LoginAccess, username: string): LoginSpec => ({ access, username, password: "" });
   return {
-    PhysicalResourceId: physicalId,
-    Data: { Applied: report.applied.join(","), Latest: migrations.at(-1)?.version ?? "", Checksum: checksumOf(migrations) },
+    engine: dsqlMigrationEngine(properties.GatewayRoleArn),
+    settings,
+    admin: { current: { username: "admin", password: token } },
+    logins: [role("read-write", properties.ReadWriteRole), role("read-only", properties.ReadOnlyRole)],
+    migrations,
   };
 }
 

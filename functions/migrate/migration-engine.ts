@@ -56,7 +56,7 @@ export interface AdminSession {
 }
 
 export interface MigrationEngine {
-  readonly kind: "postgres" | "mysql";
+  readonly kind: "postgres" | "mysql" | "dsql";
   /** Opens an administrative session; a refused password rejects with an error `isAuthFailure` accepts. */
   open(settings: ConnectionSettings, admin: Credentials): Promise<AdminSession>;
   /** Whether the database accepts these credentials (false only when it refuses the password). */
