@@ -4,6 +4,7 @@
  * (the gateway's statement timeout never outlives the caller), and retries only where the gateway says
  * they are safe.
  */
+import { randomUUID } from "node:crypto";
 import type { BatchResponse, BeginResponse, Column, EndTransactionResponse, Intent, Isolation, Param, QueryResponse, StreamEnd } from "./wire.js";
 import { DeadlineExceededError, PoolgateError, TransportError } from "./errors.js";
 import { ndjsonRows } from "./row-stream.js";
@@ -47,6 +48,13 @@ export interface ClientOptions {
    * a long deadline is never turned into a timeout the gateway would refuse.
    */
   maxStatementTimeoutMs?: number;
+  /**
+   * Send an idempotency key (a random UUID) with every write — a query not marked `intent: "read"`,
+   * every batch that is not `readOnly`, every commit — and the same key on each of the client's own
+   * retries, so that a write whose answer was lost (OUTCOME_UNKNOWN, a dropped connection) is sent
+   * again safely: the gateway answers it from its record if it was applied (default true).
+   */
+  idempotency?: boolean;
 }
 
 /** Per-call options. */
@@ -61,6 +69,14 @@ export interface CallOptions {
   maxStalenessMs?: number;
   /** int8/numeric/BIGINT/DECIMAL as exact strings (default) or numbers. */
   bigNumbers?: "string" | "number";
+  /**
+   * This write's idempotency key (a batch's; a transaction's commit's): your own (to send the same
+   * write again from a later invocation and get its first answer), or `false` for none (default: a
+   * new UUID per call unless `ClientOptions.idempotency` is false). A key the client made itself is
+   * dropped for SQL the gateway cannot make exactly-once (SQL with its own COMMIT, MySQL DDL); a key
+   * you pass is refused there (INVALID_REQUEST).
+   */
+  idempotencyKey?: string | false;
 }
 
 /** A statement's result with rows typed as `Row`. */
@@ -71,6 +87,8 @@ export interface QueryResult<Row> {
   rowCount: number | null;
   /** SELECT, INSERT... */
   command: string;
+  /** The write was not run by this call: the answer is the one recorded under its idempotency key. */
+  replayed?: true;
   /** MySQL: the generated AUTO_INCREMENT value, as an exact string. */
   lastInsertId?: string;
   /** How many times the gateway ran it (for a batch: the whole batch). */
@@ -84,8 +102,8 @@ export interface QueryResult<Row> {
   consistencyToken?: string;
 }
 
-/** Options of {@link PoolgateClient.stream}. */
-export interface StreamOptions extends CallOptions {
+/** Options of {@link PoolgateClient.stream} (a stream's answer is never recorded: no idempotency key). */
+export interface StreamOptions extends Omit<CallOptions, "idempotencyKey"> {
   /** Rows as objects keyed by column name (default) or as arrays in column order. */
   rowMode?: "object" | "array";
 }
@@ -162,7 +180,12 @@ export interface JsonCodec {
 }
 
 /** The client's rows as typed objects (the gateway answers rows as objects by default). */
-function asResult<Row>(response: Omit<QueryResponse, "attempts" | "consistencyToken">, attempts: number, consistencyToken: string | undefined): QueryResult<Row> {
+function asResult<Row>(
+  response: Omit<QueryResponse, "attempts" | "consistencyToken" | "replayed">,
+  attempts: number,
+  consistencyToken: string | undefined,
+  replayed?: true,
+): QueryResult<Row> {
   return {
     rows: response.rows as Row[],
     columns: response.columns,
@@ -171,7 +194,13 @@ function asResult<Row>(response: Omit<QueryResponse, "attempts" | "consistencyTo
     ...(response.lastInsertId === undefined ? {} : { lastInsertId: response.lastInsertId }),
     attempts,
     ...(consistencyToken === undefined ? {} : { consistencyToken }),
+    ...(replayed ? { replayed } : {}),
   };
+}
+
+/** The gateway refused an idempotency key for SQL it cannot make exactly-once (nothing ran). */
+function refusesKey(err: unknown): boolean {
+  return err instanceof PoolgateError && err.code === "INVALID_REQUEST" && (err.issues ?? []).some((issue) => issue.path === "idempotencyKey");
 }
 
 /** Creates a client; see {@link ClientOptions}. */
@@ -206,6 +235,13 @@ export function createClient(options: ClientOptions): PoolgateClient {
     return requested === undefined ? serverSide : Math.min(requested, serverSide);
   };
 
+  /** The key a write is sent with (the same on every retry of the call), or undefined for none. */
+  const keyFor = (write: boolean, callKey: string | false | undefined): string | undefined => {
+    if (callKey === false || !write) return undefined;
+    return callKey ?? (options.idempotency === false ? undefined : randomUUID());
+  };
+  const keyField = (key: string | undefined) => (key === undefined ? {} : { idempotencyKey: key });
+
   const client: PoolgateClient = {
     consistencyToken: undefined,
 
@@ -213,25 +249,42 @@ export function createClient(options: ClientOptions): PoolgateClient {
       const until = deadlineAt();
       const token = call.consistencyToken === null ? undefined : (call.consistencyToken ?? client.consistencyToken);
       const safeToResend = call.intent === "read";
-      const response = await withRetries(options.retry, until, safeToResend, () => {
-        const timeoutMs = timeoutFor(call.timeoutMs, until);
-        return transport.post<QueryResponse>(
-          "/v1/query",
-          {
-            sql,
-            params,
-            ...cluster,
-            ...(timeoutMs === undefined ? {} : { timeoutMs }),
-            ...(call.intent ? { intent: call.intent } : {}),
-            ...(token ? { consistencyToken: token } : {}),
-            ...(call.maxStalenessMs === undefined ? {} : { maxStalenessMs: call.maxStalenessMs }),
-            ...(call.bigNumbers ? { bigNumbers: call.bigNumbers } : {}),
-          },
+      const send = async (key: string | undefined) => {
+        const response = await withRetries(
+          options.retry,
           until,
+          safeToResend,
+          () => {
+            const timeoutMs = timeoutFor(call.timeoutMs, until);
+            return transport.post<QueryResponse>(
+              "/v1/query",
+              {
+                sql,
+                params,
+                ...cluster,
+                ...(timeoutMs === undefined ? {} : { timeoutMs }),
+                ...(call.intent ? { intent: call.intent } : {}),
+                ...(token ? { consistencyToken: token } : {}),
+                ...(call.maxStalenessMs === undefined ? {} : { maxStalenessMs: call.maxStalenessMs }),
+                ...(call.bigNumbers ? { bigNumbers: call.bigNumbers } : {}),
+                ...keyField(key),
+              },
+              until,
+            );
+          },
+          key !== undefined,
         );
-      });
-      if (response.consistencyToken) client.consistencyToken = response.consistencyToken;
-      return asResult<Row>(response, response.attempts, response.consistencyToken);
+        if (response.consistencyToken) client.consistencyToken = response.consistencyToken;
+        return asResult<Row>(response, response.attempts, response.consistencyToken, response.replayed);
+      };
+      const key = keyFor(!safeToResend, call.idempotencyKey);
+      try {
+        return await send(key);
+      } catch (err) {
+        // A key the client made, for SQL that commits by itself: nothing ran; sent as it is without keys.
+        if (key === undefined || call.idempotencyKey !== undefined || !refusesKey(err)) throw err;
+        return send(undefined);
+      }
     },
 
     stream<Row>(sql: string, params: Param[] = [], call: StreamOptions = {}): RowStream<Row> {
@@ -300,6 +353,7 @@ export function createClient(options: ClientOptions): PoolgateClient {
     async batch(statements: BatchStatement[], call: TransactionOptions = {}) {
       const until = deadlineAt();
       const token = call.consistencyToken === null ? undefined : (call.consistencyToken ?? client.consistencyToken);
+      const key = keyFor(call.readOnly !== true, call.idempotencyKey);
       const response = await withRetries(options.retry, until, call.readOnly === true, () => {
         const timeoutMs = timeoutFor(call.timeoutMs, until);
         return transport.post<BatchResponse>(
@@ -312,12 +366,13 @@ export function createClient(options: ClientOptions): PoolgateClient {
             ...(call.readOnly ? { readOnly: true } : {}),
             ...(call.readOnly && token ? { consistencyToken: token } : {}),
             ...(call.bigNumbers ? { bigNumbers: call.bigNumbers } : {}),
+            ...keyField(key),
           },
           until,
         );
-      });
+      }, key !== undefined);
       if (response.consistencyToken) client.consistencyToken = response.consistencyToken;
-      return response.results.map((result) => asResult<Record<string, unknown>>(result, response.attempts, response.consistencyToken));
+      return response.results.map((result) => asResult<Record<string, unknown>>(result, response.attempts, response.consistencyToken, response.replayed));
     },
 
     async transaction<T>(work: (tx: Transaction) => Promise<T>, call: TransactionOptions = {}): Promise<T> {
@@ -365,7 +420,10 @@ export function createClient(options: ClientOptions): PoolgateClient {
         await transport.post(`/v1/transactions/${encodeURIComponent(id)}/rollback`, {}, rollbackBy).catch(() => undefined);
         throw err;
       }
-      const ended = await transport.post<EndTransactionResponse>(`/v1/transactions/${encodeURIComponent(id)}/commit`, {}, until);
+      // Under a key, a commit whose answer was lost is sent again: the gateway settles it from its record.
+      const key = keyFor(call.readOnly !== true, call.idempotencyKey);
+      const commit = () => transport.post<EndTransactionResponse>(`/v1/transactions/${encodeURIComponent(id)}/commit`, keyField(key), until);
+      const ended = key === undefined ? await commit() : await withRetries(options.retry, until, false, commit, true);
       if (ended.consistencyToken) client.consistencyToken = ended.consistencyToken;
       return value;
     },

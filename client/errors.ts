@@ -18,6 +18,8 @@ export class PoolgateError extends Error {
   readonly requestId: string;
   /** How many times the gateway itself ran the work, when it says. */
   readonly attempts: number | undefined;
+  /** Validation problems (INVALID_REQUEST): the request's field and what is wrong with it. */
+  readonly issues: readonly { path: string; message: string }[];
 
   constructor(status: number, body: ErrorBody["error"]) {
     super(body.message);
@@ -27,6 +29,7 @@ export class PoolgateError extends Error {
     this.retryable = body.retryable;
     this.requestId = body.requestId;
     this.attempts = body.attempts;
+    this.issues = body.issues ?? [];
   }
 }
 

@@ -35,12 +35,15 @@ export interface WireQueryResult {
 export interface QueryResponse extends WireQueryResult {
   attempts: number;
   consistencyToken?: string | undefined;
+  /** The answer recorded under the request's idempotency key, sent again: nothing ran this time. */
+  replayed?: true | undefined;
 }
 
 export interface BatchResponse {
   results: WireQueryResult[];
   attempts: number;
   consistencyToken?: string | undefined;
+  replayed?: true | undefined;
 }
 
 /** The first line of a streamed result (POST /v1/query/stream). */
@@ -65,6 +68,7 @@ export interface EndTransactionResponse {
   transactionId: string;
   outcome: "committed" | "rolled back";
   consistencyToken?: string | undefined;
+  replayed?: true | undefined;
 }
 
 /** The gateway's error codes (see the main README's error table). */
@@ -90,6 +94,7 @@ export type ErrorCode =
   | "TRANSACTION_BUSY"
   | "TRANSACTION_ABORTED"
   | "TOO_MANY_TRANSACTIONS"
+  | "IDEMPOTENCY_KEY_REUSED"
   | "UNAUTHENTICATED"
   | "FORBIDDEN"
   | "THROTTLED"

@@ -113,6 +113,12 @@ export const ERROR_CODES = {
     retryable: true,
     summary: "transactions.maxOpen interactive transactions are already open, or the principal's open transactions already pin its maxTransactionShare of the pool.",
   },
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 422,
+    retryable: false,
+    summary:
+      "The idempotencyKey was already used by this principal for a different request (another SQL, parameters, cluster or transaction) within its time to live; nothing ran.",
+  },
   UNAUTHENTICATED: {
     status: 401,
     retryable: false,

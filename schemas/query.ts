@@ -53,6 +53,21 @@ const freshnessOptions = {
   maxStalenessMs: z.number().int().nonnegative().optional().describe("Largest replica lag acceptable for this read"),
 };
 
+/**
+ * A caller's name for one write, so that sending it again (after a timeout, OUTCOME_UNKNOWN or a
+ * failover) returns the first answer instead of applying it twice. Printable ASCII, 1 to 255
+ * characters (a UUID is the usual choice); scoped to the caller's principal. Also accepted as the
+ * `Idempotency-Key` header.
+ */
+export const idempotencyKeySchema = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces")
+  .describe("Exactly-once: the write is recorded under this key with its answer; the same request again answers that (replayed: true), a different one is refused");
+
+const idempotencyFields = { idempotencyKey: idempotencyKeySchema.optional() };
+
 export const intentSchema = z.enum(["read", "write"]).describe("Where to run: a replica (read) or the primary (write)");
 export type Intent = z.infer<typeof intentSchema>;
 
@@ -62,6 +77,7 @@ export const queryRequestSchema = z.strictObject({
   ...freshnessOptions,
   intent: intentSchema.optional().describe("Overrides the intent inferred from the statement"),
   transactionId: z.string().min(1).optional().describe("Run inside this open interactive transaction"),
+  ...idempotencyFields,
 });
 export type QueryRequest = z.infer<typeof queryRequestSchema>;
 
@@ -69,7 +85,8 @@ export type QueryRequest = z.infer<typeof queryRequestSchema>;
  * POST /v1/query/stream: one autocommit statement whose rows are sent as they arrive (NDJSON), with
  * the same options as /v1/query except transactionId (a stream runs on its own session).
  */
-export const streamRequestSchema = queryRequestSchema.omit({ transactionId: true });
+/** A stream's answer is never recorded: an idempotency key is refused there (INVALID_REQUEST), not silently ignored. */
+export const streamRequestSchema = queryRequestSchema.omit({ transactionId: true, idempotencyKey: true });
 export type StreamRequest = z.infer<typeof streamRequestSchema>;
 
 export const isolationSchema = z.enum(["read committed", "repeatable read", "serializable"]);
@@ -84,6 +101,7 @@ export const batchRequestSchema = z.strictObject({
   ...freshnessOptions,
   isolation: isolationSchema.optional(),
   readOnly: z.boolean().optional().describe("Runs READ ONLY, on a replica when one is fresh enough"),
+  ...idempotencyFields,
 });
 export type BatchRequest = z.infer<typeof batchRequestSchema>;
 
@@ -107,9 +125,15 @@ const consistencyTokenField = z
   .optional()
   .describe("After a write: pass it as consistencyToken on later reads to be sure to see this write");
 
+const replayedField = z
+  .literal(true)
+  .optional()
+  .describe("The answer recorded under the request's idempotencyKey, sent again: nothing ran this time");
+
 export const queryResponseSchema = queryResultSchema.extend({
   attempts: z.number().int().describe("How many times the gateway ran the statement (retries + 1)"),
   consistencyToken: consistencyTokenField,
+  replayed: replayedField,
 });
 export type QueryResponse = z.infer<typeof queryResponseSchema>;
 
@@ -117,6 +141,7 @@ export const batchResponseSchema = z.object({
   results: z.array(queryResultSchema),
   attempts: z.number().int(),
   consistencyToken: consistencyTokenField,
+  replayed: replayedField,
 });
 export type BatchResponse = z.infer<typeof batchResponseSchema>;
 
@@ -135,10 +160,15 @@ export const beginResponseSchema = z.object({
 });
 export type BeginResponse = z.infer<typeof beginResponseSchema>;
 
+/** The body of a commit (optional): the key that makes the COMMIT exactly-once. */
+export const commitRequestSchema = z.strictObject({ ...idempotencyFields });
+export type CommitRequest = z.infer<typeof commitRequestSchema>;
+
 export const endTransactionResponseSchema = z.object({
   transactionId: z.string(),
   outcome: z.enum(["committed", "rolled back"]),
   consistencyToken: consistencyTokenField,
+  replayed: replayedField,
 });
 export type EndTransactionResponse = z.infer<typeof endTransactionResponseSchema>;
 

@@ -18,6 +18,8 @@ import { StatementPipeline } from "../execution/pipeline.js";
 import { StreamRunner } from "../execution/streams.js";
 import { Planner } from "../execution/plan.js";
 import { TransactionRegistry } from "../execution/transactions.js";
+import { IdempotencyStore } from "../idempotency/store.js";
+import { UNRESTRICTED } from "../execution/run-as.js";
 import type { Logger } from "../logger.js";
 import { type Clock, systemClock, type Timer } from "../clock.js";
 import { Pool, type PoolSettings } from "../pool/pool.js";
@@ -60,12 +62,15 @@ export class Cluster {
   /** Every statement's one path: plan, then run (autocommit, or on an interactive transaction). */
   readonly pipeline: StatementPipeline;
   readonly transactions: TransactionRegistry;
+  /** The record of keyed writes (exactly-once), in the cluster's own database. */
+  readonly idempotency: IdempotencyStore;
   private readonly discovery: InstanceDiscovery | undefined;
   private readonly discovered = new Set<Endpoint>();
   private discoveryTimer: Timer | undefined;
   private readonly clock: Clock;
   private readonly discoveryIntervalMs: number;
   private readonly checkTimeoutMs: number;
+  private readonly connectTimeoutMs: number;
   private discovering: Promise<void> | undefined;
   private started = false;
 
@@ -119,6 +124,7 @@ export class Cluster {
     this.discovery = urls.discovery && !embedded ? new InstanceDiscovery(this.engine, urls.writerUrl, urls.discovery, logger) : undefined;
     this.discoveryIntervalMs = urls.discovery?.refreshIntervalMs ?? 0;
     this.checkTimeoutMs = config.topology.checkTimeoutMs;
+    this.connectTimeoutMs = config.pool.connectTimeoutMs;
     const [writer] = this.endpoints as [Endpoint];
     this.topology = embedded
       ? new FixedTopology(writer)
@@ -157,9 +163,10 @@ export class Cluster {
     }
     this.router = new Router(this.topology, this.engine, { ...config.routing, failoverWaitMs: config.topology.failoverWaitMs }, clock);
     this.leases = new Leases(this.router, this.topology, this.pools, config, clock, events);
-    const planner = new Planner(config, this.engine.reader, (token) => this.engine.isPosition(token), clock);
-    this.transactions = new TransactionRegistry(this.router, this.leases, planner, config, clock, logger, wiring.mintTransactionId);
-    this.pipeline = new StatementPipeline(planner, new Executor(this.leases, clock), this.transactions, new StreamRunner(this.leases, config));
+    const planner = new Planner(config, this.engine.reader, (token) => this.engine.isPosition(token), clock, name);
+    this.idempotency = new IdempotencyStore(this.engine.idempotency, config.idempotency, clock, logger, (timeoutMs, work) => this.adminSession(timeoutMs, work));
+    this.transactions = new TransactionRegistry(this.router, this.leases, planner, config, clock, logger, this.idempotency, wiring.mintTransactionId);
+    this.pipeline = new StatementPipeline(planner, new Executor(this.leases, clock, this.idempotency), this.transactions, new StreamRunner(this.leases, config));
   }
 
   /** Learns the topology once, then warms the pools and starts the housekeepers. */
@@ -171,6 +178,10 @@ export class Cluster {
     if (this.topology instanceof TopologyMonitor) await this.topology.start();
     for (const { pool } of this.pools.all()) pool.start();
     this.transactions.start();
+    // The embedded database's one session may be pinned by a transaction when its first keyed commit
+    // needs the table: create it now.
+    if (this.embedded) await this.idempotency.ensureTable(this.checkTimeoutMs * 5).catch((err: unknown) => this.logger.warn({ err: String(err) }, "idempotency table not created"));
+    this.idempotency.start();
     this.started = true;
   }
 
@@ -239,6 +250,23 @@ export class Cluster {
   }
 
   /**
+   * Runs administrative work (the idempotency record's table creation and cleanup) on a session of the
+   * primary on the read-write login, outside every pool, so that it neither waits behind nor takes a
+   * caller's session; the embedded database has a single session, which it lends from its pool.
+   */
+  private async adminSession<T>(timeoutMs: number, work: (connection: EngineConnection) => Promise<T>): Promise<T> {
+    const deadline = this.clock.now() + timeoutMs;
+    if (this.embedded) return this.leases.run(this.writer, "write", UNRESTRICTED, deadline, work);
+    const primary = await this.router.primary(deadline);
+    const connection = await this.engine.connect({ url: primary.url, purpose: "pool" }, Math.min(timeoutMs, this.connectTimeoutMs));
+    try {
+      return await work(connection);
+    } finally {
+      await connection.close().catch(() => connection.destroy());
+    }
+  }
+
+  /**
    * Opens a pooled connection and checks what it really reached: a connection to a replica where the
    * topology believes the primary is (a stale DNS name after failover) is closed, and the topology
    * looks again, instead of serving read-only errors.
@@ -292,6 +320,7 @@ export class Cluster {
   async close(timeoutMs: number): Promise<void> {
     this.discoveryTimer?.cancel();
     this.transactions.closeAll();
+    this.idempotency.stop();
     this.topology.close();
     await Promise.all([...this.pools.all()].map(({ pool }) => pool.close(timeoutMs)));
     this.logger.debug({ cluster: this.name }, "cluster closed");

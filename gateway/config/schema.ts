@@ -348,6 +348,19 @@ export const configSchema = z.strictObject({
       maxTotalMs: ms("Retries end after this much time even before the request's timeoutMs; default: its timeoutMs alone").min(1).optional(),
     })
     .prefault({}),
+  idempotency: z
+    .strictObject({
+      ttlMs: ms("How long a write's idempotency key and answer are kept: a repeat within it is answered from the record").min(1000).default(86400000),
+      table: z
+        .string()
+        .regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/, "a table name, optionally schema-qualified (schema.table)")
+        .optional()
+        .describe("Where keys are recorded, in each cluster's database; default: poolgate.idempotency_keys (PostgreSQL), poolgate_idempotency_keys (MySQL)"),
+      createTable: z.boolean().default(true).describe("Create the table (and its PostgreSQL schema) on first use; false when migrations create it"),
+      cleanupIntervalMs: ms("How often expired keys are deleted, on a cluster this task has recorded keys in (0 = never; expired keys are also replaced on reuse)").default(60000),
+      cleanupBatchSize: z.number().int().min(1).max(100000).default(1000).describe("Most expired keys one cleanup deletes"),
+    })
+    .prefault({}),
   routing: z
     .strictObject({
       maxReplicaLagMs: ms("A replica further behind than this gets no reads until it catches up").default(5000),

@@ -39,6 +39,8 @@ export function databaseMessage(database: DatabaseErrorInfo): string {
 /** Registry code -> exception. Codes not listed are database-side failures reported as DatabaseErrorException. */
 const BY_CODE: Partial<Record<ErrorCode, DataApiExceptionName>> = {
   INVALID_REQUEST: "BadRequestException",
+  // Nothing ran: the key names another request.
+  IDEMPOTENCY_KEY_REUSED: "BadRequestException",
   MALFORMED_JSON: "BadRequestException",
   UNSUPPORTED_MEDIA_TYPE: "BadRequestException",
   REQUEST_TOO_LARGE: "BadRequestException",

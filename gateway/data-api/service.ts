@@ -38,6 +38,14 @@ export interface WorkNote {
 
 const NO_NOTE: WorkNote = { cluster: "", intent: "" };
 
+/** An answer's JSON, and whether it is a keyed write's recorded answer sent again (nothing ran). */
+export interface DataApiAnswer {
+  json: string;
+  replayed: boolean;
+}
+
+const fresh = (json: string): DataApiAnswer => ({ json, replayed: false });
+
 /** A resolved target as this caller may use it. */
 interface Authorised {
   cluster: Cluster;
@@ -52,38 +60,63 @@ export class DataApiService {
     private readonly policy: AccessPolicy,
   ) {}
 
-  async execute(caller: Caller, request: ExecuteStatementRequest, requested: ReadonlySet<DataApiExtension>, note: WorkNote = { ...NO_NOTE }): Promise<string> {
+  async execute(
+    caller: Caller,
+    request: ExecuteStatementRequest,
+    requested: ReadonlySet<DataApiExtension>,
+    note: WorkNote = { ...NO_NOTE },
+    idempotencyKey?: string,
+  ): Promise<DataApiAnswer> {
     const target = this.resolve(caller, request, note);
     const extensions = union(target.extensions, requested);
     const dialect = target.cluster.engine.dataApi;
     checkParamCount(this.config, request.parameters?.length ?? 0);
     const bound = bindStatement(request.sql, request.parameters ?? [], dialect, extensions.has("array-parameters"));
     const scope = request.transactionId === undefined ? "statement" : "transaction";
-    const plan = target.cluster.pipeline.plan({ statements: [bound], scope, timeoutMs: this.timeoutMs(target.runAs), bigNumbers: "string" }, this.surface(extensions), target.runAs);
+    const answer = (results: readonly StatementResult[]) => {
+      const json = this.executeResponse(dialect, results[0] as StatementResult, request);
+      if (!extensions.has("large-results") && Buffer.byteLength(json) > this.config.dataApi.maxResponseBytes) {
+        throw new DataApiRefusal("UnsupportedResultException", `The result exceeds the size limit of ${this.config.dataApi.maxResponseBytes} bytes`);
+      }
+      return json;
+    };
+    const idempotency = idempotencyKey === undefined ? undefined : { key: idempotencyKey, surface: "data-api", shape: answerShape(request), answer };
+    const plan = target.cluster.pipeline.plan(
+      { statements: [bound], scope, timeoutMs: this.timeoutMs(target.runAs), bigNumbers: "string", idempotency },
+      this.surface(extensions),
+      target.runAs,
+    );
     if (scope === "statement") note.intent = plan.intent;
     const { value } = await target.cluster.pipeline.run(plan, request.transactionId, QUEUE);
-    const result = value.value[0] as StatementResult;
-    const json = this.executeResponse(dialect, result, request);
-    if (!extensions.has("large-results") && Buffer.byteLength(json) > this.config.dataApi.maxResponseBytes) {
-      throw new DataApiRefusal("UnsupportedResultException", `The result exceeds the size limit of ${this.config.dataApi.maxResponseBytes} bytes`);
-    }
-    return json;
+    return value.recorded === undefined ? fresh(answer(value.value)) : { json: value.recorded.answer, replayed: value.recorded.replayed };
   }
 
-  async batchExecute(caller: Caller, request: BatchExecuteStatementRequest, requested: ReadonlySet<DataApiExtension>, note: WorkNote = { ...NO_NOTE }): Promise<string> {
+  async batchExecute(
+    caller: Caller,
+    request: BatchExecuteStatementRequest,
+    requested: ReadonlySet<DataApiExtension>,
+    note: WorkNote = { ...NO_NOTE },
+    idempotencyKey?: string,
+  ): Promise<DataApiAnswer> {
     const target = this.resolve(caller, request, note);
     const extensions = union(target.extensions, requested);
     const sets = request.parameterSets ?? [];
     for (const set of sets) checkParamCount(this.config, set.length);
-    if (sets.length === 0) return '{"updateResults":[]}';
+    if (sets.length === 0) return fresh('{"updateResults":[]}');
     const dialect = target.cluster.engine.dataApi;
     const statements = sets.map((set: SqlParameter[]) => bindStatement(request.sql, set, dialect, extensions.has("array-parameters")));
     // Outside a transaction: one implicit transaction, all parameter sets or none. Inside one: one turn
     // on it for every set, so nothing else of it (a COMMIT...) runs in between.
     const scope = request.transactionId === undefined ? "batch" : "transaction";
-    const plan = target.cluster.pipeline.plan({ statements, scope, timeoutMs: this.timeoutMs(target.runAs), bigNumbers: "string" }, this.surface(extensions), target.runAs);
-    const results = (await target.cluster.pipeline.run(plan, request.transactionId, QUEUE)).value.value;
-    return `{"updateResults":[${results.map((result) => `{"generatedFields":${generatedFields(result)}}`).join(",")}]}`;
+    const answer = (results: readonly StatementResult[]) => `{"updateResults":[${results.map((result) => `{"generatedFields":${generatedFields(result)}}`).join(",")}]}`;
+    const idempotency = idempotencyKey === undefined ? undefined : { key: idempotencyKey, surface: "data-api", answer };
+    const plan = target.cluster.pipeline.plan(
+      { statements, scope, timeoutMs: this.timeoutMs(target.runAs), bigNumbers: "string", idempotency },
+      this.surface(extensions),
+      target.runAs,
+    );
+    const { value } = await target.cluster.pipeline.run(plan, request.transactionId, QUEUE);
+    return value.recorded === undefined ? fresh(answer(value.value)) : { json: value.recorded.answer, replayed: value.recorded.replayed };
   }
 
   async begin(caller: Caller, request: BeginTransactionRequest, note: WorkNote = { ...NO_NOTE }): Promise<string> {
@@ -96,10 +129,12 @@ export class DataApiService {
     return JSON.stringify({ transactionId: id });
   }
 
-  async commit(caller: Caller, request: EndTransactionRequest, note: WorkNote = { ...NO_NOTE }): Promise<string> {
+  async commit(caller: Caller, request: EndTransactionRequest, note: WorkNote = { ...NO_NOTE }, idempotencyKey?: string): Promise<DataApiAnswer> {
     const target = this.resolve(caller, request, note);
-    await target.cluster.transactions.commit(request.transactionId, QUEUE, target.runAs);
-    return '{"transactionStatus":"Transaction Committed"}';
+    const answer = '{"transactionStatus":"Transaction Committed"}';
+    const key = idempotencyKey === undefined ? undefined : { key: idempotencyKey, surface: "data-api", answer };
+    const { recorded } = await target.cluster.transactions.commit(request.transactionId, QUEUE, target.runAs, key);
+    return { json: answer, replayed: recorded?.replayed ?? false };
   }
 
   async rollback(caller: Caller, request: EndTransactionRequest, note: WorkNote = { ...NO_NOTE }): Promise<string> {
@@ -154,6 +189,11 @@ export class DataApiService {
     const metadata = request.includeResultMetadata ? `"columnMetadata":${columnMetadataText(dialect, result)},` : "";
     return `{${metadata}"numberOfRecordsUpdated":0,"records":${recordsText(dialect, result, options)}}`;
   }
+}
+
+/** The request's options that shape its answer: part of a keyed request's fingerprint. */
+function answerShape(request: ExecuteStatementRequest): Record<string, unknown> {
+  return { includeResultMetadata: request.includeResultMetadata, formatRecordsAs: request.formatRecordsAs, resultSetOptions: request.resultSetOptions };
 }
 
 /** MySQL's AUTO_INCREMENT id of an INSERT, else nothing (PostgreSQL: use RETURNING). */

@@ -6,6 +6,7 @@
 import type { Column, Isolation, Param } from "../../schemas/query.js";
 import type { DatabaseCredentials } from "../credentials/database-credentials.js";
 import type { DataApiDialect } from "./data-api-dialect.js";
+import type { IdempotencySql } from "./idempotency-sql.js";
 import type { SqlReader } from "./sql-analysis.js";
 
 /** What the engine knows of a result column beyond its name and type (for the Data API's columnMetadata). */
@@ -205,6 +206,8 @@ export interface Engine {
   readonly reader: SqlReader;
   /** How the RDS Data API surface binds parameters and writes results on this engine. */
   readonly dataApi: DataApiDialect;
+  /** The SQL of the idempotency record (exactly-once writes) in this engine's dialect. */
+  readonly idempotency: IdempotencySql;
   /**
    * Compares two positions from InstanceState/commitPosition: >= 0 when an instance at `a` has applied
    * everything up to `b` (0 when they are the same), negative otherwise. WAL positions are totally

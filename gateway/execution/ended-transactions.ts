@@ -9,6 +9,9 @@
 import type { ErrorCode } from "../../schemas/errors.js";
 import { GatewayError } from "../errors.js";
 
+/** How the fate of a transaction whose COMMIT went unanswered is worded (a keyed commit is settled from the record instead). */
+export const UNKNOWN_OUTCOME = "COMMIT whose outcome is unknown";
+
 /** How many ended transactions are remembered. */
 const MEMORY = 10000;
 
@@ -55,7 +58,7 @@ export function commitFailure(id: string, err: unknown): { error: unknown; fate:
   }
   if (err.code === "OUTCOME_UNKNOWN") {
     const message = `transaction ${id}: the connection was lost after COMMIT was sent; it may or may not have committed (${err.message})`;
-    return { error: new GatewayError("OUTCOME_UNKNOWN", message, { cause: err }), fate: ["TRANSACTION_NOT_FOUND", `transaction ${id} ended with a COMMIT whose outcome is unknown (the connection was lost after it was sent)`] };
+    return { error: new GatewayError("OUTCOME_UNKNOWN", message, { cause: err }), fate: ["TRANSACTION_NOT_FOUND", `transaction ${id} ended with a ${UNKNOWN_OUTCOME} (the connection was lost after it was sent)`] };
   }
   const fate: [ErrorCode, string] = ["TRANSACTION_ABORTED", `transaction ${id} was rolled back by the database at COMMIT (${err.message}): run it again from the start`];
   if (err.code === "SERIALIZATION_FAILURE") {

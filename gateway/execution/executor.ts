@@ -10,6 +10,9 @@ import type { Param } from "../../schemas/query.js";
 import type { EngineConnection, ExecuteOptions, StatementResult, TransactionOptions } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
 import type { Clock } from "../clock.js";
+import type { KeyedWork, RecordedAnswer } from "../idempotency/keyed-work.js";
+import { runOnce } from "../idempotency/run-once.js";
+import type { IdempotencyStore } from "../idempotency/store.js";
 import type { RouteRequest } from "../routing/router.js";
 import type { Endpoint } from "../topology/endpoint.js";
 import { isReadOnlyRefusal, type Leases } from "./leases.js";
@@ -20,6 +23,8 @@ export interface Written<T> {
   value: T;
   /** Set after a write: where a replica must have replayed to show it. */
   consistencyToken: string | undefined;
+  /** A keyed write's answer as recorded with its key: the surface sends it as it is. */
+  recorded?: RecordedAnswer | undefined;
 }
 
 /** A timeout or conflict in SQL that commits on its own does not mean "nothing was applied". */
@@ -80,11 +85,14 @@ export class Executor {
   constructor(
     private readonly leases: Leases,
     private readonly clock: Clock,
+    /** The cluster's idempotency record, for keyed writes. */
+    private readonly keys: IdempotencyStore,
   ) {}
 
   /** Runs an autocommit plan (a statement, or a batch) to its answer. */
   run(plan: Plan): Promise<Attempted<Written<StatementResult[]>>> {
     if (plan.runAs.readOnly) return this.readOnly(plan);
+    if (plan.keyed !== undefined) return this.keyed(plan, plan.keyed);
     return plan.scope === "batch" ? this.batch(plan) : this.statement(plan);
   }
 
@@ -148,6 +156,36 @@ export class Executor {
         }
       });
     });
+  }
+
+  /**
+   * A keyed write (a statement or a batch), exactly once: in a transaction that claims its key and
+   * records its answer (idempotency/run-once.ts), retried as a whole, an unknown outcome included;
+   * a replay answers what was recorded. Once an attempt's COMMIT went unanswered, a later failure is
+   * still an unknown outcome: that COMMIT may yet have landed, and the same key settles it.
+   */
+  private async keyed(plan: Plan, work: KeyedWork): Promise<Attempted<Written<StatementResult[]>>> {
+    let unknownOutcome: GatewayError | undefined;
+    try {
+      return await this.leases.retrying(plan.retry, plan.route, async () => {
+        await this.keys.ensureTable(plan.options.timeoutMs);
+        const endpoint = await this.leases.endpointFor(plan.route, plan.primaryOnly);
+        return this.leases.run(endpoint, "write", plan.runAs, plan.route.deadline, async (connection) => {
+          const options = within(plan.options, plan.route, this.clock);
+          const outcome = await runOnce(connection, this.keys, work, plan.statements, { isolation: plan.isolation }, options).catch((err: unknown) => {
+            if (err instanceof GatewayError && err.code === "OUTCOME_UNKNOWN") unknownOutcome = err;
+            throw err;
+          });
+          return { value: outcome.results, consistencyToken: await this.tokenAfter(plan, plan.route, connection), recorded: outcome.recorded };
+        });
+      });
+    } catch (err) {
+      if (unknownOutcome === undefined || !(err instanceof GatewayError) || err.code === "OUTCOME_UNKNOWN" || err.code === "IDEMPOTENCY_KEY_REUSED") throw err;
+      throw new GatewayError("OUTCOME_UNKNOWN", `${err.message}; an earlier attempt's COMMIT went unanswered, so the write may have been applied: send it again with the same idempotency key to learn its answer`, {
+        cause: err,
+        attempts: err.attempts,
+      });
+    }
   }
 
   /**

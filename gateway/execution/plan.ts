@@ -12,6 +12,8 @@ import type { ExecuteOptions } from "../engines/engine.js";
 import type { SqlReader, StatementAnalysis } from "../engines/sql-analysis.js";
 import { GatewayError } from "../errors.js";
 import type { Clock } from "../clock.js";
+import { fingerprint } from "../idempotency/fingerprint.js";
+import type { KeyedWork, KeyRequest } from "../idempotency/keyed-work.js";
 import type { RouteRequest } from "../routing/router.js";
 import type { RetrySettings } from "./retry.js";
 import type { RunAs } from "./run-as.js";
@@ -30,6 +32,8 @@ export interface WorkRequest extends RequestRunOptions {
   maxStalenessMs?: number | undefined;
   isolation?: BatchRequest["isolation"];
   readOnly?: boolean | undefined;
+  /** The caller's idempotency key and how the surface words the answer recorded with it. */
+  idempotency?: KeyRequest | undefined;
 }
 
 /** How a surface runs work beyond the caller's options (the Data API's rules, as the service has them). */
@@ -68,6 +72,12 @@ export interface Plan {
   readonly readOnly: boolean;
   readonly implicitCommits: "allow" | "refuse";
   readonly runAs: RunAs;
+  /**
+   * A write made exactly once under the caller's idempotency key (recorded with its answer in the
+   * write's own transaction); undefined without a key, and for work that commits nothing (reads, a
+   * read-only principal's work), where a key is accepted and ignored.
+   */
+  readonly keyed: KeyedWork | undefined;
 }
 
 const SCOPE_NAMES = { batch: "a batch", transaction: "an interactive transaction (use its commit and rollback endpoints)" } as const;
@@ -78,6 +88,8 @@ export class Planner {
     private readonly reader: SqlReader,
     private readonly isPosition: (token: string) => boolean,
     private readonly clock: Clock,
+    /** The cluster's name, part of a keyed request's fingerprint. */
+    private readonly clusterName = "",
   ) {}
 
   plan(request: WorkRequest, surface: SurfacePolicy, runAs: RunAs): Plan {
@@ -96,14 +108,18 @@ export class Planner {
     const [first] = statements as [PlannedStatement];
     const intent: Intent =
       request.scope === "statement" ? (request.intent ?? first.analysis.intent) : request.readOnly === true || runAs.readOnly ? "read" : "write";
+    const keyed = this.keyed(request, statements, runAs);
+    if (keyed !== undefined) options = { ...options, gatewayTransaction: true };
     const commitsInParts = request.scope === "statement" && !runAs.readOnly && first.analysis.commitsInParts;
+    let retry: RetrySettings = commitsInParts ? { ...this.config.retry, maxAttempts: 1 } : this.config.retry;
+    if (keyed !== undefined) retry = { ...retry, unknownOutcomeRetried: true };
     return {
       scope: request.scope,
       statements,
       options,
-      intent,
-      route: this.route(intent, request, options.timeoutMs),
-      retry: commitsInParts ? { ...this.config.retry, maxAttempts: 1 } : this.config.retry,
+      intent: keyed === undefined ? intent : "write",
+      route: this.route(keyed === undefined ? intent : "write", request, options.timeoutMs),
+      retry,
       commitsInParts,
       primaryOnly: surface.primaryOnly === true,
       withToken: surface.withoutToken !== true && !runAs.readOnly,
@@ -111,6 +127,45 @@ export class Planner {
       readOnly: request.readOnly === true || runAs.readOnly,
       implicitCommits,
       runAs,
+      keyed,
+    };
+  }
+
+  /**
+   * A keyed write, or undefined. A key is ignored where nothing commits (reads as the engine's reader
+   * knows them, READ ONLY batches, a read-only principal's work: safe to run again as they are);
+   * refused on a statement of an interactive transaction (the key goes with its commit) and on SQL
+   * that commits by itself, which no transaction of the gateway's can hold.
+   */
+  private keyed(request: WorkRequest, statements: readonly PlannedStatement[], runAs: RunAs): KeyedWork | undefined {
+    const keyRequest = request.idempotency;
+    if (keyRequest === undefined || runAs.readOnly) return undefined;
+    if (request.scope === "transaction") {
+      throw new GatewayError("INVALID_REQUEST", "idempotencyKey goes with the transaction's commit, not with its statements", {
+        issues: [{ path: "idempotencyKey", message: "not allowed inside an interactive transaction" }],
+      });
+    }
+    if (request.readOnly === true || statements.every(({ analysis }) => analysis.intent === "read")) return undefined;
+    const at = statements.findIndex(({ analysis }) => analysis.endsTransaction || analysis.commitsInParts);
+    if (at >= 0) {
+      throw new GatewayError(
+        "INVALID_REQUEST",
+        "idempotencyKey cannot make this SQL exactly-once: it carries its own transaction control, several statements or a statement that commits implicitly (MySQL DDL), and the key is recorded in the write's own transaction",
+        { issues: [{ path: "idempotencyKey", message: `cannot be kept exactly-once: ${statements.length > 1 ? `statements.${at}.sql` : "sql"} commits by itself` }] },
+      );
+    }
+    return {
+      principal: runAs.tenant,
+      key: keyRequest.key,
+      fingerprint: fingerprint({
+        surface: keyRequest.surface,
+        cluster: this.clusterName,
+        scope: request.scope,
+        statements: statements.map(({ sql, params }) => ({ sql, params })),
+        isolation: request.isolation,
+        shape: keyRequest.shape,
+      }),
+      answer: keyRequest.answer,
     };
   }
 

@@ -85,4 +85,17 @@ describe("retry policy", () => {
       expect(error.attempts).toBe(1);
     }
   });
+
+  it("never re-runs an unknown outcome, except a keyed write's, whose idempotency record decides the next attempt", async () => {
+    let calls = 0;
+    const unknown = async () => {
+      if (++calls === 1) throw new GatewayError("OUTCOME_UNKNOWN", "lost after COMMIT");
+      return "recorded";
+    };
+    const plain = (await runWithRetry(settings, inMs(1000), clock, unknown).catch((err: unknown) => err)) as GatewayError;
+    expect(plain.code).toBe("OUTCOME_UNKNOWN");
+    expect(plain.attempts).toBe(1);
+    calls = 0;
+    expect(await runWithRetry({ ...settings, unknownOutcomeRetried: true }, inMs(1000), clock, unknown)).toEqual({ value: "recorded", attempts: 2 });
+  });
 });

@@ -8,7 +8,9 @@
  *   an endpoint that stopped being the primary (PRIMARY_UNAVAILABLE, not final): it is run again at
  *   once (after a few ms of jitter) wherever the topology now points; routing itself waits for a
  *   primary during a failover.
- * OUTCOME_UNKNOWN is never retried: the work may have been applied.
+ * OUTCOME_UNKNOWN is not retried (the work may have been applied), except for keyed writes
+ * (`unknownOutcomeRetried`): their idempotency record decides on the next attempt, which either finds
+ * the key committed (and answers what was recorded) or claims it and runs the work, once.
  */
 import type { ErrorCode } from "../../schemas/errors.js";
 import { GatewayError } from "../errors.js";
@@ -21,6 +23,8 @@ export interface RetrySettings {
   maxDelayMs: number;
   /** Retries stop after this long even if the deadline is later; none: the deadline alone. */
   maxTotalMs?: number | undefined;
+  /** The unit is a keyed write (gateway/idempotency/): an unknown outcome is run again at once, the record decides. */
+  unknownOutcomeRetried?: boolean | undefined;
 }
 
 /** The database rolled the unit back for a conflict: back off, then run it again. */
@@ -43,7 +47,7 @@ export function backoffDelayMs(settings: RetrySettings, conflict: number, random
 function delayBefore(err: GatewayError, settings: RetrySettings, conflicts: number): number | undefined {
   if (err.final) return undefined;
   if (CONFLICTS.has(err.code)) return backoffDelayMs(settings, conflicts);
-  if (NOT_APPLIED.has(err.code)) return Math.random() * settings.baseDelayMs;
+  if (NOT_APPLIED.has(err.code) || (err.code === "OUTCOME_UNKNOWN" && settings.unknownOutcomeRetried === true)) return Math.random() * settings.baseDelayMs;
   return undefined;
 }
 

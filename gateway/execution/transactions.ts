@@ -17,7 +17,10 @@ import type { Router } from "../routing/router.js";
 import type { Pool } from "../pool/pool.js";
 import type { PoolEntry } from "../pool/pool-entry.js";
 import type { Endpoint } from "../topology/endpoint.js";
-import { commitFailure, EndedTransactions } from "./ended-transactions.js";
+import { type CommitKey, keyedCommit, recordBeforeCommit, settleCommit } from "../idempotency/keyed-commit.js";
+import type { KeyedWork, RecordedAnswer } from "../idempotency/keyed-work.js";
+import type { IdempotencyStore } from "../idempotency/store.js";
+import { commitFailure, EndedTransactions, UNKNOWN_OUTCOME } from "./ended-transactions.js";
 import { readOnlyFailure } from "./executor.js";
 import { instanceIsReadOnly, type Lease, type Leases } from "./leases.js";
 import type { Plan, Planner } from "./plan.js";
@@ -48,6 +51,12 @@ export interface TransactionLifetimes {
   maxAgeMs: number;
 }
 
+/** What a COMMIT answers: the consistency token of a read-write transaction, and a keyed commit's recorded answer. */
+export interface CommitOutcome {
+  consistencyToken: string | undefined;
+  recorded?: RecordedAnswer | undefined;
+}
+
 export interface TurnOptions {
   /** Wait for a statement already running on the transaction instead of answering TRANSACTION_BUSY. */
   queue?: boolean;
@@ -69,6 +78,8 @@ export class TransactionRegistry {
     private readonly config: GatewayConfig,
     private readonly clock: Clock,
     private readonly logger: Logger,
+    /** The cluster's idempotency record, for keyed commits. */
+    private readonly keys: IdempotencyStore,
     /** Makes transaction ids (ids naming this task when peers share a key). */
     private readonly mintId: () => string = randomUUID,
   ) {}
@@ -203,10 +214,19 @@ export class TransactionRegistry {
     }
   }
 
-  /** Commits; resolves the consistency token of a read-write transaction. */
-  async commit(id: string, turn: TurnOptions = {}, runAs: RunAs = UNRESTRICTED): Promise<string | undefined> {
-    const tx = await this.claim(id, turn, runAs);
+  /**
+   * Commits; resolves the consistency token of a read-write transaction. With a key (not for a
+   * read-only principal, whose transaction commits nothing), the key and the commit's answer are
+   * recorded in the transaction before COMMIT, and a commit of a transaction no longer open here is
+   * settled from that record (keyed-commit.ts).
+   */
+  async commit(id: string, turn: TurnOptions = {}, runAs: RunAs = UNRESTRICTED, key?: CommitKey): Promise<CommitOutcome> {
     const timeoutMs = this.config.statements.defaultTimeoutMs;
+    const keyed = key === undefined || runAs.readOnly ? undefined : keyedCommit(key, id, runAs);
+    if (keyed !== undefined && this.open.get(id)?.tenant !== runAs.tenant) return this.settle(id, keyed, runAs, timeoutMs);
+    const tx = await this.claim(id, turn, runAs);
+    // A READ ONLY transaction commits nothing: its key is accepted and ignored, as on a read.
+    if (keyed !== undefined && !tx.readOnlyPrincipal && !tx.readOnly) await this.recordKey(tx, keyed, timeoutMs);
     // What later calls on the id are told, unless the COMMIT fails in a way that says more.
     let fate: [ErrorCode, string] = ["TRANSACTION_NOT_FOUND", `transaction ${id} was committed`];
     try {
@@ -214,11 +234,14 @@ export class TransactionRegistry {
         // Nothing of a read-only principal's transaction may persist: it ends in ROLLBACK either way.
         fate = ["TRANSACTION_NOT_FOUND", `transaction ${id} was ended (a read-only principal's transaction always ends in ROLLBACK)`];
         await tx.entry.connection.rollback(timeoutMs);
-        return undefined;
+        return { consistencyToken: undefined };
       }
       const outcome = await tx.entry.connection.commit(timeoutMs).catch((err: unknown) => {
         const failure = commitFailure(id, err);
         fate = failure.fate;
+        if (keyed !== undefined && failure.error instanceof GatewayError && failure.error.code === "OUTCOME_UNKNOWN") {
+          throw new GatewayError("OUTCOME_UNKNOWN", `${failure.error.message}; send the commit again with the same idempotency key to learn whether it committed`, { cause: err });
+        }
         throw failure.error;
       });
       if (outcome === "rolled back") {
@@ -226,10 +249,48 @@ export class TransactionRegistry {
         throw new GatewayError("TRANSACTION_ABORTED", `transaction ${id} had a failed statement; the database rolled it back`);
       }
       // Committed: a token that cannot be read is left out rather than reported as a failure.
-      return tx.readOnly ? undefined : ((await tx.entry.connection.commitPosition(timeoutMs).catch(() => null)) ?? undefined);
+      const consistencyToken = tx.readOnly ? undefined : ((await tx.entry.connection.commitPosition(timeoutMs).catch(() => null)) ?? undefined);
+      return { consistencyToken, recorded: keyed === undefined || tx.readOnly ? undefined : { answer: keyed.answer([]), replayed: false } };
     } finally {
       this.end(tx, ...fate);
     }
+  }
+
+  /**
+   * Records the commit's key in the transaction. A key used for another request is refused and the
+   * transaction stays open (on PostgreSQL a failed insert would have ended it: the key is looked up
+   * first); a lost session ends it, with nothing committed.
+   */
+  private async recordKey(tx: OpenTransaction, keyed: KeyedWork, timeoutMs: number): Promise<void> {
+    try {
+      await this.keys.ensureTable(timeoutMs);
+      await recordBeforeCommit(tx.entry.connection, this.keys, keyed, timeoutMs);
+    } catch (err) {
+      if (err instanceof GatewayError && (err.code === "OUTCOME_UNKNOWN" || err.code === "CONNECTION_LOST")) {
+        this.end(tx, "TRANSACTION_ABORTED", `transaction ${tx.id} was rolled back: it lost its connection before COMMIT; run it again from the start`);
+        throw new GatewayError("CONNECTION_LOST", `transaction ${tx.id} lost its connection before COMMIT was sent; nothing was committed: run the whole transaction again`, { cause: err });
+      }
+      tx.lastUsedAt = this.clock.now();
+      this.passTurn(tx);
+      throw err;
+    }
+  }
+
+  /**
+   * A keyed commit of a transaction that is not open here: the recorded answer when it committed,
+   * else what the registry knows of it (or TRANSACTION_NOT_FOUND: it did not commit).
+   */
+  private async settle(id: string, keyed: KeyedWork, runAs: RunAs, timeoutMs: number): Promise<CommitOutcome> {
+    await this.keys.ensureTable(timeoutMs);
+    const route = this.planner.route("write", {}, timeoutMs);
+    const recorded = await this.leases.run(await this.router.primary(route.deadline), "write", runAs, route.deadline, (connection) =>
+      settleCommit(connection, this.keys, keyed, timeoutMs),
+    );
+    if (recorded !== undefined) return { consistencyToken: undefined, recorded };
+    // What this task remembers is the answer, except an unknown outcome, which the record has just settled.
+    const fate = this.ended.answerFor(id, runAs.tenant);
+    if (fate !== undefined && !fate.message.includes(UNKNOWN_OUTCOME)) throw fate;
+    throw new GatewayError("TRANSACTION_NOT_FOUND", `transaction ${id} is not open and did not commit: nothing is recorded under this idempotency key; run the transaction again from the start`);
   }
 
   async rollback(id: string, turn: TurnOptions = {}, runAs: RunAs = UNRESTRICTED): Promise<void> {

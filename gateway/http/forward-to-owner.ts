@@ -9,13 +9,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { request as undiciRequest } from "undici";
 import { AUTH_HEADER } from "../auth/authenticator.js";
 import type { TransactionOwnership } from "../peers/transaction-ownership.js";
+import { DATA_API_IDEMPOTENCY_HEADER, IDEMPOTENCY_HEADER, REPLAY_HEADER } from "./idempotency-header.js";
 import { bodyTextOf } from "./json-body.js";
 
 const FORWARDED = "x-poolgate-forwarded";
 const NATIVE_END = /^\/v1\/transactions\/([^/?]+)\/(?:commit|rollback)(?:\?|$)/;
 const BODY_ROUTES = new Set(["/v1/query", "/Execute", "/BatchExecute", "/CommitTransaction", "/RollbackTransaction"]);
 /** Answer headers worth passing back. */
-const KEPT = ["content-type", "retry-after", "x-request-id", "x-amzn-requestid", "x-amzn-errortype"];
+const KEPT = ["content-type", "retry-after", "x-request-id", "x-amzn-requestid", "x-amzn-errortype", REPLAY_HEADER];
 
 function transactionIdOf(request: FastifyRequest): string | undefined {
   const path = request.url.split("?")[0] ?? "";
@@ -35,7 +36,7 @@ export function registerOwnerForwarding(app: FastifyInstance, ownership: Transac
     const headers: Record<string, string> = { [FORWARDED]: "1", "x-request-id": request.id };
     if (request.body !== undefined) headers["content-type"] = "application/json";
     // The owner checks the caller again: the credential travels with the call.
-    for (const name of ["authorization", AUTH_HEADER, "x-poolgate-extensions"]) {
+    for (const name of ["authorization", AUTH_HEADER, "x-poolgate-extensions", IDEMPOTENCY_HEADER, DATA_API_IDEMPOTENCY_HEADER]) {
       const value = request.headers[name];
       if (typeof value === "string") headers[name] = value;
     }

@@ -7,6 +7,7 @@ import {
   batchResponseSchema,
   beginRequestSchema,
   beginResponseSchema,
+  commitRequestSchema,
   endTransactionResponseSchema,
   queryRequestSchema,
   queryResponseSchema,
@@ -32,6 +33,13 @@ function operation(summary: string, request: z.ZodType | null, response: z.ZodTy
 
 export function buildOpenApiDocument(version: string): Record<string, unknown> {
   const idParameter = [{ name: "id", in: "path", required: true, schema: { type: "string" } }];
+  const keyHeader = {
+    name: "Idempotency-Key",
+    in: "header",
+    required: false,
+    schema: { type: "string", minLength: 1, maxLength: 255 },
+    description: "Exactly-once: as idempotencyKey in the body (both given must agree)",
+  };
   return {
     openapi: "3.1.0",
     info: { title: "Poolgate native API", version },
@@ -45,7 +53,7 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
     // Needed when the gateway has authentication configured; the public routes say none.
     security: [{ poolgateAuth: [] }, { bearer: [] }],
     paths: {
-      "/v1/query": { post: operation("Run one statement", queryRequestSchema, queryResponseSchema) },
+      "/v1/query": { post: { ...operation("Run one statement", queryRequestSchema, queryResponseSchema), parameters: [keyHeader] } },
       "/v1/query/stream": {
         post: {
           summary: "Run one statement and stream its rows as they arrive (NDJSON)",
@@ -71,10 +79,14 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
           },
         },
       },
-      "/v1/batch": { post: operation("Run statements atomically in one transaction", batchRequestSchema, batchResponseSchema) },
+      "/v1/batch": { post: { ...operation("Run statements atomically in one transaction", batchRequestSchema, batchResponseSchema), parameters: [keyHeader] } },
       "/v1/transactions": { post: operation("Begin an interactive transaction", beginRequestSchema, beginResponseSchema, "201") },
       "/v1/transactions/{id}/commit": {
-        post: { ...operation("Commit", null, endTransactionResponseSchema), parameters: idParameter },
+        post: {
+          ...operation("Commit", null, endTransactionResponseSchema),
+          requestBody: { required: false, content: json(commitRequestSchema, "input") },
+          parameters: [...idParameter, keyHeader],
+        },
       },
       "/v1/transactions/{id}/rollback": {
         post: { ...operation("Roll back", null, endTransactionResponseSchema), parameters: idParameter },

@@ -31,6 +31,26 @@ describe("embedded default", () => {
     }
   });
 
+  it("keeps writes exactly-once under a key on its single session, a transaction's commit included", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "poolgate-embedded-keys-"));
+    const gateway = await startTestGateway({ embedded: { dataDir } });
+    try {
+      await gateway.post("/v1/query", { sql: "create table keyed (note text)" });
+      const write = { sql: "insert into keyed values ($1)", params: ["once"], idempotencyKey: "embedded-write-1" };
+      expect((await gateway.post("/v1/query", write)).body.replayed).toBeUndefined();
+      expect((await gateway.post("/v1/query", write)).body.replayed).toBe(true);
+      // The transaction pins the one session: the record's table was made at start, not now.
+      const id = (await gateway.post("/v1/transactions", {})).body.transactionId as string;
+      await gateway.post("/v1/query", { sql: "insert into keyed values ('tx')", transactionId: id });
+      expect((await gateway.post(`/v1/transactions/${id}/commit`, { idempotencyKey: "embedded-commit-1" })).status).toBe(200);
+      expect((await gateway.post(`/v1/transactions/${id}/commit`, { idempotencyKey: "embedded-commit-1" })).body.replayed).toBe(true);
+      expect((await gateway.post("/v1/query", { sql: "select count(*)::int as n from keyed" })).body.rows).toEqual([{ n: 2 }]);
+    } finally {
+      await gateway.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it("streams a result in batches through the PostgreSQL engine, a failure midway as the last line", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "poolgate-embedded-stream-"));
     const gateway = await startTestGateway({ embedded: { dataDir }, streams: { fetchRows: 10 } });

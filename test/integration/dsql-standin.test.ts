@@ -71,6 +71,8 @@ beforeAll(async () => {
   await server.admin("CREATE TABLE notes (id int PRIMARY KEY, body text NOT NULL)");
   await server.admin("CREATE TABLE counter (id int PRIMARY KEY, n int NOT NULL); INSERT INTO counter VALUES (1, 0)");
   await server.admin("GRANT ALL ON notes, counter TO admin");
+  // DSQL's admin may create schemas (the idempotency record's among them).
+  await server.admin("GRANT CREATE ON DATABASE postgres TO admin");
   // Sequences count the calls outside any transaction, so a rolled-back attempt still counts.
   await server.admin(`CREATE FUNCTION simulate_dsql_occ_conflict(calls regclass, conflicts int, code text, message text) RETURNS int
     LANGUAGE plpgsql AS $$
@@ -149,6 +151,18 @@ describe("a cluster on Aurora DSQL (local stand-in)", () => {
     expect(topology.endpoints).toHaveLength(1);
     expect(topology.endpoints[0]).toMatchObject({ name: "default/writer", role: "primary", healthy: true, position: null });
     expect(topology.failovers).toEqual([]);
+  });
+
+  it("keeps a write exactly-once under an idempotency key, its record made without DDL that DSQL does not know", async () => {
+    const write = { idempotencyKey: "dsql-write-1" };
+    expect((await query("insert into notes values (100, 'keyed')", write)).body.replayed).toBeUndefined();
+    const again = await query("insert into notes values (100, 'keyed')", write);
+    expect(again.status).toBe(200);
+    expect(again.body.replayed).toBe(true);
+    // Only the primary key: DSQL builds other indexes with CREATE INDEX ASYNC alone.
+    const indexes = await query("select indexname from pg_indexes where schemaname = 'poolgate' and tablename = 'idempotency_keys'");
+    expect(indexes.body.rows).toEqual([{ indexname: "idempotency_keys_pkey" }]);
+    await query("delete from notes where id = 100");
   });
 
   it("gives a read-only principal its own DSQL login (a DbConnect token for a custom role)", async () => {

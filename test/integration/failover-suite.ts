@@ -5,6 +5,7 @@
  * standby is promoted, conflicts retried until the request's deadline, transactions that lost their
  * connection, and draining on both surfaces. Nothing here asserts a time: the bench times failovers.
  */
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GatewayConfigInput } from "../../gateway/config/schema.js";
 import type { FailoverPair } from "../support/failover-pair.js";
@@ -105,6 +106,51 @@ export function defineFailoverSuite(target: FailoverTarget): void {
       expect(sample("poolgate_endpoint_role", `cluster="${CLUSTER}",endpoint="${pair.primaryEndpoint(CLUSTER)}",role="primary"`)).toBe(1);
       expect(sample("poolgate_cluster_has_primary", `cluster="${CLUSTER}"`)).toBe(1);
     }, 600000);
+
+    it("applies keyed writes exactly once across a failover: each is sent again under its key until answered, and a key from before replays after", async () => {
+      const statements = pair.dialect.increment.map((sql) => ({ sql }));
+      const counter = async () => Number((await pair.queryPrimary<{ n: number }>(pair.dialect.counter))[0]?.n);
+      const before = await counter();
+      const acknowledged: string[] = [];
+      const gaveUp: string[] = [];
+      let stop = false;
+      const writer = async () => {
+        while (!stop) {
+          const key = randomUUID();
+          // Sent again under the same key until answered, as the client SDK does: whatever the first
+          // attempts did (OUTCOME_UNKNOWN as the primary died, no primary yet), it is applied once.
+          for (let attempt = 1; ; attempt++) {
+            const answer = await gw.post("/v1/batch", { isolation: "serializable", statements, idempotencyKey: key, timeoutMs: 30000 });
+            if (answer.status === 200) {
+              acknowledged.push(key);
+              break;
+            }
+            if (attempt >= 20) {
+              gaveUp.push(JSON.stringify(answer.body));
+              break;
+            }
+          }
+        }
+      };
+      const writers = Array.from({ length: 5 }, writer);
+      await waitFor(() => acknowledged.length >= 20, 30000, "keyed writes before the failover");
+      const [first] = acknowledged as [string];
+      const promoted = pair.standbyEndpoint(CLUSTER);
+      await pair.killPrimary();
+      await pair.promoteStandby();
+      await waitFor(async () => (await topologyOf(gw, CLUSTER)).primary === promoted, 30000, "the gateway to see the promoted standby");
+      const atPromotion = acknowledged.length;
+      await waitFor(() => acknowledged.length >= atPromotion + 20, 30000, "keyed writes after the failover");
+      stop = true;
+      await Promise.all(writers);
+      expect(gaveUp).toEqual([]);
+      expect((await counter()) - before).toBe(acknowledged.length);
+      const replay = await gw.post("/v1/batch", { isolation: "serializable", statements, idempotencyKey: first });
+      expect(replay.body.replayed).toBe(true);
+      expect((await counter()) - before).toBe(acknowledged.length);
+      await pair.rejoinAsStandby();
+      await settled(gw);
+    }, 180000);
 
     it("moves a write waiting on a frozen primary's pool to the promoted standby: it succeeds, and there is no second failover", async () => {
       // One connection, checked before every use: the write's liveness check hangs on the frozen

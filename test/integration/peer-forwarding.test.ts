@@ -42,6 +42,19 @@ describe("transactions across gateway tasks", () => {
     expect((await a.get("/healthz")).body.clusters.default.openTransactions).toBe(0);
   });
 
+  it("forwards a commit's idempotency key to the owner, and its replay answer back", async () => {
+    const id = (await a.post("/v1/transactions", {})).body.transactionId as string;
+    await b.post("/v1/query", { sql: "insert into ledger values ($1)", params: ["keyed"], transactionId: id });
+    const key = { "idempotency-key": "forwarded-commit-1" };
+    const committed = await b.post(`/v1/transactions/${encodeURIComponent(id)}/commit`, {}, key);
+    expect(committed.body).toMatchObject({ transactionId: id, outcome: "committed" });
+    expect(committed.body.replayed).toBeUndefined();
+    const replayed = await b.post(`/v1/transactions/${encodeURIComponent(id)}/commit`, {}, key);
+    expect(replayed.body).toMatchObject({ transactionId: id, outcome: "committed", replayed: true });
+    expect(replayed.headers.get("x-poolgate-idempotent-replay")).toBe("true");
+    expect(await count("keyed")).toBe(1);
+  });
+
   it("serves a Data API transaction begun on one task from the other", async () => {
     const begun = await fetch(`${a.baseUrl}/BeginTransaction`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(target) });
     const { transactionId } = (await begun.json()) as { transactionId: string };

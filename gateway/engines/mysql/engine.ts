@@ -14,6 +14,7 @@ import type { Engine, EngineConnection, EngineEndpoint } from "../engine.js";
 import type { SqlReader } from "../sql-analysis.js";
 import { type MysqlFlavour, MysqlConnection } from "./connection.js";
 import { mysqlDataApiDialect } from "./data-api-dialect.js";
+import { mysqlIdempotencySql } from "./idempotency-sql.js";
 import { mysqlSqlReader } from "./sql-reader.js";
 import { describeConnectError, isAuthenticationFailure } from "./errors.js";
 import { compareGtidPositions, isGtidPosition } from "./gtid.js";
@@ -95,6 +96,7 @@ export class MysqlEngine implements Engine {
   readonly kind = "mysql" as const;
   readonly reader: SqlReader;
   readonly dataApi = mysqlDataApiDialect;
+  readonly idempotency = mysqlIdempotencySql;
   private connectionCounter = 0;
   private readonly ssl: SslOptions | undefined;
 

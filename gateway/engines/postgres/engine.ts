@@ -12,6 +12,8 @@ import type { Engine, EngineConnection, EngineEndpoint } from "../engine.js";
 import type { SqlReader } from "../sql-analysis.js";
 import { PostgresConnection } from "./connection.js";
 import { postgresDataApiDialect } from "./data-api-dialect.js";
+import { postgresIdempotencySql } from "./idempotency-sql.js";
+import type { IdempotencySql } from "../idempotency-sql.js";
 import { FunctionVolatility } from "./function-volatility.js";
 import { postgresSqlReader } from "./sql-reader.js";
 import { describeConnectError, isAuthenticationFailure } from "./errors.js";
@@ -53,6 +55,7 @@ export class PostgresEngine implements Engine {
   readonly kind = "postgres" as const;
   readonly reader: SqlReader;
   readonly dataApi = postgresDataApiDialect;
+  readonly idempotency: IdempotencySql;
   /** What pg_proc says of called functions, shared by the cluster's sessions. */
   private readonly volatility = new FunctionVolatility();
   private readonly typeNames = new Map(BUILTIN_TYPE_NAMES);
@@ -63,6 +66,7 @@ export class PostgresEngine implements Engine {
   constructor(private readonly settings: PostgresEngineSettings) {
     this.ssl = settings.tls === undefined ? undefined : pgSslOptions(settings.tls);
     this.reader = postgresSqlReader(settings.writingFunctions);
+    this.idempotency = postgresIdempotencySql(settings.flavour);
   }
 
   async connect(endpoint: EngineEndpoint, connectTimeoutMs: number): Promise<EngineConnection> {

@@ -15,12 +15,13 @@ import {
 } from "../../../schemas/data-api.js";
 import { DATA_API_EXTENSIONS, type DataApiExtension } from "../../config/schema.js";
 import { DataApiRefusal, toDataApiError } from "../../data-api/errors.js";
-import type { DataApiService } from "../../data-api/service.js";
+import type { DataApiAnswer, DataApiService } from "../../data-api/service.js";
 import { GatewayError } from "../../errors.js";
 import type { HttpContext } from "../context.js";
 import { logFailure, toGatewayError } from "../error-handler.js";
 import { parseJsonBody } from "../json-body.js";
 import { noteOutcome } from "../observe.js";
+import { DATA_API_IDEMPOTENCY_HEADER, idempotencyKeyOf, REPLAY_HEADER } from "../idempotency-header.js";
 
 /** A longValue with more digits than a double keeps exactly. */
 const BIG_LONG_VALUE = /"longValue"\s*:\s*(-?\d{16,})(?![\d.eE])/g;
@@ -48,8 +49,22 @@ function extensionsOf(request: FastifyRequest): Set<DataApiExtension> {
   return new Set(names as DataApiExtension[]);
 }
 
-function send(reply: FastifyReply, request: FastifyRequest, json: string): FastifyReply {
+function send(reply: FastifyReply, request: FastifyRequest, answer: string | DataApiAnswer): FastifyReply {
+  const { json, replayed } = typeof answer === "string" ? { json: answer, replayed: false } : answer;
+  if (replayed) void reply.header(REPLAY_HEADER, "true");
   return reply.header("x-amzn-RequestId", request.id).type("application/json").send(json);
+}
+
+/**
+ * The extension's idempotency key (`x-poolgate-idempotency-key`, added by an SDK middleware), refused
+ * as a BadRequestException when malformed.
+ */
+function keyOf(request: FastifyRequest): string | undefined {
+  try {
+    return idempotencyKeyOf(request, undefined, DATA_API_IDEMPOTENCY_HEADER);
+  } catch (err) {
+    throw new DataApiRefusal("BadRequestException", err instanceof Error ? err.message : String(err));
+  }
 }
 
 export function registerDataApiRoutes(app: FastifyInstance, context: HttpContext, service: DataApiService): void {
@@ -83,11 +98,11 @@ export function registerDataApiRoutes(app: FastifyInstance, context: HttpContext
 
     scope.post("/Execute", options, async (request, reply) => {
       guard();
-      return send(reply, request, await service.execute(request.caller, parse(executeStatementSchema, request.body), extensionsOf(request), request.observation));
+      return send(reply, request, await service.execute(request.caller, parse(executeStatementSchema, request.body), extensionsOf(request), request.observation, keyOf(request)));
     });
     scope.post("/BatchExecute", options, async (request, reply) => {
       guard();
-      return send(reply, request, await service.batchExecute(request.caller, parse(batchExecuteStatementSchema, request.body), extensionsOf(request), request.observation));
+      return send(reply, request, await service.batchExecute(request.caller, parse(batchExecuteStatementSchema, request.body), extensionsOf(request), request.observation, keyOf(request)));
     });
     scope.post("/BeginTransaction", options, async (request, reply) => {
       guard();
@@ -97,7 +112,7 @@ export function registerDataApiRoutes(app: FastifyInstance, context: HttpContext
     // (its open transactions are rolled back when the drain ends).
     scope.post("/CommitTransaction", options, async (request, reply) => {
       guard();
-      return send(reply, request, await service.commit(request.caller, parse(endTransactionSchema, request.body), request.observation));
+      return send(reply, request, await service.commit(request.caller, parse(endTransactionSchema, request.body), request.observation, keyOf(request)));
     });
     scope.post("/RollbackTransaction", options, async (request, reply) => {
       guard();

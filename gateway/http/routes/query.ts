@@ -8,6 +8,7 @@ import { serializeResult } from "../result-shape.js";
 import { noteWork } from "../observe.js";
 import { keepParamSources } from "../param-sources.js";
 import { parseBody } from "../validate.js";
+import { idempotencyKeyOf, nativeAnswer } from "../idempotency-header.js";
 
 export function registerQueryRoutes(app: FastifyInstance, context: HttpContext): void {
   app.post("/v1/query", async (request, reply) => {
@@ -18,11 +19,18 @@ export function registerQueryRoutes(app: FastifyInstance, context: HttpContext):
         ? selectCluster(context, request.caller, body.cluster)
         : selectTransactionCluster(context, request.caller, body.transactionId, body.cluster);
     const scope = body.transactionId === undefined ? "statement" : "transaction";
-    const plan = cluster.pipeline.plan({ ...body, statements: [{ sql: body.sql, params: body.params }], scope }, NATIVE_SURFACE, runAs);
+    const rowMode = body.rowMode ?? "object";
+    const key = idempotencyKeyOf(request, body.idempotencyKey);
+    const idempotency =
+      key === undefined
+        ? undefined
+        : { key, surface: "native", shape: { rowMode, bigNumbers: body.bigNumbers }, answer: (results: readonly StatementResult[]) => serializeResult(results[0] as StatementResult, rowMode) };
+    const plan = cluster.pipeline.plan({ ...body, statements: [{ sql: body.sql, params: body.params }], scope, idempotency }, NATIVE_SURFACE, runAs);
     noteWork(request, cluster.name, scope === "transaction" ? "transaction" : plan.intent);
     const { value, attempts } = await cluster.pipeline.run(plan, body.transactionId);
+    if (value.recorded) return nativeAnswer(reply, value.recorded, { attempts, consistencyToken: value.consistencyToken });
     // Serialised here (schema: QueryResponse) so Fastify sends the text as is.
-    const json = serializeResult(value.value[0] as StatementResult, body.rowMode ?? "object", attempts, value.consistencyToken);
+    const json = serializeResult(value.value[0] as StatementResult, rowMode, attempts, value.consistencyToken);
     return reply.type("application/json; charset=utf-8").send(json);
   });
 
@@ -33,10 +41,21 @@ export function registerQueryRoutes(app: FastifyInstance, context: HttpContext):
       body.statements.map((statement, i) => ({ path: ["statements", i, "params"], params: statement.params })),
     );
     const { cluster, runAs } = selectCluster(context, request.caller, body.cluster);
-    const plan = cluster.pipeline.plan({ ...body, scope: "batch" }, NATIVE_SURFACE, runAs);
-    noteWork(request, cluster.name, plan.intent);
     const rowMode = body.rowMode ?? "object";
+    const key = idempotencyKeyOf(request, body.idempotencyKey);
+    const idempotency =
+      key === undefined
+        ? undefined
+        : {
+            key,
+            surface: "native",
+            shape: { rowMode, bigNumbers: body.bigNumbers },
+            answer: (results: readonly StatementResult[]) => `{"results":[${results.map((result) => serializeResult(result, rowMode)).join(",")}]}`,
+          };
+    const plan = cluster.pipeline.plan({ ...body, scope: "batch", idempotency }, NATIVE_SURFACE, runAs);
+    noteWork(request, cluster.name, plan.intent);
     const { value, attempts } = await cluster.pipeline.run(plan);
+    if (value.recorded) return nativeAnswer(reply, value.recorded, { attempts, consistencyToken: value.consistencyToken });
     // Serialised here (schema: BatchResponse) so Fastify sends the text as is.
     const token = value.consistencyToken === undefined ? "" : `,"consistencyToken":${JSON.stringify(value.consistencyToken)}`;
     const json = `{"results":[${value.value.map((result) => serializeResult(result, rowMode)).join(",")}],"attempts":${attempts}${token}}`;

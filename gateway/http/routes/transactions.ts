@@ -1,10 +1,11 @@
 /** Interactive transactions: POST /v1/transactions, /v1/transactions/:id/commit and /rollback. */
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { type BeginResponse, beginRequestSchema, type EndTransactionResponse } from "../../../schemas/query.js";
+import { type BeginResponse, beginRequestSchema, commitRequestSchema, type EndTransactionResponse } from "../../../schemas/query.js";
 import { type HttpContext, selectCluster, selectTransactionCluster } from "../context.js";
 import { noteWork } from "../observe.js";
 import { parseBody } from "../validate.js";
+import { idempotencyKeyOf, nativeAnswer } from "../idempotency-header.js";
 
 const endQuerySchema = z.strictObject({ cluster: z.string().min(1).optional() });
 
@@ -30,7 +31,11 @@ export function registerTransactionRoutes(app: FastifyInstance, context: HttpCon
       noteWork(request, cluster.name, "transaction");
       let response: EndTransactionResponse;
       if (action === "commit") {
-        const consistencyToken = await cluster.transactions.commit(id, {}, runAs);
+        const body = parseBody(commitRequestSchema, request.body ?? {});
+        const key = idempotencyKeyOf(request, body.idempotencyKey);
+        const answer = JSON.stringify({ transactionId: id, outcome: "committed" } satisfies EndTransactionResponse);
+        const { consistencyToken, recorded } = await cluster.transactions.commit(id, {}, runAs, key === undefined ? undefined : { key, surface: "native", answer });
+        if (recorded) return nativeAnswer(reply, recorded, { consistencyToken });
         response = { transactionId: id, outcome: "committed", ...(consistencyToken === undefined ? {} : { consistencyToken }) };
       } else {
         await cluster.transactions.rollback(id, {}, runAs);

@@ -1,0 +1,33 @@
+/**
+ * The SQL of the idempotency record (gateway/idempotency/), in each engine's dialect: the table and
+ * its creation, claiming a key, recording the answer, reading a key back, forgetting an expired one
+ * and deleting expired ones in bounded steps. Times are epoch milliseconds from the gateway's clock
+ * (BIGINT), so the engines need no common time type and tests can drive expiry with a manual clock.
+ * The core runs these through the ordinary session; each engine answers in `<engine>/idempotency-sql.ts`.
+ */
+import { GatewayError } from "../errors.js";
+
+export interface IdempotencySql {
+  /** The table where keys are kept when the configuration names none. */
+  readonly defaultTable: string;
+  /** Statements that create the table if it is missing, each run on its own, outside any transaction. */
+  create(table: string): readonly string[];
+  /** INSERT of a claim: params principal, key, fingerprint, createdAtMs, expiresAtMs, answer (null until recorded). */
+  claim(table: string): string;
+  /** UPDATE of the claim's answer: params answer, principal, key. */
+  record(table: string): string;
+  /** SELECT fingerprint, answer, expires_at_ms: params principal, key. */
+  find(table: string): string;
+  /** DELETE of one expired key: params principal, key, nowMs. */
+  forget(table: string): string;
+  /** DELETE of at most `limit` keys expired before nowMs: params nowMs. */
+  sweep(table: string, limit: number): string;
+  /** Whether a failure is the table's key already taken (the claim of a key that exists). */
+  isKeyTaken(err: unknown): boolean;
+}
+
+/** A DATABASE_ERROR with this SQLSTATE (and engine code, where the engine has them). */
+export function databaseErrorIs(err: unknown, sqlstate: string, engineCode?: number): boolean {
+  if (!(err instanceof GatewayError) || err.code !== "DATABASE_ERROR" || err.database === undefined) return false;
+  return err.database.sqlstate === sqlstate && (engineCode === undefined || err.database.engineCode === engineCode);
+}

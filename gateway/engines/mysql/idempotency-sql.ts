@@ -1,0 +1,35 @@
+/**
+ * The idempotency record's SQL on MySQL and MariaDB: an InnoDB table in the cluster's database (a
+ * schema there is a database of its own), keys compared byte for byte.
+ */
+import { databaseErrorIs, type IdempotencySql } from "../idempotency-sql.js";
+
+const quoted = (table: string) =>
+  table
+    .split(".")
+    .map((part) => `\`${part}\``)
+    .join(".");
+
+export const mysqlIdempotencySql: IdempotencySql = {
+  defaultTable: "poolgate_idempotency_keys",
+  create: (table) => [
+    `CREATE TABLE IF NOT EXISTS ${quoted(table)} (
+      principal VARCHAR(255) NOT NULL,
+      idempotency_key VARCHAR(255) NOT NULL,
+      fingerprint CHAR(64) NOT NULL,
+      answer LONGTEXT NULL,
+      created_at_ms BIGINT NOT NULL,
+      expires_at_ms BIGINT NOT NULL,
+      PRIMARY KEY (principal, idempotency_key),
+      KEY expiry (expires_at_ms)
+    ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+  ],
+  claim: (table) =>
+    `INSERT INTO ${quoted(table)} (principal, idempotency_key, fingerprint, created_at_ms, expires_at_ms, answer) VALUES (?, ?, ?, ?, ?, ?)`,
+  record: (table) => `UPDATE ${quoted(table)} SET answer = ? WHERE principal = ? AND idempotency_key = ?`,
+  find: (table) => `SELECT fingerprint, answer, expires_at_ms FROM ${quoted(table)} WHERE principal = ? AND idempotency_key = ?`,
+  forget: (table) => `DELETE FROM ${quoted(table)} WHERE principal = ? AND idempotency_key = ? AND expires_at_ms <= ?`,
+  sweep: (table, limit) => `DELETE FROM ${quoted(table)} WHERE expires_at_ms <= ? LIMIT ${Math.trunc(limit)}`,
+  // ER_DUP_ENTRY
+  isKeyTaken: (err) => databaseErrorIs(err, "23000", 1062),
+};

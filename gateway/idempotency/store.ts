@@ -1,0 +1,146 @@
+/**
+ * The idempotency record of one cluster: a table in the cluster's own database (so a key is recorded
+ * in the same transaction as the write it names, and survives whatever the write survives: another
+ * gateway task, a failover). The store creates the table once, lazily, on a session of its own outside
+ * any transaction (MySQL DDL commits implicitly); claims, reads back and forgets keys on the session
+ * it is handed; and deletes expired keys in bounded steps while this task uses the record.
+ */
+import type { GatewayConfig } from "../config/schema.js";
+import type { EngineConnection, ExecuteOptions } from "../engines/engine.js";
+import type { IdempotencySql } from "../engines/idempotency-sql.js";
+import { GatewayError } from "../errors.js";
+import type { Logger } from "../logger.js";
+import type { Clock, Timer } from "../clock.js";
+import type { IdempotencyKey } from "./keyed-work.js";
+
+export type IdempotencySettings = GatewayConfig["idempotency"];
+
+/** A key as the table holds it (never an expired one). */
+export interface FoundKey {
+  readonly fingerprint: string;
+  /** Null while the claiming transaction has not recorded its answer (only that transaction sees it so). */
+  readonly answer: string | null;
+}
+
+/** Answers are whole responses: far above any one result's own cap. */
+const ANSWER_BYTES = 2 ** 30;
+
+/**
+ * Runs administrative work (the table's creation, cleanup) on a session of the current primary, on
+ * the cluster's read-write login, outside any transaction: a session of its own, outside every pool,
+ * so that it neither waits behind nor takes a caller's (the embedded database, which has one session,
+ * lends its pooled one).
+ */
+export type AdminSession = <T>(timeoutMs: number, work: (connection: EngineConnection) => Promise<T>) => Promise<T>;
+
+export class IdempotencyStore {
+  readonly table: string;
+  private ensured: Promise<void> | undefined;
+  private used = false;
+  private sweepTimer: Timer | undefined;
+
+  constructor(
+    private readonly sql: IdempotencySql,
+    private readonly settings: IdempotencySettings,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly adminSession: AdminSession,
+  ) {
+    this.table = settings.table ?? sql.defaultTable;
+  }
+
+  /** Makes sure the table exists (once per task; again after a failed try), unless migrations create it. */
+  ensureTable(timeoutMs: number): Promise<void> {
+    this.used = true;
+    if (!this.settings.createTable) return Promise.resolve();
+    this.ensured ??= this.createTable(timeoutMs).catch((err: unknown) => {
+      this.ensured = undefined;
+      throw err;
+    });
+    return this.ensured;
+  }
+
+  private async createTable(timeoutMs: number): Promise<void> {
+    try {
+      await this.adminSession(timeoutMs, async (connection) => {
+        for (const statement of this.sql.create(this.table)) {
+          await connection.execute(statement, [], options(timeoutMs)).catch((err: unknown) => {
+            // Two tasks creating it at once: PostgreSQL's catalog says so with a unique violation.
+            if (!this.sql.isKeyTaken(err)) throw err;
+          });
+        }
+      });
+      this.logger.debug({ table: this.table }, "idempotency table ready");
+    } catch (err) {
+      throw new GatewayError("DATABASE_UNAVAILABLE", `the idempotency table ${this.table} could not be created (set idempotency.createTable false and create it with the migrations): ${describe(err)}`, {
+        cause: err,
+        final: true,
+      });
+    }
+  }
+
+  /** Claims the key in the session's open transaction; throws the database's refusal when it exists (isKeyTaken). */
+  async claim(connection: EngineConnection, key: IdempotencyKey, answer: string | null, timeoutMs: number): Promise<void> {
+    const now = this.clock.wallNow();
+    await connection.execute(this.sql.claim(this.table), [key.principal, key.key, key.fingerprint, now, now + this.settings.ttlMs, answer], options(timeoutMs));
+  }
+
+  /** Records the answer of the claimed key, in the claiming transaction. */
+  async record(connection: EngineConnection, key: IdempotencyKey, answer: string, timeoutMs: number): Promise<void> {
+    await connection.execute(this.sql.record(this.table), [answer, key.principal, key.key], options(timeoutMs));
+  }
+
+  /** Whether the failure is the claim of a key that is already recorded. */
+  isKeyTaken(err: unknown): boolean {
+    return this.sql.isKeyTaken(err);
+  }
+
+  /** The key as recorded, or undefined when absent; an expired key is deleted and counts as absent. */
+  async find(connection: EngineConnection, key: Omit<IdempotencyKey, "fingerprint">, timeoutMs: number): Promise<FoundKey | undefined> {
+    const { rows } = await connection.execute(this.sql.find(this.table), [key.principal, key.key], options(timeoutMs));
+    const [row] = rows as [unknown[]] | [];
+    if (row === undefined) return undefined;
+    const [fingerprint, answer, expiresAtMs] = row as [string, string | null, string | number];
+    const now = this.clock.wallNow();
+    if (Number(expiresAtMs) > now) return { fingerprint, answer };
+    await connection.execute(this.sql.forget(this.table), [key.principal, key.key, now], options(timeoutMs));
+    return undefined;
+  }
+
+  /** Deletes expired keys every cleanupIntervalMs, on clusters this task has recorded keys in. */
+  start(): void {
+    if (this.settings.cleanupIntervalMs === 0) return;
+    this.sweepTimer = this.clock.every(this.settings.cleanupIntervalMs, () => {
+      if (this.used) void this.sweep(Math.min(this.settings.cleanupIntervalMs, 30000)).catch((err: unknown) => this.logger.warn({ table: this.table, err: describe(err) }, "idempotency cleanup failed"));
+    });
+  }
+
+  stop(): void {
+    this.sweepTimer?.cancel();
+  }
+
+  /** Deletes at most cleanupBatchSize expired keys; resolves how many went. Tests call it directly. */
+  async sweep(timeoutMs: number): Promise<number> {
+    return this.adminSession(timeoutMs, async (connection) => {
+      const { rowCount } = await connection.execute(this.sql.sweep(this.table, this.settings.cleanupBatchSize), [this.clock.wallNow()], options(timeoutMs));
+      return rowCount ?? 0;
+    });
+  }
+}
+
+function options(timeoutMs: number): ExecuteOptions {
+  return { timeoutMs, bigNumbers: "string", maxResultBytes: ANSWER_BYTES, maxResultRows: 1, singleStatement: true };
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The refusal of a key used before for another request. */
+export function keyReused(): GatewayError {
+  return new GatewayError(
+    "IDEMPOTENCY_KEY_REUSED",
+    `this idempotency key was already used by this principal for a different request (other SQL, parameters, options, cluster or transaction); nothing ran. Use a new key for a new request`,
+    { issues: [{ path: "idempotencyKey", message: "already used for a different request" }] },
+  );
+}
