@@ -1,5 +1,5 @@
 import { createTestMysqlDatabase } from "../support/mysql.js";
-import { MYSQL_DIALECT } from "./core-suite.js";
+import { MYSQL_DIALECT, mysqlSeries } from "./core-suite.js";
 import { defineEngineConnectionSuite } from "./engine-connection-suite.js";
 
 defineEngineConnectionSuite({
@@ -10,6 +10,18 @@ defineEngineConnectionSuite({
     sleep: (seconds) => `select sleep(${seconds})`,
     createItems: "create table contract_items (id int primary key, name varchar(100)) engine=InnoDB",
     setting: { change: "set @contract_marker = 'changed'", read: "select @contract_marker" },
+    stream: {
+      typed:
+        "g, g * 1000000000000 as big, cast(g / 3 as decimal(20,10)) as num, concat('text ', g) as t, null as nothing, " +
+        "timestamp('2024-01-02 03:04:05') + interval g second as ts, json_object('g', g, 'big', 12345678901234567890) as j, " +
+        "g % 2 = 0 as even, 1.5e0 * g as f",
+      // Division by zero is NULL here: a correlated subquery answering two rows fails the statement at that row instead.
+      failsAt: (row, rows) => `select g, if(g < ${row}, g, (select g union all select g)) as v from ${mysqlSeries(rows)}`,
+      failure: { sqlstate: "21000", engineCode: 1242 },
+      // A recursive CTE answers its rows in order (mysqlSeries does not).
+      sleepsAfter: (rows, seconds) =>
+        `with recursive s (g) as (select 1 union all select g + 1 from s where g <= ${rows}) select g, repeat('x', 20000) as pad, if(g > ${rows}, sleep(${seconds}), 0) as s from s`,
+    },
   },
   async setup() {
     const db = await createTestMysqlDatabase();

@@ -10,6 +10,16 @@ defineEngineConnectionSuite({
     sleep: (seconds) => `select pg_sleep(${seconds})`,
     createItems: "create table contract_items (id int primary key, name text)",
     setting: { change: "set application_name = 'contract-changed'", read: "select current_setting('application_name')" },
+    stream: {
+      typed:
+        "g, g::int8 * 1000000000000 as big, (g / 3.0)::numeric(20,10) as num, 'text ' || g as t, null::text as nothing, " +
+        "timestamptz '2024-01-02 03:04:05+00' + g * interval '1 second' as ts, jsonb_build_object('g', g, 'big', 12345678901234567890) as j, " +
+        "array[g, g + 1] as a, g % 2 = 0 as even, '\\x0102'::bytea as bytes, 1.5::float8 * g as f",
+      failsAt: (row, rows) => `select g, 1 / (g - ${row}) as v from generate_series(1, ${rows}) g`,
+      failure: { sqlstate: "22012" },
+      sleepsAfter: (rows, seconds) =>
+        `select g, repeat('x', 20000) as pad, case when g > ${rows} then (select 1 from pg_sleep(${seconds})) else 0 end as s from generate_series(1, ${rows + 1}) g`,
+    },
   },
   async setup() {
     const db = await createTestDatabase();

@@ -5,9 +5,9 @@
  * the engine), a way to watch and end sessions from the server's side, and the few SQL texts that
  * differ (placeholders and row series from the core suite's Dialect, the rest here).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Param } from "../../schemas/query.js";
-import type { Engine, EngineConnection, ExecuteOptions, StatementResult } from "../../gateway/engines/engine.js";
+import type { Engine, EngineConnection, ExecuteOptions, RowCursor, StatementResult, StreamOptions } from "../../gateway/engines/engine.js";
 import { engineForUrl } from "../../gateway/engines/engine-for-url.js";
 import { GatewayError } from "../../gateway/errors.js";
 import { waitFor } from "../support/wait-for.js";
@@ -23,6 +23,20 @@ export interface EngineConnectionSql extends Pick<Dialect, "p" | "series"> {
   createItems: string;
   /** A session setting the suite changes (`change`), and how to read it back as one value (`read`). */
   setting: { change: string; read: string };
+  /** What differs for streamed statements. */
+  stream: {
+    /** A select list over the series' column g covering the value conversions (int8 and numeric, text, null, time, JSON...). */
+    typed: string;
+    /** A statement answering rows 1..`row - 1` (column g) and then failing on the server, of `rows` rows in all; the failure's code. */
+    failsAt(row: number, rows: number): string;
+    failure: { sqlstate: string; engineCode?: number };
+    /**
+     * A statement answering rows 1..`rows` in order (column g), each wide enough that a server which
+     * buffers its output (MariaDB's 16 KiB net buffer) has sent the rows before the last one or two,
+     * then running `seconds` on the server before its next row.
+     */
+    sleepsAfter(rows: number, seconds: number): string;
+  };
 }
 
 /** A database on a real server (its URL names the engine), and the server's view of the sessions on it. */
@@ -42,6 +56,7 @@ export interface EngineConnectionHarness {
 }
 
 const OPTIONS: ExecuteOptions = { timeoutMs: 20000, bigNumbers: "string", maxResultBytes: 1 << 20, maxResultRows: 1000 };
+const STREAM_OPTIONS: StreamOptions = { timeoutMs: 20000, bigNumbers: "string", fetchRows: 7, maxRowBytes: 1 << 20 };
 const TIMEOUT_MS = 10000;
 /** A long grace, so that a loaded machine never turns a cancel into a cut. */
 const ENGINE_SETTINGS = { preparedCacheSize: 8, cancelGraceMs: 5000, writingFunctions: [] };
@@ -55,6 +70,32 @@ async function gatewayErrorOf(work: Promise<unknown>): Promise<GatewayError> {
   if (!("err" in outcome)) throw new Error(`expected a GatewayError, got ${JSON.stringify(outcome.value)}`);
   expect(outcome.err).toBeInstanceOf(GatewayError);
   return outcome.err as GatewayError;
+}
+
+/** Every batch a cursor answers until its end (the empty batch that ends it is left out). */
+async function batchesOf(cursor: RowCursor): Promise<unknown[][][]> {
+  const batches: unknown[][][] = [];
+  for (;;) {
+    const rows = await cursor.next();
+    if (rows.length === 0) return batches;
+    batches.push(rows);
+  }
+}
+
+/** The rows a stream answered before it failed, and its failure (from stream() itself or from a next()). */
+async function readUntilFailure(opening: Promise<RowCursor>): Promise<{ rows: unknown[][]; failure: GatewayError }> {
+  const rows: unknown[][] = [];
+  const failure = await gatewayErrorOf(
+    (async () => {
+      const cursor = await opening;
+      for (;;) {
+        const batch = await cursor.next();
+        if (batch.length === 0) return cursor.summary;
+        rows.push(...batch);
+      }
+    })(),
+  );
+  return { rows, failure };
 }
 
 export function defineEngineConnectionSuite(harness: EngineConnectionHarness): void {
@@ -246,6 +287,170 @@ export function defineEngineConnectionSuite(harness: EngineConnectionHarness): v
       expect((await pending).code).toBe("OUTCOME_UNKNOWN");
       expect(connection.alive).toBe(false);
       expect(causes).toHaveLength(1);
+    });
+
+    describe("stream()", () => {
+      const open = (connection: EngineConnection, text: string, params: readonly Param[] = [], options: Partial<StreamOptions> = {}): Promise<RowCursor> =>
+        connection.stream(text, params, { ...STREAM_OPTIONS, ...options });
+
+      it("answers the rows execute() answers, exactly, in batches of at most fetchRows, with the columns known before the first", async () => {
+        const connection = await connect();
+        const rows = STREAM_OPTIONS.fetchRows * 3 + 3;
+        const statements: [string, Param[]][] = [
+          [`select ${sql.stream.typed} from ${sql.series(rows)} order by g`, []],
+          [`select ${sql.stream.typed} from ${sql.series(rows)} where g > ${sql.p(1)} order by g`, [2]],
+        ];
+        for (const bigNumbers of ["string", "number"] as const) {
+          for (const [text, params] of statements) {
+            const buffered = await run(connection, text, params, { bigNumbers });
+            const cursor = await open(connection, text, params, { bigNumbers });
+            expect(cursor.columns).toEqual(buffered.columns);
+            expect(cursor.summary).toBeUndefined();
+            const batches = await batchesOf(cursor);
+            expect(batches.length).toBeGreaterThan(1);
+            for (const batch of batches) expect(batch.length).toBeLessThanOrEqual(STREAM_OPTIONS.fetchRows);
+            expect(batches.flat()).toEqual(buffered.rows);
+            expect(cursor.summary).toEqual({ command: buffered.command, rowCount: buffered.rowCount });
+            // Past its end, a cursor answers nothing more, and closing it is a no-op.
+            expect(await cursor.next()).toEqual([]);
+            await cursor.close();
+          }
+        }
+        expect(connection.alive).toBe(true);
+      });
+
+      it("ends an empty result at once, with its command and row count, as a write without rows too", async () => {
+        const connection = await connect();
+        const empty = await open(connection, `select g from ${sql.series(3)} where g > 5`);
+        expect(empty.columns.map((column) => column.name)).toEqual(["g"]);
+        expect(await empty.next()).toEqual([]);
+        expect(empty.summary).toEqual({ command: "SELECT", rowCount: 0 });
+        const write = await open(connection, "insert into contract_items (id, name) values (1, 'one'), (2, 'two')");
+        expect(write.columns).toEqual([]);
+        expect(await write.next()).toEqual([]);
+        expect(write.summary).toEqual({ command: "INSERT", rowCount: 2 });
+        expect(await namesIn(connection)).toEqual(["one", "two"]);
+      });
+
+      it("rejects next() with the mapped database error when the statement fails midway, and the session goes on", async () => {
+        const connection = await connect();
+        const sessionId = await sessionIdOf(connection);
+        const { rows, failure } = await readUntilFailure(open(connection, sql.stream.failsAt(5000, 10000), [], { fetchRows: 100 }));
+        // Rows came before the failure (so it reached next(), not stream()), each once, and none from the failing row on.
+        const seen = rows.map((row) => Number(row[0]));
+        expect(seen.length).toBeGreaterThan(0);
+        expect(new Set(seen).size).toBe(seen.length);
+        expect(seen.every((g) => g < 5000)).toBe(true);
+        expect(failure.code).toBe("DATABASE_ERROR");
+        expect(failure.database?.sqlstate).toBe(sql.stream.failure.sqlstate);
+        if (sql.stream.failure.engineCode !== undefined) expect(failure.database?.engineCode).toBe(sql.stream.failure.engineCode);
+        expect(connection.alive).toBe(true);
+        expect(await sessionIdOf(connection)).toBe(sessionId);
+        expect(connection.needsReset).toBe(false);
+      });
+
+      it("stops the statement on the server when closed before its end, and the session answers the next statement", async () => {
+        const connection = await connect();
+        const sessionId = await sessionIdOf(connection);
+        // Far more than the socket buffers hold, so the server is still at it when the caller leaves.
+        const cursor = await open(connection, `select g, repeat('x', 1000) as pad from ${sql.series(90000)}`, [], { fetchRows: 10 });
+        expect(await cursor.next()).toHaveLength(10);
+        expect(await target.running(sessionId)).toBe(true);
+        await cursor.close();
+        await waitFor(async () => !(await target.running(sessionId)), TIMEOUT_MS, "the server to stop the streamed statement");
+        expect(cursor.summary).toBeUndefined();
+        expect(connection.alive).toBe(true);
+        // Closing a plain read leaves nothing to undo: the session is fit for the next caller as it is.
+        expect(connection.needsReset).toBe(false);
+        expect(await sessionIdOf(connection)).toBe(sessionId);
+        expect((await run(connection, `select g from ${sql.series(3)} order by g`)).rows.map((row) => Number(row[0]))).toEqual([1, 2, 3]);
+      });
+
+      it("stops the statement when closed while a next() waits on it: that next() rejects, and the session goes on", async () => {
+        const connection = await connect();
+        const sessionId = await sessionIdOf(connection);
+        // Two rows more than the first batch: that batch is surely sent before the server sleeps, and
+        // the next() waits on the statement with one or two rows of its batch in.
+        const cursor = await open(connection, sql.stream.sleepsAfter(12, 30), [], { fetchRows: 10 });
+        expect((await cursor.next()).map((row) => Number(row[0]))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+        // The HTTP stream closes its cursor this way when its caller goes or its overall deadline passes.
+        const pending = gatewayErrorOf(cursor.next());
+        await waitFor(() => target.running(sessionId), TIMEOUT_MS, "the statement to run");
+        await cursor.close();
+        const stopped = await pending;
+        expect(stopped.code).toBe("STATEMENT_TIMEOUT");
+        expect(stopped.message).toContain("caller went away");
+        await waitFor(async () => !(await target.running(sessionId)), TIMEOUT_MS, "the server to stop the statement");
+        expect(connection.alive).toBe(true);
+        await connection.reset(TIMEOUT_MS);
+        expect(connection.needsReset).toBe(false);
+        expect(await sessionIdOf(connection)).toBe(sessionId);
+      });
+
+      it("does not count the time a paused reader leaves the cursor idle against the statement's deadline", async () => {
+        const connection = await connect();
+        // Only the deadline's timers are faked: the clock jumps far past the timeout while the
+        // cursor waits for its reader, and any deadline still armed then would fire its cancel.
+        vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+        try {
+          const cursor = await open(connection, `select g from ${sql.series(30)} order by g`, [], { timeoutMs: 1000, fetchRows: 10 });
+          const first = await cursor.next();
+          vi.advanceTimersByTime(60000);
+          const rest = await batchesOf(cursor);
+          expect([first, ...rest].flat().map((row) => Number(row[0]))).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+          expect(cursor.summary).toEqual({ command: "SELECT", rowCount: 30 });
+        } finally {
+          vi.useRealTimers();
+        }
+        expect(connection.alive).toBe(true);
+        expect(connection.needsReset).toBe(false);
+      });
+
+      it("times out a slow statement with STATEMENT_TIMEOUT and stops it on the server, before its first rows or between batches", async () => {
+        const connection = await connect();
+        const sessionId = await sessionIdOf(connection);
+        const slow = await readUntilFailure(open(connection, sql.sleep(30), [], { timeoutMs: 200 }));
+        expect(slow.failure.code).toBe("STATEMENT_TIMEOUT");
+        await waitFor(async () => !(await target.running(sessionId)), TIMEOUT_MS, "the server to stop the statement");
+        expect(connection.alive).toBe(true);
+
+        // The first batch comes; the next() that waits on the slow row times out (its deadline restarted when it asked).
+        const midway = await readUntilFailure(open(connection, sql.stream.sleepsAfter(12, 30), [], { timeoutMs: 300, fetchRows: 10 }));
+        expect(midway.failure.code).toBe("STATEMENT_TIMEOUT");
+        expect(midway.rows.map((row) => Number(row[0]))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+        await waitFor(async () => !(await target.running(sessionId)), TIMEOUT_MS, "the server to stop the statement");
+        expect(connection.alive).toBe(true);
+        expect(await sessionIdOf(connection)).toBe(sessionId);
+        await connection.reset(TIMEOUT_MS);
+        expect(connection.needsReset).toBe(false);
+        expect(await sessionIdOf(connection)).toBe(sessionId);
+      });
+
+      it("leaves needsReset as execute() leaves it after the same statement", async () => {
+        // `expected`: what the rule gives; undefined where it is the engine's own reading of the statement
+        // (MySQL counts sleep() as possibly leaving state, PostgreSQL knows pg_sleep leaves none).
+        const cases: { text: string; inTransaction: boolean; expected?: boolean }[] = [
+          { text: `select g from ${sql.series(20)}`, inTransaction: false, expected: false },
+          { text: `select g from ${sql.series(20)}`, inTransaction: true, expected: true },
+          { text: sql.setting.change, inTransaction: false, expected: true },
+          { text: sql.sleep(0), inTransaction: false },
+        ];
+        for (const { text, inTransaction, expected } of cases) {
+          const executed = await connect();
+          const streamed = await connect();
+          if (inTransaction) {
+            await executed.begin({}, TIMEOUT_MS);
+            await streamed.begin({}, TIMEOUT_MS);
+          }
+          await run(executed, text);
+          await batchesOf(await open(streamed, text));
+          expect(streamed.needsReset).toBe(executed.needsReset);
+          if (expected !== undefined) expect(streamed.needsReset).toBe(expected);
+          expect(streamed.inTransaction).toBe(inTransaction);
+          expect(await streamed.reset(TIMEOUT_MS)).toBe(await executed.reset(TIMEOUT_MS));
+          expect(streamed.needsReset).toBe(false);
+        }
+      });
     });
   });
 }
