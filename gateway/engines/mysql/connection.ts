@@ -7,7 +7,7 @@
  * session, a late KILL is absorbed by a no-op, and errors are read by error number.
  */
 import type { Connection } from "mysql2";
-import type { Param } from "../../../schemas/query.js";
+import type { Column, Param } from "../../../schemas/query.js";
 import { GatewayError } from "../../errors.js";
 import type { EngineConnection, ExecuteOptions, InstanceState, ListedInstance, RowCursor, StatementResult, StreamOptions, TransactionOptions } from "../engine.js";
 import { INTERNAL_RESULT_LIMITS, ResultBudget } from "../result-budget.js";
@@ -16,7 +16,8 @@ import type { SqlReader } from "../sql-analysis.js";
 import { ISOLATION_SQL } from "../transaction-sql.js";
 import { INTERRUPTED, isServerError, mapStatementError, type MysqlDriverError } from "./errors.js";
 import { type CommandEmitter, MysqlRowCursor } from "./row-cursor.js";
-import { approximateBytes, columnDetails, columnsOf, type Converter, convertersFor, convertRow, encodeParams, type MysqlField } from "./values.js";
+import { ResultShapes } from "./result-shapes.js";
+import { approximateBytes, columnDetails, type Converter, convertRow, encodeParams, type MysqlField } from "./values.js";
 
 export type MysqlFlavour = "mariadb" | "mysql";
 
@@ -74,14 +75,29 @@ const AURORA_OWN_LAG_SQL = "SELECT REPLICA_LAG_IN_MILLISECONDS FROM information_
 /** For the gateway's own statements: exact values, small results. */
 const INTERNAL: ExecuteOptions = { timeoutMs: 0, bigNumbers: "string", maxResultBytes: INTERNAL_RESULT_LIMITS.maxBytes, maxResultRows: INTERNAL_RESULT_LIMITS.maxRows };
 
+/**
+ * mysql2's positional forms without a callback, which answer the command (an event emitter): its types
+ * list them only with a callback. Positional, not an options object, which mysql2 copies by spreading
+ * on every call.
+ */
+interface PositionalCommands {
+  execute(sql: string, values: unknown[]): CommandEmitter;
+  query(sql: string): CommandEmitter;
+}
+
+/** Statement texts whose result columns and converters a session keeps (bounded; the oldest goes first). */
+const RESULT_SHAPES_KEPT = 256;
+
 /** One statement's outcome as it streamed in. */
 interface Collected {
   fields: MysqlField[] | undefined;
+  /** The wire columns of `fields` (shared by executions of the statement that describe it alike). */
+  columns: Column[];
   converters: Converter[];
   rows: unknown[][];
   header: ResultSetHeader | undefined;
   /** The last result set (with columns), for CALL, whose final OK packet carries no rows. */
-  lastResultSet: { fields: MysqlField[]; rows: unknown[][] } | undefined;
+  lastResultSet: { fields: MysqlField[]; columns: Column[]; rows: unknown[][] } | undefined;
   /** Rows and bytes seen against the bounds; bytes are the converted values' approximate JSON size. */
   budget: ResultBudget;
 }
@@ -105,6 +121,11 @@ export class MysqlConnection implements EngineConnection {
   private failInFlight: ((err: Error) => void) | undefined;
   private readonly internals: Mysql2Internals;
   private readonly lifecycle: SessionLifecycle;
+  /** Columns and converters per statement text, reused while the server describes its result alike. */
+  private readonly shapes = new ResultShapes(RESULT_SHAPES_KEPT);
+  private get commands(): PositionalCommands {
+    return this.connection as unknown as PositionalCommands;
+  }
 
   constructor(
     readonly id: number,
@@ -158,11 +179,11 @@ export class MysqlConnection implements EngineConnection {
     const resultSet = command === "CALL" ? collected.lastResultSet : undefined;
     if (resultSet) {
       const fields = resultSet.fields;
-      return { command, columns: columnsOf(fields), rows: resultSet.rows, rowCount: resultSet.rows.length, describeColumns: () => columnDetails(fields) };
+      return { command, columns: resultSet.columns, rows: resultSet.rows, rowCount: resultSet.rows.length, describeColumns: () => columnDetails(fields) };
     }
     if (collected.fields) {
       const fields = collected.fields;
-      return { command, columns: columnsOf(fields), rows: collected.rows, rowCount: collected.rows.length, describeColumns: () => columnDetails(fields) };
+      return { command, columns: collected.columns, rows: collected.rows, rowCount: collected.rows.length, describeColumns: () => columnDetails(fields) };
     }
     const header = collected.header;
     const insertId = header && Number(header.insertId) !== 0 ? String(header.insertId) : undefined;
@@ -189,7 +210,7 @@ export class MysqlConnection implements EngineConnection {
     try {
       await cursor.start(
         (submit) => this.lifecycle.run(options.timeoutMs, submit),
-        () => prepared ? this.connection.execute({ sql, values: encodeParams(params) }) : this.connection.query({ sql }),
+        () => (prepared ? this.commands.execute(sql, encodeParams(params)) : this.commands.query(sql)),
       );
     } catch (err) {
       this.failInFlight = undefined;
@@ -416,6 +437,7 @@ export class MysqlConnection implements EngineConnection {
   private async collect(sql: string, params: readonly Param[], options: ExecuteOptions, prepared: boolean): Promise<Collected> {
     const collected: Collected = {
       fields: undefined,
+      columns: [],
       converters: [],
       rows: [],
       header: undefined,
@@ -426,19 +448,17 @@ export class MysqlConnection implements EngineConnection {
       await new Promise<void>((resolve, reject) => {
         this.failInFlight = reject;
         // Prepared: one statement only, enforced by the server.
-        const command = (
-          prepared
-            ? this.connection.execute({ sql, values: encodeParams(params) })
-            : this.connection.query({ sql })
-        ) as unknown as CommandEmitter;
+        const command = prepared ? this.commands.execute(sql, encodeParams(params)) : this.commands.query(sql);
         let settled = false;
         command
           .on("fields", (fields) => {
             collected.fields = fields;
             collected.rows = [];
             collected.header = undefined;
-            collected.converters = fields ? convertersFor(fields, options.bigNumbers) : [];
-            if (fields) collected.lastResultSet = { fields, rows: collected.rows };
+            const shape = fields ? this.shapes.of(sql, fields, options.bigNumbers) : undefined;
+            collected.columns = shape?.columns ?? [];
+            collected.converters = shape?.converters ?? [];
+            if (fields) collected.lastResultSet = { fields, columns: collected.columns, rows: collected.rows };
           })
           .on("result", (row) => {
             if (!Array.isArray(row)) {

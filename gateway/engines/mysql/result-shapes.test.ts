@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import { ResultShapes } from "./result-shapes.js";
+import type { MysqlField } from "./values.js";
+
+const LONGLONG = 0x08;
+const VAR_STRING = 0xfd;
+const field = (name: string, columnType: number, extra: Partial<MysqlField> = {}): MysqlField => ({ name, columnType, flags: 0, characterSet: 45, columnLength: 20, decimals: 0, ...extra });
+
+describe("result shapes", () => {
+  it("gives a statement described alike the same columns, and converters per bigNumbers mode", () => {
+    const shapes = new ResultShapes(8);
+    const first = shapes.of("select id, name from t", [field("id", LONGLONG), field("name", VAR_STRING)], "string");
+    const again = shapes.of("select id, name from t", [field("id", LONGLONG), field("name", VAR_STRING)], "string");
+    expect(again.columns).toBe(first.columns);
+    expect(again.converters).toBe(first.converters);
+    expect(first.columns).toEqual([{ name: "id", type: "bigint" }, { name: "name", type: "varchar" }]);
+    const asNumbers = shapes.of("select id, name from t", [field("id", LONGLONG), field("name", VAR_STRING)], "number");
+    expect(asNumbers.columns).toBe(first.columns);
+    expect(asNumbers.converters[0]?.("9007199254740993")).toBe(9007199254740992);
+    expect(first.converters[0]?.("9007199254740993")).toBe("9007199254740993");
+  });
+
+  it("works a changed description out again (ALTER TABLE, unsigned, another name)", () => {
+    const shapes = new ResultShapes(8);
+    const before = shapes.of("select * from t", [field("n", LONGLONG)], "string");
+    const unsigned = shapes.of("select * from t", [field("n", LONGLONG, { flags: 32 })], "string");
+    expect(unsigned.columns).not.toBe(before.columns);
+    expect(unsigned.columns).toEqual([{ name: "n", type: "bigint unsigned" }]);
+    const renamed = shapes.of("select * from t", [field("m", LONGLONG, { flags: 32 })], "string");
+    expect(renamed.columns).toEqual([{ name: "m", type: "bigint unsigned" }]);
+    const wider = shapes.of("select * from t", [field("m", LONGLONG, { flags: 32 }), field("s", VAR_STRING)], "string");
+    expect(wider.columns).toHaveLength(2);
+  });
+
+  it("keeps at most its capacity of statements, the oldest going first", () => {
+    const shapes = new ResultShapes(2);
+    const a = shapes.of("a", [field("x", LONGLONG)], "string");
+    shapes.of("b", [field("x", LONGLONG)], "string");
+    shapes.of("c", [field("x", LONGLONG)], "string");
+    expect(shapes.of("a", [field("x", LONGLONG)], "string").columns).not.toBe(a.columns);
+    const none = new ResultShapes(0);
+    expect(none.of("a", [field("x", LONGLONG)], "string").columns).toEqual([{ name: "x", type: "bigint" }]);
+  });
+});
