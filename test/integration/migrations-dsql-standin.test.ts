@@ -8,59 +8,25 @@
  * sends it when a mapping is missing. Not covered, for want of a cluster: DSQL's acceptance of these
  * statements, of the admin token, and of the mapping itself.
  */
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dsqlMigrationEngine } from "../../functions/migrate/dsql.js";
 import { loadMigrations } from "../../functions/migrate/migration-files.js";
-import { type MigrationReport, type MigrationRun, runMigrations } from "../../functions/migrate/migrator.js";
-import { ADMIN_URL, createTestDatabase, type TestDatabase } from "../support/postgres.js";
+import type { MigrationReport, MigrationRun } from "../../functions/migrate/migrator.js";
+import { LocalMigrations } from "../support/local-migrations.js";
+import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
 
 const MIGRATIONS = new URL("../../functions/migrate/migrations/dsql/", import.meta.url).pathname;
 const GATEWAY_ROLE = "arn:aws:iam::123456789012:role/poolgate-gateway";
 const suffix = randomBytes(4).toString("hex");
 const rw = { access: "read-write" as const, username: `dsql_rw_${suffix}`, password: "" };
 const ro = { access: "read-only" as const, username: `dsql_ro_${suffix}`, password: "" };
-const admin = new URL(ADMIN_URL);
 
 let db: TestDatabase;
-const scratch: string[] = [];
-
-function run(overrides: Partial<MigrationRun> = {}): Promise<MigrationReport> {
-  return runMigrations({
-    engine: dsqlMigrationEngine(GATEWAY_ROLE),
-    settings: { host: admin.hostname, port: Number(admin.port || 5432), database: db.name, tls: "disable" },
-    admin: { current: { username: decodeURIComponent(admin.username) || "postgres", password: decodeURIComponent(admin.password) } },
-    logins: [rw, ro],
-    migrations: loadMigrations(MIGRATIONS),
-    ...overrides,
-  });
-}
-
-/** Runs `sql` logged in as `user` (the local server trusts the login; the grants decide). */
-async function as(user: string, sql: string): Promise<string> {
-  const client = new pg.Client({ host: admin.hostname, port: Number(admin.port || 5432), database: db.name, user });
-  await client.connect();
-  try {
-    await client.query(sql);
-    return "ok";
-  } catch (err) {
-    return String((err as { code?: string }).code);
-  } finally {
-    await client.end();
-  }
-}
-
-function migrationsWith(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), "poolgate-dsql-migrations-"));
-  scratch.push(dir);
-  cpSync(MIGRATIONS, dir, { recursive: true });
-  for (const [name, sql] of Object.entries(files)) writeFileSync(join(dir, name), sql);
-  return dir;
-}
+const local = new LocalMigrations({ engine: dsqlMigrationEngine(GATEWAY_ROLE), migrations: MIGRATIONS, logins: [rw, ro], database: () => db.name });
+const run = (overrides: Partial<MigrationRun> = {}): Promise<MigrationReport> => local.run(overrides);
+const as = (user: string, sql: string): Promise<string> => local.as(user, sql);
+const migrationsWith = (files: Record<string, string>): string => local.copy(files);
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -72,11 +38,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await db?.drop();
-  const cleanup = new pg.Client({ connectionString: ADMIN_URL });
-  await cleanup.connect();
-  for (const role of [rw.username, ro.username]) await cleanup.query(`drop role if exists ${role}`);
-  await cleanup.end();
-  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+  await local.cleanUp();
 });
 
 describe("migrations with the Aurora DSQL engine (local stand-in)", () => {

@@ -6,8 +6,7 @@
  * Manager stand-in); and, on a password-checking server over verified TLS, the SCRAM verifiers, a
  * drifted password set again from the secret, a rotation mid-way left alone, and the master's AWSPENDING.
  */
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { Context } from "aws-lambda";
@@ -17,6 +16,7 @@ import { loadMigrations } from "../../functions/migrate/migration-files.js";
 import { MigrationRefusedError, type MigrationReport, runMigrations, type MigrationRun } from "../../functions/migrate/migrator.js";
 import { postgresMigrationEngine } from "../../functions/migrate/postgres.js";
 import { type PasswordServer, startPasswordServer } from "../support/pg-password-server.js";
+import { LocalMigrations } from "../support/local-migrations.js";
 import { ADMIN_URL, createTestDatabase, type TestDatabase } from "../support/postgres.js";
 import { type SecretsManagerStandIn, startSecretsManagerStandIn } from "../support/secrets-manager-standin.js";
 
@@ -27,39 +27,10 @@ const ro = { access: "read-only" as const, username: `mig_ro_${suffix}`, passwor
 const admin = new URL(ADMIN_URL);
 
 let db: TestDatabase;
-const scratch: string[] = [];
-
-function run(overrides: Partial<MigrationRun> = {}): Promise<MigrationReport> {
-  return runMigrations({
-    engine: postgresMigrationEngine,
-    settings: { host: admin.hostname, port: Number(admin.port || 5432), database: db.name, tls: "disable" },
-    admin: { current: { username: decodeURIComponent(admin.username) || "postgres", password: decodeURIComponent(admin.password) } },
-    logins: [rw, ro],
-    migrations: loadMigrations(MIGRATIONS),
-    ...overrides,
-  });
-}
-
-/** Runs `sql` logged in as `user` (the local server trusts the login; the grants decide). */
-async function as(user: string, sql: string): Promise<string> {
-  const client = new pg.Client({ host: admin.hostname, port: Number(admin.port || 5432), database: db.name, user });
-  await client.connect();
-  try {
-    await client.query(sql);
-    return "ok";
-  } catch (err) {
-    return String((err as { code?: string }).code);
-  } finally {
-    await client.end();
-  }
-}
-
-function migrationsCopy(): string {
-  const dir = mkdtempSync(join(tmpdir(), "poolgate-migrations-"));
-  scratch.push(dir);
-  cpSync(MIGRATIONS, dir, { recursive: true });
-  return dir;
-}
+const local = new LocalMigrations({ engine: postgresMigrationEngine, migrations: MIGRATIONS, logins: [rw, ro], database: () => db.name });
+const run = (overrides: Partial<MigrationRun> = {}): Promise<MigrationReport> => local.run(overrides);
+const as = (user: string, sql: string): Promise<string> => local.as(user, sql);
+const migrationsCopy = (): string => local.copy();
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -67,11 +38,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await db?.drop();
-  const cleanup = new pg.Client({ connectionString: ADMIN_URL });
-  await cleanup.connect();
-  for (const role of [rw.username, ro.username]) await cleanup.query(`drop role if exists ${role}`);
-  await cleanup.end();
-  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+  await local.cleanUp();
 });
 
 describe("migrations on PostgreSQL", () => {
