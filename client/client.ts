@@ -217,6 +217,18 @@ export function createClient(options: ClientOptions): PoolgateClient {
   const json = options.json ?? JSON;
   const cluster = options.cluster === undefined ? {} : { cluster: options.cluster };
 
+  /** One statement's request body as /v1/query and /v1/query/stream both take it. */
+  const statementBody = (sql: string, params: Param[], call: Omit<CallOptions, "idempotencyKey">, token: string | undefined, timeoutMs: number | undefined) => ({
+    sql,
+    params,
+    ...cluster,
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    ...(call.intent ? { intent: call.intent } : {}),
+    ...(token ? { consistencyToken: token } : {}),
+    ...(call.maxStalenessMs === undefined ? {} : { maxStalenessMs: call.maxStalenessMs }),
+    ...(call.bigNumbers ? { bigNumbers: call.bigNumbers } : {}),
+  });
+
   /** The absolute time by which a call must be answered, or undefined without a deadline. */
   const deadlineAt = (): number | undefined => {
     if (options.deadline === undefined) return undefined;
@@ -256,21 +268,7 @@ export function createClient(options: ClientOptions): PoolgateClient {
           safeToResend,
           () => {
             const timeoutMs = timeoutFor(call.timeoutMs, until);
-            return transport.post<QueryResponse>(
-              "/v1/query",
-              {
-                sql,
-                params,
-                ...cluster,
-                ...(timeoutMs === undefined ? {} : { timeoutMs }),
-                ...(call.intent ? { intent: call.intent } : {}),
-                ...(token ? { consistencyToken: token } : {}),
-                ...(call.maxStalenessMs === undefined ? {} : { maxStalenessMs: call.maxStalenessMs }),
-                ...(call.bigNumbers ? { bigNumbers: call.bigNumbers } : {}),
-                ...keyField(key),
-              },
-              until,
-            );
+            return transport.post<QueryResponse>("/v1/query", { ...statementBody(sql, params, call, token, timeoutMs), ...keyField(key) }, until);
           },
           key !== undefined,
         );
@@ -316,17 +314,7 @@ export function createClient(options: ClientOptions): PoolgateClient {
             const timeoutMs = timeoutFor(call.timeoutMs, until);
             return transport.open(
               "/v1/query/stream",
-              {
-                sql,
-                params,
-                ...cluster,
-                ...(timeoutMs === undefined ? {} : { timeoutMs }),
-                ...(call.intent ? { intent: call.intent } : {}),
-                ...(token ? { consistencyToken: token } : {}),
-                ...(call.maxStalenessMs === undefined ? {} : { maxStalenessMs: call.maxStalenessMs }),
-                ...(call.bigNumbers ? { bigNumbers: call.bigNumbers } : {}),
-                ...(call.rowMode ? { rowMode: call.rowMode } : {}),
-              },
+              { ...statementBody(sql, params, call, token, timeoutMs), ...(call.rowMode ? { rowMode: call.rowMode } : {}) },
               until,
               aborter.signal,
             );

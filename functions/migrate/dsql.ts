@@ -16,28 +16,15 @@
  *   is PostgreSQL 16-compatible, where PUBLIC has none by default), so the roles make no DDL there.
  */
 import pg from "pg";
-import type { AdminSession, AppliedMigration, ConnectionSettings, Credentials, LoginAccess, MigrationEngine } from "./migration-engine.js";
+import type { AdminSession, AppliedMigration, Credentials, LoginAccess, MigrationEngine } from "./migration-engine.js";
 import type { Migration } from "./migration-files.js";
+import { appliedMigrations, clientConfig, HISTORY_SCHEMA, recordMigration } from "./postgres.js";
 import { dsqlMigrationProblem, isDdl, splitStatements } from "./sql-statements.js";
 
-const HISTORY_SCHEMA = "poolgate_migrations";
 const AUTH_FAILURES = new Set(["28000", "28P01"]);
 
-function clientConfig(settings: ConnectionSettings, credentials: Credentials): pg.ClientConfig {
-  return {
-    host: settings.host,
-    port: settings.port,
-    database: settings.database,
-    user: credentials.username,
-    password: credentials.password,
-    // DSQL accepts TLS only (the stack always asks for verify-full); its certificates chain to Amazon
-    // Root CA 1, in Node's store. "disable" serves the tests' local stand-in.
-    ssl: settings.tls === "verify-full" ? { rejectUnauthorized: true, ...(settings.caCertificates === undefined ? {} : { ca: settings.caCertificates }) } : false,
-    connectionTimeoutMillis: 10_000,
-    application_name: "poolgate-migrations",
-  };
-}
-
+// DSQL accepts TLS only (the stack always asks for verify-full); its certificates chain to Amazon Root
+// CA 1, in Node's store, so clientConfig's verify-full needs no CA bundle.
 const id = (name: string) => pg.escapeIdentifier(name);
 
 class DsqlAdminSession implements AdminSession {
@@ -58,15 +45,14 @@ class DsqlAdminSession implements AdminSession {
     );
   }
 
-  async applied(): Promise<AppliedMigration[]> {
-    const { rows } = await this.client.query<{ version: string; checksum: string }>(`select version::text as version, checksum from ${HISTORY_SCHEMA}.applied order by version`);
-    return rows;
+  applied(): Promise<AppliedMigration[]> {
+    return appliedMigrations(this.client);
   }
 
   async apply(migration: Migration): Promise<void> {
     const problem = dsqlMigrationProblem(migration.sql);
     if (problem) throw new Error(`migration ${migration.version}_${migration.name}.sql cannot run on Aurora DSQL: ${problem}`);
-    const record = () => this.client.query(`insert into ${HISTORY_SCHEMA}.applied (version, name, checksum) values ($1, $2, $3)`, [migration.version, migration.name, migration.checksum]);
+    const record = () => recordMigration(this.client, migration);
     const [only, ...more] = splitStatements(migration.sql);
     if (only !== undefined && more.length === 0 && isDdl(only)) {
       // One DDL statement: its own transaction, then the record in the next.

@@ -12,7 +12,8 @@ import pg from "pg";
 import type { AdminSession, AppliedMigration, ConnectionSettings, Credentials, LoginAccess, MigrationEngine } from "./migration-engine.js";
 import type { Migration } from "./migration-files.js";
 
-const HISTORY_SCHEMA = "poolgate_migrations";
+/** Where the history of applied migrations lives (PostgreSQL and Aurora DSQL alike). */
+export const HISTORY_SCHEMA = "poolgate_migrations";
 /** pg_advisory_lock key: one migration run at a time per database. */
 const LOCK_KEY = 7_461_330_021;
 const INVALID_PASSWORD = "28P01";
@@ -31,7 +32,8 @@ export function scramSha256Verifier(password: string, salt: Buffer = randomBytes
   return `SCRAM-SHA-256$${SCRAM_ITERATIONS}:${salt.toString("base64")}$${storedKey.toString("base64")}:${serverKey.toString("base64")}`;
 }
 
-function clientConfig(settings: ConnectionSettings, credentials: Credentials): pg.ClientConfig {
+/** A migration session's pg settings (PostgreSQL and Aurora DSQL: "disable" serves the tests' local servers). */
+export function clientConfig(settings: ConnectionSettings, credentials: Credentials): pg.ClientConfig {
   return {
     host: settings.host,
     port: settings.port,
@@ -45,6 +47,17 @@ function clientConfig(settings: ConnectionSettings, credentials: Credentials): p
 }
 
 const id = (name: string) => pg.escapeIdentifier(name);
+
+/** The history, oldest first. */
+export async function appliedMigrations(client: pg.Client): Promise<AppliedMigration[]> {
+  const { rows } = await client.query<{ version: string; checksum: string }>(`select version::text as version, checksum from ${HISTORY_SCHEMA}.applied order by version`);
+  return rows;
+}
+
+/** Records a migration as applied (in the caller's transaction, if one is open). */
+export async function recordMigration(client: pg.Client, migration: Migration): Promise<void> {
+  await client.query(`insert into ${HISTORY_SCHEMA}.applied (version, name, checksum) values ($1, $2, $3)`, [migration.version, migration.name, migration.checksum]);
+}
 
 class PostgresAdminSession implements AdminSession {
   constructor(
@@ -68,16 +81,15 @@ class PostgresAdminSession implements AdminSession {
     );
   }
 
-  async applied(): Promise<AppliedMigration[]> {
-    const { rows } = await this.client.query<{ version: string; checksum: string }>(`select version::text as version, checksum from ${HISTORY_SCHEMA}.applied order by version`);
-    return rows;
+  applied(): Promise<AppliedMigration[]> {
+    return appliedMigrations(this.client);
   }
 
   async apply(migration: Migration): Promise<void> {
     await this.client.query("begin");
     try {
       await this.client.query(migration.sql);
-      await this.client.query(`insert into ${HISTORY_SCHEMA}.applied (version, name, checksum) values ($1, $2, $3)`, [migration.version, migration.name, migration.checksum]);
+      await recordMigration(this.client, migration);
       await this.client.query("commit");
     } catch (err) {
       await this.client.query("rollback").catch(() => undefined);

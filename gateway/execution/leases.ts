@@ -70,18 +70,28 @@ export class Leases {
   }
 
   /**
+   * A session of the endpoint, counted as outstanding work on it until the caller releases it (the
+   * count is given back at once when none could be had). `onReplica` is what the endpoint was when the
+   * work was sent there, not when an error comes back.
+   */
+  private async take(endpoint: Endpoint, intent: Intent, runAs: RunAs, deadline: number): Promise<{ onReplica: boolean; pool: Pool; entry: PoolEntry }> {
+    const onReplica = endpoint.role === "replica";
+    endpoint.outstanding++;
+    const pool = this.pools.get(endpoint, runAs.login);
+    try {
+      return { onReplica, pool, entry: await this.acquireOn(pool, endpoint, intent, onReplica, runAs, deadline) };
+    } catch (err) {
+      endpoint.outstanding--;
+      throw err;
+    }
+  }
+
+  /**
    * Borrows a session of the endpoint for `work`, and reports failover signs on the way out. The
    * route's deadline bounds the wait for a session.
    */
   async run<T>(endpoint: Endpoint, intent: Intent, runAs: RunAs, deadline: number, work: (connection: EngineConnection) => Promise<T>): Promise<T> {
-    // What the endpoint was when the work was sent there, not when an error comes back.
-    const onReplica = endpoint.role === "replica";
-    endpoint.outstanding++;
-    const pool = this.pools.get(endpoint, runAs.login);
-    const entry = await this.acquireOn(pool, endpoint, intent, onReplica, runAs, deadline).catch((err: unknown) => {
-      endpoint.outstanding--;
-      throw err;
-    });
+    const { onReplica, pool, entry } = await this.take(endpoint, intent, runAs, deadline);
     try {
       return await work(entry.connection);
     } catch (err) {
@@ -100,13 +110,7 @@ export class Leases {
    * the topology like any other but never turned into a retry: rows have been handed on.
    */
   async stream(endpoint: Endpoint, intent: Intent, runAs: RunAs, deadline: number, open: (connection: EngineConnection) => Promise<RowCursor>): Promise<RowCursor> {
-    const onReplica = endpoint.role === "replica";
-    endpoint.outstanding++;
-    const pool = this.pools.get(endpoint, runAs.login);
-    const entry = await this.acquireOn(pool, endpoint, intent, onReplica, runAs, deadline).catch((err: unknown) => {
-      endpoint.outstanding--;
-      throw err;
-    });
+    const { onReplica, pool, entry } = await this.take(endpoint, intent, runAs, deadline);
     let released = false;
     const release = (): void => {
       if (released) return;
