@@ -34,6 +34,8 @@ export interface StatementResult {
   rowCount: number | null;
   /** MySQL: the AUTO_INCREMENT value an INSERT generated (exact, as a string). */
   lastInsertId?: string;
+  /** The position read in the write's own round trip (ExecuteOptions.withCommitPosition), where the engine could. */
+  commitPosition?: string;
 }
 
 export interface ExecuteOptions {
@@ -62,6 +64,12 @@ export interface ExecuteOptions {
    * advance sequences, change settings or take advisory locks).
    */
   readOnlyPrincipal?: boolean;
+  /**
+   * An autocommit write whose caller wants its consistency token: the engine may read the commit
+   * position in the statement's own round trip and answer it as StatementResult.commitPosition;
+   * where it does not, the caller reads it with commitPosition() afterwards.
+   */
+  withCommitPosition?: boolean;
 }
 
 /** How one streamed statement runs (see RowCursor). */

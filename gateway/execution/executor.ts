@@ -112,10 +112,12 @@ export class Executor {
     return this.leases.retrying(plan.retry, route, async () => {
       const run = (target: Endpoint) =>
         this.leases.run(target, route.intent, plan.runAs, route.deadline, async (connection) => {
-          const value = await connection.execute(statement.sql, statement.params, within(plan.options, route, this.clock)).catch((err: unknown) => {
+          const options = within(plan.options, route, this.clock);
+          const wantsToken = plan.withToken && route.intent === "write";
+          const value = await connection.execute(statement.sql, statement.params, wantsToken ? { ...options, withCommitPosition: true } : options).catch((err: unknown) => {
             throw plan.commitsInParts ? partOfItMayHaveCommitted(err) : err;
           });
-          return { value: [value], consistencyToken: await this.tokenAfter(plan, route, connection) };
+          return { value: [value], consistencyToken: value.commitPosition ?? (await this.tokenAfter(plan, route, connection)) };
         });
       const endpoint = await this.leases.endpointFor(route, plan.primaryOnly);
       try {

@@ -10,6 +10,7 @@ import type { Cluster } from "../clusters/cluster.js";
 import type { GatewayEvents } from "../events.js";
 import type { Pool } from "../pool/pool.js";
 import { ACQUIRE_WAIT_BUCKETS_MS } from "../pool/stats.js";
+import { LabelledHistogram } from "./labelled-histogram.js";
 import type { Endpoint } from "../topology/endpoint.js";
 
 /** What one answered request is counted by. */
@@ -21,42 +22,6 @@ export interface RequestLabels {
   intent: string;
   /** "ok", or the registry code of the failure. */
   outcome: string;
-}
-
-/**
- * A histogram's children by label values, bound once: prom-client hashes and validates a label object
- * on every observe(), which the hot path (one per request, one per acquire) should not pay. Children
- * are found through one map per label, keyed by the values themselves (no key string is built). Label
- * values here are route patterns, cluster, endpoint and code names: a bounded set.
- */
-class BoundHistogram<L extends string> {
-  private readonly root = new Map<string, unknown>();
-
-  constructor(
-    private readonly histogram: Histogram<L>,
-    private readonly order: readonly L[],
-  ) {}
-
-  observe(labels: Record<L, string>, value: number): void {
-    let level = this.root;
-    const last = this.order.length - 1;
-    for (let i = 0; i < last; i++) {
-      const name = this.order[i] as L;
-      let next = level.get(labels[name]) as Map<string, unknown> | undefined;
-      if (next === undefined) {
-        next = new Map();
-        level.set(labels[name], next);
-      }
-      level = next;
-    }
-    const leaf = labels[this.order[last] as L];
-    let child = level.get(leaf) as { observe(value: number): void } | undefined;
-    if (child === undefined) {
-      child = this.histogram.labels(labels);
-      level.set(leaf, child);
-    }
-    child.observe(value);
-  }
 }
 
 const REQUEST_BUCKETS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -76,8 +41,9 @@ export interface RequestTotals {
 export class GatewayMetrics {
   readonly registry = new Registry();
   readonly totals: RequestTotals = { requests: 0, clientErrors: 0, serverErrors: 0, retries: 0, failovers: 0 };
-  private readonly requestDuration: BoundHistogram<keyof RequestLabels>;
-  private readonly acquireWait: BoundHistogram<"cluster" | "endpoint">;
+  /** The two histograms on the hot path are kept by hand (labelled-histogram.ts). */
+  private readonly requestDuration: LabelledHistogram<keyof RequestLabels>;
+  private readonly acquireWait: LabelledHistogram<"cluster" | "endpoint">;
   private readonly retries: Counter<"cluster" | "reason">;
   private readonly bans: Counter<"cluster" | "endpoint">;
   private readonly failovers: Counter<"cluster">;
@@ -91,25 +57,19 @@ export class GatewayMetrics {
   ) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: "poolgate_" });
-    this.requestDuration = new BoundHistogram(
-      new Histogram({
-        name: "poolgate_request_duration_seconds",
-        help: "Requests answered, by route, cluster, intent and outcome (ok or the error code), and how long they took",
-        labelNames: ["route", "cluster", "intent", "outcome"],
-        buckets: REQUEST_BUCKETS_S,
-        registers,
-      }),
+    this.requestDuration = new LabelledHistogram(
+      "poolgate_request_duration_seconds",
+      "Requests answered, by route, cluster, intent and outcome (ok or the error code), and how long they took",
       ["route", "cluster", "intent", "outcome"],
+      REQUEST_BUCKETS_S,
+      this.registry,
     );
-    this.acquireWait = new BoundHistogram(
-      new Histogram({
-        name: "poolgate_pool_acquire_wait_seconds",
-        help: "How long requests waited for a pooled connection, per endpoint",
-        labelNames: ["cluster", "endpoint"],
-        buckets: ACQUIRE_WAIT_BUCKETS_MS.map((ms) => ms / 1000),
-        registers,
-      }),
+    this.acquireWait = new LabelledHistogram(
+      "poolgate_pool_acquire_wait_seconds",
+      "How long requests waited for a pooled connection, per endpoint",
       ["cluster", "endpoint"],
+      ACQUIRE_WAIT_BUCKETS_MS.map((ms) => ms / 1000),
+      this.registry,
     );
     this.retries = new Counter({ name: "poolgate_retries_total", help: "Work the gateway ran again, by the failure that caused it", labelNames: ["cluster", "reason"], registers });
     this.bans = new Counter({ name: "poolgate_replica_bans_total", help: "Replicas taken out of reads for replication lag", labelNames: ["cluster", "endpoint"], registers });

@@ -4,11 +4,15 @@ import { defineEngineConnectionSuite } from "./engine-connection-suite.js";
 
 defineEngineConnectionSuite({
   name: "the local MariaDB server (MySQL engine)",
+  positionWithWrite: false,
   sql: {
     ...MYSQL_DIALECT,
     sessionId: "select connection_id()",
     sleep: (seconds) => `select sleep(${seconds})`,
     createItems: "create table contract_items (id int primary key, name varchar(100)) engine=InnoDB",
+    slowInsert: (id, seconds) => `insert into contract_items (id, name) select ${id}, 'slow' from (select sleep(${seconds})) s`,
+    // OPTIMIZE commits implicitly: it is never part of the transaction a write runs in.
+    outsideTransactionOnly: "optimize table contract_items",
     setting: { change: "set @contract_marker = 'changed'", read: "select @contract_marker" },
     stream: {
       typed:

@@ -4,11 +4,23 @@ import { defineEngineConnectionSuite } from "./engine-connection-suite.js";
 
 defineEngineConnectionSuite({
   name: "the local PostgreSQL server",
+  positionWithWrite: true,
   sql: {
     ...POSTGRES_DIALECT,
     sessionId: "select pg_backend_pid()",
     sleep: (seconds) => `select pg_sleep(${seconds})`,
     createItems: "create table contract_items (id int primary key, name text)",
+    slowInsert: (id, seconds) => `insert into contract_items (id, name) select ${id}, 'slow' from pg_sleep(${seconds})`,
+    outsideTransactionOnly: "vacuum contract_items",
+    failsAtCommit: {
+      setup: [
+        "drop table if exists contract_children, contract_parents",
+        "create table contract_parents (id int primary key)",
+        "create table contract_children (parent int references contract_parents (id) deferrable initially deferred)",
+      ],
+      write: "insert into contract_children (parent) values (404)",
+      count: "select count(*) from contract_children",
+    },
     setting: { change: "set application_name = 'contract-changed'", read: "select current_setting('application_name')" },
     stream: {
       typed:

@@ -21,6 +21,15 @@ export interface EngineConnectionSql extends Pick<Dialect, "p" | "series"> {
   sleep(seconds: number): string;
   /** Creates the table `contract_items (id int primary key, name text-ish)` the suite writes to. */
   createItems: string;
+  /** An INSERT into contract_items of (id, 'slow') that runs `seconds` on the server first. */
+  slowInsert(id: number, seconds: number): string;
+  /** A statement the server refuses to run inside a transaction block (it commits on its own). */
+  outsideTransactionOnly: string;
+  /**
+   * Where the engine has deferred constraints: tables to create, and a write that succeeds as a
+   * statement and fails at COMMIT (it must leave nothing written).
+   */
+  failsAtCommit?: { setup: string[]; write: string; count: string };
   /** A session setting the suite changes (`change`), and how to read it back as one value (`read`). */
   setting: { change: string; read: string };
   /** What differs for streamed statements. */
@@ -51,6 +60,8 @@ export interface EngineConnectionTarget {
 
 export interface EngineConnectionHarness {
   name: string;
+  /** The engine reads a write's commit position in the write's own round trip (ExecuteOptions.withCommitPosition). */
+  positionWithWrite: boolean;
   sql: EngineConnectionSql;
   setup(): Promise<EngineConnectionTarget>;
 }
@@ -287,6 +298,94 @@ export function defineEngineConnectionSuite(harness: EngineConnectionHarness): v
       expect((await pending).code).toBe("OUTCOME_UNKNOWN");
       expect(connection.alive).toBe(false);
       expect(causes).toHaveLength(1);
+    });
+
+    describe("writes that ask for their commit position (withCommitPosition)", () => {
+      const WITH_POSITION = { withCommitPosition: true };
+      const insert = `insert into contract_items (id, name) values (${sql.p(1)}, ${sql.p(2)})`;
+
+      it("answers the write, and a position at or past its commit, leaving no transaction open", async () => {
+        const connection = await connect();
+        const observer = await connect();
+        const before = await connection.commitPosition(TIMEOUT_MS);
+        for (const id of [1, 2, 3]) {
+          // The first run parses and describes the statement; the next ones bind the prepared one.
+          const result = await run(connection, insert, [id, `n${id}`], WITH_POSITION);
+          expect(result).toMatchObject({ command: "INSERT", rowCount: 1 });
+          expect(connection.inTransaction).toBe(false);
+          expect(connection.needsReset).toBe(false);
+          if (harness.positionWithWrite) {
+            expect(result.commitPosition).toBeDefined();
+            const position = result.commitPosition as string;
+            expect(engine.isPosition(position)).toBe(true);
+            if (before !== null) expect(engine.comparePositions(position, before)).toBeGreaterThan(0);
+            const after = await observer.commitPosition(TIMEOUT_MS);
+            expect(after).not.toBeNull();
+            expect(engine.comparePositions(after as string, position)).toBeGreaterThanOrEqual(0);
+          }
+        }
+        expect(await namesIn(observer)).toEqual(["n1", "n2", "n3"]);
+        const updated = await run(connection, `update contract_items set name = ${sql.p(1)} where id > ${sql.p(2)}`, ["changed", 1], WITH_POSITION);
+        expect(updated.rowCount).toBe(2);
+        expect(await namesIn(observer)).toEqual(["n1", "changed", "changed"]);
+      });
+
+      it("leaves nothing written and no transaction open when the write fails, and the session goes on", async () => {
+        const connection = await connect();
+        await run(connection, insert, [1, "first"], WITH_POSITION);
+        const duplicate = await gatewayErrorOf(run(connection, insert, [1, "again"], WITH_POSITION));
+        expect(duplicate.code).toBe("DATABASE_ERROR");
+        expect(connection.alive).toBe(true);
+        expect(connection.inTransaction).toBe(false);
+        const next = await run(connection, insert, [2, "second"], WITH_POSITION);
+        expect(next.rowCount).toBe(1);
+        if (harness.positionWithWrite) expect(next.commitPosition).toBeDefined();
+        expect(await namesIn(connection)).toEqual(["first", "second"]);
+      });
+
+      it("fails a write to a table that does not exist, and runs the same text once it does", async () => {
+        const connection = await connect();
+        const text = `insert into contract_later (id) values (${sql.p(1)})`;
+        await run(connection, "drop table if exists contract_later");
+        expect((await gatewayErrorOf(run(connection, text, [1], WITH_POSITION))).code).toBe("DATABASE_ERROR");
+        expect(connection.inTransaction).toBe(false);
+        await run(connection, "create table contract_later (id int primary key)");
+        try {
+          const result = await run(connection, text, [1], WITH_POSITION);
+          expect(result.rowCount).toBe(1);
+          if (harness.positionWithWrite) expect(result.commitPosition).toBeDefined();
+          expect(Number(await value(connection, "select count(*) from contract_later"))).toBe(1);
+        } finally {
+          await run(connection, "drop table contract_later");
+        }
+      });
+
+      it("cancels a write whose timeout passes before it commits: nothing is written and the session goes on", async () => {
+        const connection = await connect();
+        const timedOut = await gatewayErrorOf(run(connection, sql.slowInsert(9, 30), [], { ...WITH_POSITION, timeoutMs: 300 }));
+        expect(timedOut.code).toBe("STATEMENT_TIMEOUT");
+        expect(connection.alive).toBe(true);
+        expect(connection.inTransaction).toBe(false);
+        expect(await namesIn(connection)).toEqual([]);
+        expect((await run(connection, insert, [1, "after"], WITH_POSITION)).rowCount).toBe(1);
+      });
+
+      it("runs a statement that must run outside a transaction block as it would without the option", async () => {
+        const connection = await connect();
+        const result = await run(connection, sql.outsideTransactionOnly, [], WITH_POSITION);
+        expect(result.commitPosition).toBeUndefined();
+        expect(connection.inTransaction).toBe(false);
+      });
+
+      it.runIf(sql.failsAtCommit !== undefined)("fails a write that its COMMIT refuses, with nothing written", async () => {
+        const failing = sql.failsAtCommit as NonNullable<EngineConnectionSql["failsAtCommit"]>;
+        const connection = await connect();
+        for (const statement of failing.setup) await run(connection, statement);
+        const refused = await gatewayErrorOf(run(connection, failing.write, [], WITH_POSITION));
+        expect(refused.code).toBe("DATABASE_ERROR");
+        expect(connection.inTransaction).toBe(false);
+        expect(Number(await value(connection, failing.count))).toBe(0);
+      });
     });
 
     describe("stream()", () => {

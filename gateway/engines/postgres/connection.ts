@@ -14,6 +14,7 @@ import { type CancelStrategy, SessionLifecycle, type StatementFailure } from "..
 import type { SqlReader } from "../sql-analysis.js";
 import { ISOLATION_SQL } from "../transaction-sql.js";
 import { type CancelTarget, sendCancelRequest } from "./cancel.js";
+import { COMMIT_POSITION_SQL, CommittedWriteQuery } from "./committed-write-query.js";
 import { isDatabaseError, isSessionFatal, mapStatementError } from "./errors.js";
 import { type FunctionVolatility, VOLATILITY_SQL } from "./function-volatility.js";
 import { DescribeQuery, PortalQuery } from "./portal-query.js";
@@ -104,9 +105,10 @@ export class PostgresConnection implements EngineConnection {
     await this.noteSessionEffects(sql, options);
     const values = encodeParams(params);
     const several = !options.singleStatement && !(options.gatewayTransaction && !readAsReaderDoes);
+    const positioned = options.withCommitPosition === true && this.positionInline(sql);
     let query: StatementQuery;
     try {
-      query = await this.run(this.statement(sql, values, options, several), options.timeoutMs);
+      query = await this.runStatement(this.statement(sql, values, options, several, positioned), options.timeoutMs);
     } catch (err) {
       if (!isCachedPlanChange(err)) throw err;
       // The server refused a cached statement whose result type changed (ALTER TABLE...) before
@@ -114,7 +116,7 @@ export class PostgresConnection implements EngineConnection {
       // transaction is already aborted, so the error goes to the caller and the next attempt re-prepares.
       this.forgetStatement(sql);
       if (this.internals.getTransactionStatus() !== "I") throw err;
-      query = await this.run(this.statement(sql, values, options, several), options.timeoutMs);
+      query = await this.runStatement(this.statement(sql, values, options, several, positioned), options.timeoutMs);
     }
     if (query.budget.overLimit) throw query.budget.tooLarge();
     let columns = this.columnsOf(query, false);
@@ -123,7 +125,33 @@ export class PostgresConnection implements EngineConnection {
       columns = this.columnsOf(query, true) ?? [];
     }
     const fields = query.fields;
-    return { command: query.command, columns, rows: query.rows, rowCount: query.rowCount, describeColumns: () => columnDetails(fields) };
+    const result: StatementResult = { command: query.command, columns, rows: query.rows, rowCount: query.rowCount, describeColumns: () => columnDetails(fields) };
+    if (query instanceof CommittedWriteQuery && query.position !== null) result.commitPosition = query.position;
+    return result;
+  }
+
+  /**
+   * Whether a write's position can be read in its own round trip (committed-write-query.ts): on a
+   * WAL-keeping primary session outside any transaction, for one statement the reader understood that
+   * runs the same inside a transaction block (a plain query or DML), sent as a prepared statement.
+   */
+  private positionInline(sql: string): boolean {
+    if (this.settings.flavour === "aurora-dsql" || this.positionsUnsupported || this.settings.preparedCacheSize === 0) return false;
+    if (this.internals.getTransactionStatus() !== "I") return false;
+    const analysis = this.settings.reader.analyse(sql);
+    return analysis.understood && analysis.statementCount === 1 && analysis.leavesNoState && !analysis.endsTransaction;
+  }
+
+  /** Runs a statement; a pipelined write that failed inside its block leaves it rolled back. */
+  private async runStatement(query: StatementQuery, timeoutMs: number): Promise<StatementQuery> {
+    try {
+      return await this.run(query, timeoutMs);
+    } catch (err) {
+      if (query instanceof CommittedWriteQuery && query.transactionLeftOpen && this.lifecycle.alive) {
+        await this.simple("ROLLBACK", timeoutMs).catch(() => undefined);
+      }
+      throw err;
+    }
   }
 
   /**
@@ -233,10 +261,16 @@ export class PostgresConnection implements EngineConnection {
    * server; the simple protocol for strings the parser finds several statements in, where `several`
    * allows them.
    */
-  private statement(sql: string, values: unknown[], options: ExecuteOptions, several: boolean): StatementQuery {
+  private statement(sql: string, values: unknown[], options: ExecuteOptions, several: boolean, positioned: boolean): StatementQuery {
+    const mode = options.bigNumbers;
+    if (positioned) {
+      return new CommittedWriteQuery(sql, values, this.preparedStatement(sql), (fields) => parsersFor(mode, fields, this.settings.typeNames), mode, {
+        maxBytes: options.maxResultBytes,
+        maxRows: options.maxResultRows,
+      });
+    }
     const extended = !several || values.length > 0 || this.settings.reader.analyse(sql).statementCount === 1;
     const prepared = extended && this.settings.preparedCacheSize > 0 ? this.preparedStatement(sql) : undefined;
-    const mode = options.bigNumbers;
     return new StatementQuery(
       sql,
       extended ? values : undefined,
@@ -311,7 +345,7 @@ export class PostgresConnection implements EngineConnection {
   async commitPosition(timeoutMs: number): Promise<string | null> {
     // DSQL has no WAL position to wait for and no replicas to wait on: its writes carry no token.
     if (this.settings.flavour === "aurora-dsql") return null;
-    const query = await this.simple("SELECT pg_current_wal_insert_lsn()::text", timeoutMs);
+    const query = await this.simple(COMMIT_POSITION_SQL, timeoutMs);
     return (query.rows[0]?.[0] as string | null | undefined) ?? null;
   }
 

@@ -11,7 +11,7 @@ import type { Parser } from "./values.js";
 
 /** The part of pg's Connection this module drives. */
 export interface WireConnection {
-  stream: { cork?: () => void; uncork?: () => void };
+  stream: { cork?: () => void; uncork?: () => void; write(buffer: Uint8Array): boolean };
   parsedStatements: Record<string, string>;
   submittedNamedStatements: Record<string, string>;
   parse(message: { text: string; name?: string; types?: number[] }): void;
@@ -54,13 +54,13 @@ export class StatementQuery {
   /** Rows and bytes seen against the bounds; bytes are the values' text as the server sent it. */
   readonly budget: ResultBudget;
   private parsers: Parser[] = [];
-  private rowError: Error | null = null;
+  protected rowError: Error | null = null;
   private finished = false;
 
   constructor(
     readonly text: string,
-    private readonly values: unknown[] | undefined,
-    private readonly prepared: PreparedStatement | undefined,
+    protected readonly values: unknown[] | undefined,
+    protected readonly prepared: PreparedStatement | undefined,
     private readonly parsersFor: (fields: FieldDescription[]) => Parser[],
     private readonly parserKey: string,
     limits: ResultLimits,
@@ -79,23 +79,33 @@ export class StatementQuery {
       connection.query(this.text);
       return null;
     }
-    const name = this.name ?? "";
-    const parsed = this.name !== undefined && connection.parsedStatements[this.name] !== undefined;
-    const describe = !parsed || this.prepared?.fields === undefined;
+    const parsed = this.parsedOn(connection);
     connection.stream.cork?.();
     try {
-      if (!parsed) {
-        connection.parse({ text: this.text, name });
-        if (this.name !== undefined) connection.submittedNamedStatements[this.name] = this.text;
-      }
-      connection.bind({ portal: "", statement: name, values: this.values, binary: false });
-      if (describe) connection.describe({ type: "P", name: "" });
-      connection.execute({ portal: "", rows: 0 });
+      if (!parsed) this.sendParse(connection);
+      this.sendExecute(connection, parsed);
       connection.sync();
     } finally {
       connection.stream.uncork?.();
     }
     return null;
+  }
+
+  /** Whether this session has the statement parsed already (then Parse, and Describe once its fields are known, are skipped). */
+  protected parsedOn(connection: WireConnection): boolean {
+    return this.name !== undefined && connection.parsedStatements[this.name] !== undefined;
+  }
+
+  protected sendParse(connection: WireConnection): void {
+    connection.parse({ text: this.text, name: this.name ?? "" });
+    if (this.name !== undefined) connection.submittedNamedStatements[this.name] = this.text;
+  }
+
+  /** Bind, Describe (unless the fields are known) and Execute: the statement, without its Sync. */
+  protected sendExecute(connection: WireConnection, parsed: boolean): void {
+    connection.bind({ portal: "", statement: this.name ?? "", values: this.values ?? [], binary: false });
+    if (!parsed || this.prepared?.fields === undefined) connection.describe({ type: "P", name: "" });
+    connection.execute({ portal: "", rows: 0 });
   }
 
   handleRowDescription(message: { fields: FieldDescription[] }): void {
@@ -151,7 +161,7 @@ export class StatementQuery {
     this.finish(this.rowError);
   }
 
-  private finish(err: Error | null): void {
+  protected finish(err: Error | null): void {
     if (this.finished) return;
     this.finished = true;
     this.callback(err, this);

@@ -1,0 +1,103 @@
+/**
+ * An autocommit write and its consistency token in one round trip: BEGIN, the statement, COMMIT and
+ * the primary's WAL insert position, pipelined in the extended protocol before a single Sync.
+ *
+ * The position is read after COMMIT has completed on this session, so it is at or past the write's
+ * commit record, exactly as a separate read afterwards would be (read inside the statement's own
+ * implicit transaction it would be too early: that commits only at Sync). The explicit block is why
+ * connection.ts sends only statements that run the same inside one (a single plain query or DML),
+ * on a session outside any transaction, as a named prepared statement. The statement's Parse goes
+ * first, so that pg's record of parsed statements (set on every ParseComplete of the active query)
+ * can only count it parsed once it has been.
+ *
+ * BEGIN, COMMIT and the position read are prepared once per session under fixed names (counted
+ * parsed only once BEGIN has run, which their Parses precede; until then each write closes and
+ * parses them again, which cannot fail; DISCARD ALL forgets them with the rest)
+ * and written as pre-framed bytes (protocol-frames.ts): per write, the server parses nothing and the
+ * gateway serialises only the statement's own Bind.
+ *
+ * How it can end: an error in the statement leaves the block aborted (`transactionLeftOpen`: the
+ * connection rolls it back); an error at COMMIT ends the block rolled back; an error reading the
+ * position comes after the commit, so the write stands and only its position is missing (null).
+ */
+import type { ResultLimits } from "../result-budget.js";
+import { bindAndExecuteFrame, closeStatementFrame, parseFrame, SYNC_FRAME } from "./protocol-frames.js";
+import { type FieldDescription, type PreparedStatement, StatementQuery, type WireConnection } from "./statement-query.js";
+import type { Parser } from "./values.js";
+
+/** What the gateway reads after a write for its consistency token. */
+export const COMMIT_POSITION_SQL = "SELECT pg_current_wal_insert_lsn()::text";
+
+const FIXED = { begin: ["poolgate_begin", "BEGIN"], commit: ["poolgate_commit", "COMMIT"], position: ["poolgate_commit_position", COMMIT_POSITION_SQL] } as const;
+/** Closed first: a session that failed between these Parses and BEGIN has them without our record of it. */
+const PARSE_FIXED = Buffer.concat(Object.values(FIXED).flatMap(([name, text]) => [closeStatementFrame(name), parseFrame(name, text)]));
+const RUN_BEGIN = bindAndExecuteFrame(FIXED.begin[0]);
+const RUN_COMMIT_AND_POSITION = Buffer.concat([bindAndExecuteFrame(FIXED.commit[0]), bindAndExecuteFrame(FIXED.position[0]), SYNC_FRAME]);
+
+/** Which part's answers the server is sending: each CommandComplete moves to the next. */
+type Phase = "begin" | "statement" | "commit" | "position" | "done";
+const NEXT: Record<Phase, Phase> = { begin: "statement", statement: "commit", commit: "position", position: "done", done: "done" };
+
+export class CommittedWriteQuery extends StatementQuery {
+  /** The WAL insert position after COMMIT; null when the write committed but the position could not be read. */
+  position: string | null = null;
+  /** The statement failed inside the block: the session is in an aborted transaction until ROLLBACK. */
+  transactionLeftOpen = false;
+  private phase: Phase = "begin";
+
+  constructor(
+    text: string,
+    values: unknown[],
+    prepared: PreparedStatement,
+    parsersFor: (fields: FieldDescription[]) => Parser[],
+    parserKey: string,
+    limits: ResultLimits,
+  ) {
+    super(text, values, prepared, parsersFor, parserKey, limits, () => undefined);
+  }
+
+  override submit(connection: WireConnection): null {
+    const parsed = this.parsedOn(connection);
+    const stream = connection.stream;
+    stream.cork?.();
+    try {
+      if (!parsed) this.sendParse(connection);
+      if (connection.parsedStatements[FIXED.begin[0]] === undefined) stream.write(PARSE_FIXED);
+      stream.write(RUN_BEGIN);
+      this.sendExecute(connection, parsed);
+      stream.write(RUN_COMMIT_AND_POSITION);
+    } finally {
+      stream.uncork?.();
+    }
+    return null;
+  }
+
+  override handleRowDescription(message: { fields: FieldDescription[] }): void {
+    if (this.phase === "statement") super.handleRowDescription(message);
+  }
+
+  override handleDataRow(message: { fields: (string | null)[] }): void {
+    if (this.phase === "statement") super.handleDataRow(message);
+    else if (this.phase === "position") this.position = message.fields[0] ?? null;
+  }
+
+  override handleCommandComplete(message: { text: string }, connection?: WireConnection): void {
+    if (this.phase === "begin" && connection !== undefined) {
+      // BEGIN ran, so the Parses before it did: the fixed statements exist on this session.
+      for (const [name, text] of Object.values(FIXED)) connection.parsedStatements[name] = text;
+    }
+    if (this.phase === "statement") super.handleCommandComplete(message);
+    this.phase = NEXT[this.phase];
+  }
+
+  override handleError(err: Error): void {
+    if (this.phase === "position") {
+      // COMMIT has completed: the write stands; only its position is unknown.
+      this.position = null;
+      this.finish(this.rowError);
+      return;
+    }
+    this.transactionLeftOpen = this.phase === "statement";
+    super.handleError(err);
+  }
+}
