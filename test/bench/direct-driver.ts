@@ -7,41 +7,47 @@
  */
 import mysql from "mysql2/promise";
 import pg from "pg";
+import { engineForUrl } from "../../gateway/engines/engine-for-url.js";
 import { type BenchStatement, type DriverResult, makeStatement, summarise } from "./workload.js";
 
 export interface DirectSpec {
   url: string;
-  connection: "pool" | "per-request";
+  /**
+   * One pool in this process, a new connection per request, or (for one caller) one session of the
+   * gateway's own engine, writing with the consistency token the gateway asks for (in the write's round trip).
+   */
+  connection: "pool" | "per-request" | "gateway-engine";
   poolSize: number;
   statement: BenchStatement;
   callers: number;
   durationMs?: number;
   requestsPerCaller?: number;
   warmupMs: number;
-  /** SQL run after each statement on the same connection (what a gateway's consistency token costs: a second round trip). */
-  followUp?: string;
 }
 
 type Run = (sql: string, params: unknown[] | undefined) => Promise<unknown>;
 
-function pooled(url: string, size: number, followUp: string | undefined): { run: Run; end: () => Promise<void> } {
+function pooled(url: string, size: number): { run: Run; end: () => Promise<void> } {
   if (url.startsWith("mysql:")) {
     const pool = mysql.createPool({ uri: url, connectionLimit: size });
     return { run: (sql, params) => pool.execute(sql, params as never[]), end: () => pool.end() };
   }
   const pool = new pg.Pool({ connectionString: url, max: size });
-  if (followUp === undefined) return { run: (sql, params) => pool.query(sql, params), end: () => pool.end() };
+  return { run: (sql, params) => pool.query(sql, params), end: () => pool.end() };
+}
+
+/** The gateway's engine on one session, as the executor runs an autocommit write: statement and token together. */
+async function gatewayEngine(url: string): Promise<{ run: Run; end: () => Promise<void> }> {
+  const engine = engineForUrl(url, { preparedCacheSize: 256, cancelGraceMs: 1000, writingFunctions: [] });
+  const connection = await engine.connect({ url }, 10000);
+  const options = { timeoutMs: 10000, bigNumbers: "string" as const, maxResultBytes: 1 << 20, maxResultRows: 1000, withCommitPosition: true };
   return {
     run: async (sql, params) => {
-      const client = await pool.connect();
-      try {
-        await client.query(sql, params);
-        return await client.query(followUp);
-      } finally {
-        client.release();
-      }
+      const result = await connection.execute(sql, (params ?? []) as never[], options);
+      if (result.command === "INSERT" && result.commitPosition === undefined) throw new Error("the engine answered the write without its position");
+      return result;
     },
-    end: () => pool.end(),
+    end: () => connection.close(),
   };
 }
 
@@ -69,7 +75,8 @@ function perRequest(url: string): Run {
 }
 
 async function drive(spec: DirectSpec): Promise<void> {
-  const pool = spec.connection === "pool" ? pooled(spec.url, spec.poolSize, spec.followUp) : undefined;
+  if (spec.connection === "gateway-engine" && spec.callers !== 1) throw new Error("the gateway-engine target is one session: one caller");
+  const pool = spec.connection === "pool" ? pooled(spec.url, spec.poolSize) : spec.connection === "gateway-engine" ? await gatewayEngine(spec.url) : undefined;
   const run = pool?.run ?? perRequest(spec.url);
   const dialect = spec.url.startsWith("mysql:") ? "mysql" : "postgres";
   const latencies: number[] = [];

@@ -11,11 +11,8 @@ import type { Target } from "./targets.js";
 /** The targets that break the gateway's sequential insert down into its parts (report.ts reads them by name). */
 export const INSERT_PARTS = {
   http: "HTTP round trip alone (echo server)",
-  database: "in-process pg.Pool, insert + WAL position",
+  database: "in-process gateway engine, insert + its token",
 } as const;
-
-/** What the gateway reads after a write for its consistency token (engines/postgres/connection.ts). */
-export const POSITION_SQL = "SELECT pg_current_wal_insert_lsn()::text";
 
 export interface InsertPlan {
   target: Target;

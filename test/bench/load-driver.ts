@@ -50,6 +50,7 @@ async function drive(spec: DriverSpec): Promise<void> {
     }),
   );
   errors = 0;
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const end = started + (spec.durationMs ?? Number.POSITIVE_INFINITY);
   await Promise.all(
@@ -58,8 +59,14 @@ async function drive(spec: DriverSpec): Promise<void> {
     }),
   );
   const elapsedMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
   await pool.close();
-  const result: DriverResult = { ...summarise(latencies, elapsedMs), errors, firstError };
+  const result: DriverResult = {
+    ...summarise(latencies, elapsedMs),
+    errors,
+    firstError,
+    driverCpuUsPerRequest: (cpu.user + cpu.system) / Math.max(1, latencies.length + errors),
+  };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 

@@ -151,11 +151,36 @@ export function startGateway(config: object, nodeOptions: string[] = []): Promis
   return startServer("../../gateway/main.js", [], { ...scrubbed, ...env }, /listening on (http:\/\/[\d.:]+)/, nodeOptions);
 }
 
-/** User + system CPU (µs) from a /proc stat line (the fields after the command name). */
-function statMicros(path: string): number {
+/** User + system CPU (µs) from a /proc stat line (the fields after the command name); with `reaped`, its ended children's too. */
+function statMicros(path: string, reaped = false): number {
   const fields = readFileSync(path, "utf8").split(") ")[1]?.split(" ") ?? [];
-  const ticks = Number(fields[11]) + Number(fields[12]);
+  let ticks = Number(fields[11]) + Number(fields[12]);
+  if (reaped) ticks += Number(fields[13]) + Number(fields[14]);
   return (ticks * 1e6) / 100;
+}
+
+/** The database servers' process names: PostgreSQL's postmaster and backends, MariaDB, MySQL. */
+const DATABASE_COMMANDS = new Set(["postgres", "mariadbd", "mysqld"]);
+
+/**
+ * CPU time (µs) every database server process on the machine has used so far, with the children they
+ * reaped: PostgreSQL's backends (one per connection; an ended one's time moves into the postmaster's
+ * reaped-children figures, so a window counts it either way), MariaDB's threads. The bench's own servers
+ * are the only busy ones while a target runs, so a window's difference is that target's database cost.
+ */
+export function databaseCpuMicros(): number {
+  let total = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const command = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      if (DATABASE_COMMANDS.has(command)) total += statMicros(`/proc/${entry}/stat`, true);
+    } catch {
+      // The process ended while we read.
+    }
+  }
+  return total;
 }
 
 /** CPU time (µs) a process has used so far, every thread of it, from /proc/<pid>/stat (user + system). */

@@ -51,13 +51,43 @@ function throughputTable(title: string, rows: TargetRow[]): string[] {
     num(r.p99),
     num(r.max),
     r.cpuUsPerRequest === undefined ? "-" : `${num(r.cpuUsPerRequest, 0)}${r.cpuUsPerRequestByThreads === undefined ? "" : ` (${num(r.cpuUsPerRequestByThreads, 0)})`}`,
+    r.driverCpuUsPerRequest === undefined ? "-" : num(r.driverCpuUsPerRequest, 0),
+    r.databaseCpuUsPerRequest === undefined ? "-" : num(r.databaseCpuUsPerRequest, 0),
+    allCpu(r) === undefined ? "-" : num(allCpu(r) as number, 0),
     errorsOf(r),
     ref && r !== ref ? `${edge(ref.throughput, r.throughput, false)}${spread(r)}` : "",
   ]);
   return [
-    `${title}; ${ref?.rounds ?? "?"} rounds`,
-    ...table(["target", "req/s", "p50 ms", "p99 ms", "max ms", "CPU µs/req (by threads)", "errors", "poolgate req/s ÷ this (range over rounds)"], body),
+    `${title}; ${ref?.rounds ?? "?"} rounds; CPU µs per request of the serving process (its threads), the load driver, the database servers, and all three`,
+    ...table(["target", "req/s", "p50 ms", "p99 ms", "max ms", "serving (threads)", "driver", "database", "all", "errors", "poolgate req/s ÷ this (range over rounds)"], body),
   ];
+}
+
+/** CPU per request of everything that ran it: the serving process, the driver (the serving process itself when in-process) and the database. */
+function allCpu(r: TargetRow): number | undefined {
+  if (r.cpuUsPerRequest === undefined || r.databaseCpuUsPerRequest === undefined) return undefined;
+  return r.cpuUsPerRequest + (r.driverCpuUsPerRequest ?? 0) + r.databaseCpuUsPerRequest;
+}
+
+/**
+ * What the machine's cores allow: with every process of a target sharing them, its throughput can be
+ * at most cores ÷ its CPU per request in all. Says what poolgate's CPU in all would have to be for each
+ * ratio the issue asks of it, given the naive forwarder's figures in the same run.
+ */
+function cpuCeiling(rows: TargetRow[], cores: number): string | undefined {
+  const ref = poolgateOf(rows);
+  const naive = rows.find((r) => r.target.startsWith("naive"));
+  const mine = ref && allCpu(ref);
+  const theirs = naive && allCpu(naive);
+  if (!ref || !naive || mine === undefined || theirs === undefined) return undefined;
+  const ceiling = (us: number) => num((cores * 1e6) / us, 0);
+  const driver = ref.driverCpuUsPerRequest ?? 0;
+  const database = ref.databaseCpuUsPerRequest ?? 0;
+  return (
+    `CPU in all per request: poolgate ${num(mine, 0)} µs (${cores} cores allow ${ceiling(mine)} req/s), ${naive.target} ${num(theirs, 0)} µs (${ceiling(theirs)} req/s); ` +
+    `for 1.2x / 1.5x the ${naive.target}'s measured rate poolgate would need ${num((cores * 1e6) / (1.2 * naive.throughput), 0)} / ${num((cores * 1e6) / (1.5 * naive.throughput), 0)} µs in all, ` +
+    `of which its driver and database take ${num(driver + database, 0)} µs now`
+  );
 }
 
 function burstTable(title: string, rows: TargetRow[]): string[] {
@@ -144,8 +174,9 @@ export function reportLines(results: BenchResults): string[] {
   }
   const section = (lines: string[], verdict: string) => out.push("", ...lines, `=> ${verdict}`);
   const t = results.throughput;
-  if (t?.postgres) section(throughputTable(`steady load: ${s.callers} concurrent callers, point selects, PostgreSQL, ${s.durationMs} ms per run`, t.postgres), throughputVerdict(t.postgres));
-  if (t?.mysql) section(throughputTable(`steady load: ${s.callers} concurrent callers, point selects, MariaDB (MySQL engine)`, t.mysql), throughputVerdict(t.mysql));
+  const withCeiling = (rows: TargetRow[]) => [throughputVerdict(rows), cpuCeiling(rows, m.cpus)].filter(Boolean).join("\n=> ");
+  if (t?.postgres) section(throughputTable(`steady load: ${s.callers} concurrent callers, point selects, PostgreSQL, ${s.durationMs} ms per run`, t.postgres), withCeiling(t.postgres));
+  if (t?.mysql) section(throughputTable(`steady load: ${s.callers} concurrent callers, point selects, MariaDB (MySQL engine)`, t.mysql), withCeiling(t.mysql));
   const b = results.burst;
   const burstTitle = (engine: string) => `report 1: ${s.burstCallers} concurrent callers on a pool of ${s.poolSize}, ${s.burstRequests} point selects each, ${engine}`;
   if (b?.postgres) section(burstTable(burstTitle("PostgreSQL"), b.postgres), burstVerdict(b.postgres));
@@ -328,13 +359,13 @@ function burstVerdict(rows: TargetRow[]): string {
   );
 }
 
-/** The gateway's insert as its parts: the HTTP round trip, the database's (insert + position read), and the rest, the gateway's own. */
+/** The gateway's insert as its parts: the HTTP round trip, the database's (insert and its position, through the gateway's engine), and the rest, the gateway's own. */
 function insertBreakdown(rows: InsertRow[], ref: InsertRow): string {
   const http = rows.find((r) => r.target === INSERT_PARTS.http);
   const database = rows.find((r) => r.target === INSERT_PARTS.database);
   if (!http || !database) return "";
   const own = ref.perInsertUs - http.perInsertUs - database.perInsertUs;
-  return `breakdown of ${num(ref.perInsertUs, 0)} µs: HTTP round trip ${num(http.perInsertUs, 0)} + database (insert and the token's WAL position read) ${num(database.perInsertUs, 0)} + the gateway's own ${num(own, 0)} µs`;
+  return `breakdown of ${num(ref.perInsertUs, 0)} µs: HTTP round trip ${num(http.perInsertUs, 0)} + database (the gateway's engine in-process: the insert and its token's WAL position, one round trip) ${num(database.perInsertUs, 0)} + the gateway's own ${num(own, 0)} µs`;
 }
 
 function insertsVerdict(rows: InsertRow[]): string {

@@ -17,6 +17,10 @@ export interface TargetRow extends DriverResult {
   cpuUsPerRequest?: number;
   /** The same CPU read as the sum of /proc/<pid>/task/<tid>/stat over the threads alive at the end (a cross-check). */
   cpuUsPerRequestByThreads?: number;
+  /** The HTTP load driver's own CPU per request (absent where the serving process drives itself). */
+  driverCpuUsPerRequest?: number;
+  /** The database servers' CPU per request (every postgres and mariadbd process, with the children they reaped). */
+  databaseCpuUsPerRequest?: number;
   /** Poolgate's edge over this target, round by round (throughput ratio, or p99 ratio for bursts): median and range. */
   ratioToPoolgate?: { median: number; min: number; max: number };
 }

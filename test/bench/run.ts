@@ -50,7 +50,7 @@ import { callerRetriesAtOnce, type ConflictTarget, fullJitter, gatewayRetries, i
 import { benchUrlOf, prepareMysql, preparePostgres } from "./databases.js";
 import { estimate } from "./estimates.js";
 import { renderBenchFigure } from "./figure.js";
-import { INSERT_PARTS, POSITION_SQL, runInserts } from "./inserts.js";
+import { INSERT_PARTS, runInserts } from "./inserts.js";
 import { findPgBouncer, type PgBouncer, startPgBouncer } from "./pgbouncer.js";
 import { cleanupAll, exitCleanlyOnSignals, type Server, startGateway, startServer } from "./processes.js";
 import { Progress } from "./progress.js";
@@ -138,14 +138,14 @@ async function postgresPart(): Promise<void> {
       const full = S.inserts;
       const sample = S.insertSample;
       // The breakdown of the gateway's insert: the HTTP round trip alone, and the database's part (the
-      // insert and the WAL position read the consistency token costs, on one pooled connection).
+      // insert with the WAL position its consistency token carries, through the gateway's own engine on one session).
       const echo = await startServer("./naive-server.js", ["echo", "-", "0"], {}, /^(\d+)\n/);
       servers.push(echo);
       const plans = [
         { target: native, run: full },
         { target: inProcess, run: full },
         { target: httpTarget(INSERT_PARTS.http, "floor", echo), run: Math.max(sample, Math.min(full, 20000)) },
-        { target: directTarget(INSERT_PARTS.database, "floor", benchUrl, "pool", 1, POSITION_SQL), run: Math.max(sample, Math.min(full, 20000)) },
+        { target: directTarget(INSERT_PARTS.database, "floor", benchUrl, "gateway-engine", 1), run: Math.max(sample, Math.min(full, 20000)) },
         ...(bouncer ? [{ target: directTarget("PgBouncer txn, pooled client", "alternative", bouncer.url, "pool", 1), run: full }] : []),
         { target: directTarget("new connection per insert", "alternative", benchUrl, "per-request", 1), run: sample },
         ...(bouncer ? [{ target: directTarget("PgBouncer txn, new conn/insert", "alternative", bouncer.url, "per-request", 1), run: sample }] : []),

@@ -7,7 +7,7 @@
  */
 import type { DirectSpec } from "./direct-driver.js";
 import type { DriverSpec } from "./load-driver.js";
-import { cpuMicros, cpuMicrosByThreads, runJson, type Server } from "./processes.js";
+import { cpuMicros, cpuMicrosByThreads, databaseCpuMicros, runJson, type Server } from "./processes.js";
 import type { TargetRow } from "./results.js";
 import type { BenchDialect, BenchStatement, DriverResult } from "./workload.js";
 
@@ -20,7 +20,12 @@ export interface Work {
   warmupMs: number;
 }
 
-export type TargetResult = DriverResult & { cpuUsPerRequest?: number; cpuUsPerRequestByThreads?: number };
+export type TargetResult = DriverResult & {
+  cpuUsPerRequest?: number;
+  cpuUsPerRequestByThreads?: number;
+  /** The database servers' CPU per request over the same window (processes.ts: databaseCpuMicros). */
+  databaseCpuUsPerRequest?: number;
+};
 
 export interface Target {
   name: string;
@@ -37,6 +42,7 @@ export function httpTarget(name: string, role: TargetRow["role"], server: Server
       const pid = server.child.pid ?? 0;
       const before = cpuMicros(pid);
       const beforeByThreads = cpuMicrosByThreads(pid);
+      const databaseBefore = databaseCpuMicros();
       const spec: DriverSpec = { ...work, url: server.url, path: "/v1/query", surface };
       const result = await runJson<DriverResult>("./load-driver.js", [JSON.stringify(spec)]);
       // The CPU window includes the warm-up, run at roughly the measured rate: count it in.
@@ -45,6 +51,7 @@ export function httpTarget(name: string, role: TargetRow["role"], server: Server
         ...result,
         cpuUsPerRequest: (cpuMicros(pid) - before) / requests,
         cpuUsPerRequestByThreads: (cpuMicrosByThreads(pid) - beforeByThreads) / requests,
+        databaseCpuUsPerRequest: (databaseCpuMicros() - databaseBefore) / requests,
       };
     },
   };
@@ -74,14 +81,16 @@ export function directTarget(
   url: string,
   connection: DirectSpec["connection"],
   poolSize: number,
-  followUp?: string,
 ): Target {
   return {
     name,
     role,
     run: async (work) => {
-      const spec: DirectSpec = { ...work, url, connection, poolSize, ...(followUp === undefined ? {} : { followUp }) };
-      const result = await runJson<TargetResult>("./direct-driver.js", [JSON.stringify(spec)]);
+      const spec: DirectSpec = { ...work, url, connection, poolSize };
+      const databaseBefore = databaseCpuMicros();
+      const ran = await runJson<TargetResult>("./direct-driver.js", [JSON.stringify(spec)]);
+      const requests = Math.max(1, ran.requests + (ran.throughput * work.warmupMs) / 1000);
+      const result = { ...ran, databaseCpuUsPerRequest: (databaseCpuMicros() - databaseBefore) / requests };
       // A new connection per request costs the database (a backend per connection), not this process.
       return connection === "pool" ? result : { ...result, cpuUsPerRequest: undefined };
     },

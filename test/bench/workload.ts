@@ -32,6 +32,8 @@ export interface LatencySummary {
 export interface DriverResult extends LatencySummary {
   errors: number;
   firstError?: string;
+  /** The driver process's own CPU per measured request (user + system), where it reports it. */
+  driverCpuUsPerRequest?: number;
 }
 
 export function summarise(latencies: number[], elapsedMs: number): LatencySummary {
