@@ -60,10 +60,11 @@ export function createHttpServer(context: HttpContext, authenticator: Authentica
       done(err as GatewayError, undefined);
     }
   });
-  // Every answer names its request, whichever route (or none, or the error handler) produced it.
-  app.addHook("onSend", (request, reply, payload, done) => {
-    if (!reply.hasHeader("x-request-id")) reply.header("x-request-id", request.id);
-    done(null, payload);
+  // Every answer names its request, whichever route (or none, or the error handler) produced it: set
+  // as the request arrives (the error handler sets it too), so that no onSend hook runs per answer.
+  app.addHook("onRequest", (request, reply, done) => {
+    reply.header("x-request-id", request.id);
+    done();
   });
   app.setErrorHandler((err, request, reply) => replyWithError(err, request, reply, context.logger));
   app.setNotFoundHandler((request, reply) =>
