@@ -161,6 +161,12 @@ export interface EngineConnection {
   begin(options: TransactionOptions, timeoutMs: number): Promise<void>;
   /** Resolves "committed", or "rolled back" when the database refused (the transaction had failed). */
   commit(timeoutMs: number): Promise<"committed" | "rolled back">;
+  /**
+   * COMMIT, and the position after it for a consistency token, in as few round trips as the engine
+   * can (PostgreSQL: one). `position` is null when it was not read (rolled back) or could not be (the
+   * commit stands either way).
+   */
+  commitWithPosition(timeoutMs: number): Promise<{ ended: "committed" | "rolled back"; position: string | null }>;
   rollback(timeoutMs: number): Promise<void>;
   /** Role and replication position of the instance this session reached. */
   inspect(timeoutMs: number): Promise<InstanceState>;

@@ -143,10 +143,10 @@ export class Executor {
           const results: StatementResult[] = [];
           for (const statement of plan.statements) results.push(await connection.execute(statement.sql, statement.params, options));
           committing = true;
-          if ((await connection.commit(options.timeoutMs)) === "rolled back") {
-            throw new GatewayError("TRANSACTION_ABORTED", "the database rolled the batch back at COMMIT");
-          }
-          return { value: results, consistencyToken: await this.tokenAfter(plan, plan.route, connection) };
+          const wantsToken = plan.withToken && plan.route.intent === "write";
+          const { ended, position } = wantsToken ? await connection.commitWithPosition(options.timeoutMs) : { ended: await connection.commit(options.timeoutMs), position: null };
+          if (ended === "rolled back") throw new GatewayError("TRANSACTION_ABORTED", "the database rolled the batch back at COMMIT");
+          return { value: results, consistencyToken: position ?? undefined };
         } catch (err) {
           // Before COMMIT was sent, a lost session means the transaction rolled back: safe to run again.
           if (!committing && err instanceof GatewayError && err.code === "OUTCOME_UNKNOWN") {

@@ -236,7 +236,10 @@ export class TransactionRegistry {
         await tx.entry.connection.rollback(timeoutMs);
         return { consistencyToken: undefined };
       }
-      const outcome = await tx.entry.connection.commit(timeoutMs).catch((err: unknown) => {
+      const connection = tx.entry.connection;
+      // A READ ONLY transaction committed nothing: it answers no token.
+      const committing = tx.readOnly ? connection.commit(timeoutMs).then((ended) => ({ ended, position: null })) : connection.commitWithPosition(timeoutMs);
+      const { ended, position } = await committing.catch((err: unknown) => {
         const failure = commitFailure(id, err);
         fate = failure.fate;
         if (keyed !== undefined && failure.error instanceof GatewayError && failure.error.code === "OUTCOME_UNKNOWN") {
@@ -244,12 +247,12 @@ export class TransactionRegistry {
         }
         throw failure.error;
       });
-      if (outcome === "rolled back") {
+      if (ended === "rolled back") {
         fate = ["TRANSACTION_ABORTED", `transaction ${id} was rolled back by the database at COMMIT (a statement in it had failed): run it again from the start`];
         throw new GatewayError("TRANSACTION_ABORTED", `transaction ${id} had a failed statement; the database rolled it back`);
       }
       // Committed: a token that cannot be read is left out rather than reported as a failure.
-      const consistencyToken = tx.readOnly ? undefined : ((await tx.entry.connection.commitPosition(timeoutMs).catch(() => null)) ?? undefined);
+      const consistencyToken = position ?? undefined;
       return { consistencyToken, recorded: keyed === undefined || tx.readOnly ? undefined : { answer: keyed.answer([]), replayed: false } };
     } finally {
       this.end(tx, ...fate);

@@ -4,6 +4,7 @@ import { defineEngineConnectionSuite } from "./engine-connection-suite.js";
 
 defineEngineConnectionSuite({
   name: "the local MariaDB server (MySQL engine)",
+  failedStatementAbortsTransaction: false,
   positionWithWrite: false,
   sql: {
     ...MYSQL_DIALECT,

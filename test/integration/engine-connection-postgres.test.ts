@@ -4,6 +4,7 @@ import { defineEngineConnectionSuite } from "./engine-connection-suite.js";
 
 defineEngineConnectionSuite({
   name: "the local PostgreSQL server",
+  failedStatementAbortsTransaction: true,
   positionWithWrite: true,
   sql: {
     ...POSTGRES_DIALECT,

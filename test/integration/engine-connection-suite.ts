@@ -62,6 +62,8 @@ export interface EngineConnectionHarness {
   name: string;
   /** The engine reads a write's commit position in the write's own round trip (ExecuteOptions.withCommitPosition). */
   positionWithWrite: boolean;
+  /** A failed statement aborts the whole transaction (PostgreSQL), rather than undoing only itself (MySQL). */
+  failedStatementAbortsTransaction: boolean;
   sql: EngineConnectionSql;
   setup(): Promise<EngineConnectionTarget>;
 }
@@ -368,6 +370,42 @@ export function defineEngineConnectionSuite(harness: EngineConnectionHarness): v
         expect(connection.inTransaction).toBe(false);
         expect(await namesIn(connection)).toEqual([]);
         expect((await run(connection, insert, [1, "after"], WITH_POSITION)).rowCount).toBe(1);
+      });
+
+      it("commits a transaction and answers the position after it (commitWithPosition)", async () => {
+        const connection = await connect();
+        const observer = await connect();
+        const before = await observer.commitPosition(TIMEOUT_MS);
+        await connection.begin({}, TIMEOUT_MS);
+        await run(connection, insert, [1, "in a transaction"]);
+        const { ended, position } = await connection.commitWithPosition(TIMEOUT_MS);
+        expect(ended).toBe("committed");
+        expect(connection.inTransaction).toBe(false);
+        expect(await namesIn(observer)).toEqual(["in a transaction"]);
+        if (harness.positionWithWrite) {
+          expect(position).not.toBeNull();
+          expect(engine.isPosition(position as string)).toBe(true);
+          if (before !== null) expect(engine.comparePositions(position as string, before)).toBeGreaterThan(0);
+        }
+        if (position !== null) expect(engine.comparePositions((await observer.commitPosition(TIMEOUT_MS)) as string, position)).toBeGreaterThanOrEqual(0);
+      });
+
+      it("answers how a transaction with a failed statement ended, with no position when it rolled back", async () => {
+        const connection = await connect();
+        await run(connection, insert, [1, "before"]);
+        await connection.begin({}, TIMEOUT_MS);
+        await run(connection, insert, [2, "kept unless the transaction aborted"]);
+        expect((await gatewayErrorOf(run(connection, insert, [1, "duplicate"]))).code).toBe("DATABASE_ERROR");
+        const { ended, position } = await connection.commitWithPosition(TIMEOUT_MS);
+        expect(connection.inTransaction).toBe(false);
+        if (harness.failedStatementAbortsTransaction) {
+          expect(ended).toBe("rolled back");
+          expect(position).toBeNull();
+          expect(await namesIn(connection)).toEqual(["before"]);
+        } else {
+          expect(ended).toBe("committed");
+          expect(await namesIn(connection)).toEqual(["before", "kept unless the transaction aborted"]);
+        }
       });
 
       it("runs a statement that must run outside a transaction block as it would without the option", async () => {

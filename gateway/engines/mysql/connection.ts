@@ -269,6 +269,11 @@ export class MysqlConnection implements EngineConnection {
     return "committed";
   }
 
+  async commitWithPosition(timeoutMs: number): Promise<{ ended: "committed" | "rolled back"; position: string | null }> {
+    const ended = await this.commit(timeoutMs);
+    return { ended, position: ended === "committed" ? await this.commitPosition(timeoutMs).catch(() => null) : null };
+  }
+
   async rollback(timeoutMs: number): Promise<void> {
     await this.simple("ROLLBACK", timeoutMs);
     this.transactionOpen = false;

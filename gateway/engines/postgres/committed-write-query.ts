@@ -101,3 +101,39 @@ export class CommittedWriteQuery extends StatementQuery {
     super.handleError(err);
   }
 }
+
+/**
+ * COMMIT of the session's open transaction and the position after it, as one simple-protocol string
+ * (PostgreSQL commits a transaction statement in a string of several before running the next). How the
+ * transaction ended is COMMIT's own tag: "ROLLBACK" when it had failed (the position is then no token).
+ */
+export class CommitQuery extends StatementQuery {
+  ended: "committed" | "rolled back" = "committed";
+  position: string | null = null;
+  private answered = 0;
+
+  constructor() {
+    super(`COMMIT; ${COMMIT_POSITION_SQL}`, undefined, undefined, () => [], "string", { maxBytes: 1024, maxRows: 1 }, () => undefined);
+  }
+
+  override handleRowDescription(): void {}
+
+  override handleDataRow(message: { fields: (string | null)[] }): void {
+    if (this.answered === 1) this.position = message.fields[0] ?? null;
+  }
+
+  override handleCommandComplete(message: { text: string }): void {
+    if (this.answered === 0) this.ended = message.text === "ROLLBACK" ? "rolled back" : "committed";
+    this.answered++;
+  }
+
+  override handleError(err: Error): void {
+    // After COMMIT's answer the transaction has ended as it said; only the position read failed.
+    if (this.answered >= 1) {
+      this.position = null;
+      this.finish(null);
+      return;
+    }
+    super.handleError(err);
+  }
+}

@@ -14,7 +14,7 @@ import { type CancelStrategy, SessionLifecycle, type StatementFailure } from "..
 import type { SqlReader } from "../sql-analysis.js";
 import { ISOLATION_SQL } from "../transaction-sql.js";
 import { type CancelTarget, sendCancelRequest } from "./cancel.js";
-import { COMMIT_POSITION_SQL, CommittedWriteQuery } from "./committed-write-query.js";
+import { COMMIT_POSITION_SQL, CommitQuery, CommittedWriteQuery } from "./committed-write-query.js";
 import { isDatabaseError, isSessionFatal, mapStatementError } from "./errors.js";
 import { type FunctionVolatility, VOLATILITY_SQL } from "./function-volatility.js";
 import { DescribeQuery, PortalQuery } from "./portal-query.js";
@@ -292,6 +292,17 @@ export class PostgresConnection implements EngineConnection {
   async commit(timeoutMs: number): Promise<"committed" | "rolled back"> {
     const result = await this.simple("COMMIT", timeoutMs);
     return result.command === "ROLLBACK" ? "rolled back" : "committed";
+  }
+
+  /**
+   * COMMIT and the WAL insert position after it as one simple-protocol string: a transaction statement
+   * in a string of several is committed before the next one starts, so the position is read after the
+   * commit, as a separate read would be (committed-write-query.ts: CommitQuery).
+   */
+  async commitWithPosition(timeoutMs: number): Promise<{ ended: "committed" | "rolled back"; position: string | null }> {
+    if (this.settings.flavour === "aurora-dsql" || this.positionsUnsupported) return { ended: await this.commit(timeoutMs), position: null };
+    const query = (await this.run(new CommitQuery(), timeoutMs)) as CommitQuery;
+    return { ended: query.ended, position: query.ended === "committed" ? query.position : null };
   }
 
   async rollback(timeoutMs: number): Promise<void> {
