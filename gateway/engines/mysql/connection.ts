@@ -102,6 +102,17 @@ interface Collected {
   budget: ResultBudget;
 }
 
+/**
+ * The GTID a committed write produced, as MariaDB reported it in the write's own OK packet (the
+ * session tracks `last_gtid`: engine.ts); undefined when the packet carries none (no binary log, a
+ * write that logged nothing, MySQL), and the caller reads the position separately.
+ */
+function trackedGtid(header: ResultSetHeader | undefined): string | undefined {
+  const changes = (header as { stateChanges?: { systemVariables?: Record<string, string> } } | undefined)?.stateChanges;
+  const gtid = changes?.systemVariables?.last_gtid;
+  return gtid === undefined || gtid === "" ? undefined : gtid;
+}
+
 /** SELECT, INSERT... from the statement's first keyword, as PostgreSQL reports its command tags. */
 function commandOf(sql: string): string {
   const match = /^(?:\s+|--[^\n]*\n|#[^\n]*\n|\/\*[\s\S]*?\*\/|\()*([A-Za-z]+)/.exec(sql);
@@ -187,7 +198,12 @@ export class MysqlConnection implements EngineConnection {
     }
     const header = collected.header;
     const insertId = header && Number(header.insertId) !== 0 ? String(header.insertId) : undefined;
-    return { command, columns: [], rows: [], rowCount: header?.affectedRows ?? null, ...(insertId ? { lastInsertId: insertId } : {}) };
+    const result: StatementResult = { command, columns: [], rows: [], rowCount: header?.affectedRows ?? null, ...(insertId ? { lastInsertId: insertId } : {}) };
+    if (options.withCommitPosition === true && !this.transactionOpen) {
+      const position = trackedGtid(header);
+      if (position !== undefined) result.commitPosition = position;
+    }
+    return result;
   }
 
   /**
@@ -260,18 +276,20 @@ export class MysqlConnection implements EngineConnection {
    * (a deadlock) is reported as "rolled back".
    */
   async commit(timeoutMs: number): Promise<"committed" | "rolled back"> {
-    if (this.rolledBackByServer) {
-      await this.rollback(timeoutMs);
-      return "rolled back";
-    }
-    await this.simple("COMMIT", timeoutMs);
-    this.transactionOpen = false;
-    return "committed";
+    return (await this.commitWithPosition(timeoutMs, false)).ended;
   }
 
-  async commitWithPosition(timeoutMs: number): Promise<{ ended: "committed" | "rolled back"; position: string | null }> {
-    const ended = await this.commit(timeoutMs);
-    return { ended, position: ended === "committed" ? await this.commitPosition(timeoutMs).catch(() => null) : null };
+  /** COMMIT; the position from its own OK packet where MariaDB tracks it (trackedGtid), else read after it. */
+  async commitWithPosition(timeoutMs: number, readPosition = true): Promise<{ ended: "committed" | "rolled back"; position: string | null }> {
+    if (this.rolledBackByServer) {
+      await this.rollback(timeoutMs);
+      return { ended: "rolled back", position: null };
+    }
+    const committed = await this.run("COMMIT", [], { ...INTERNAL, timeoutMs });
+    this.transactionOpen = false;
+    if (!readPosition) return { ended: "committed", position: null };
+    const position = trackedGtid(committed.header) ?? (await this.commitPosition(timeoutMs).catch(() => null));
+    return { ended: "committed", position };
   }
 
   async rollback(timeoutMs: number): Promise<void> {

@@ -29,9 +29,16 @@ export interface MysqlEngineSettings extends DatabaseAccess {
  * UTC sessions, so TIMESTAMP values come back in UTC and are marked "Z"; and the URL's database again
  * (COM_RESET_CONNECTION keeps whatever a caller's USE chose).
  */
-function sessionSetup(database: string | undefined): string {
-  const timeZone = "SET time_zone = '+00:00'";
-  return database ? `${timeZone}; USE \`${database.replace(/`/g, "``")}\`` : timeZone;
+/**
+ * What every session runs after connecting and after each reset: UTC, the application's database, and
+ * on MariaDB the tracking of `last_gtid` (as MaxScale's causal reads do), so that the OK packet of a
+ * write carries the GTID its consistency token is (connection.ts) and no second round trip reads it.
+ */
+function sessionSetup(database: string | undefined, flavour: MysqlFlavour): string {
+  const parts = ["SET time_zone = '+00:00'"];
+  if (flavour === "mariadb") parts.push("SET SESSION session_track_system_variables = CONCAT_WS(',', @@session.session_track_system_variables, 'last_gtid')");
+  if (database) parts.push(`USE \`${database.replace(/`/g, "``")}\``);
+  return parts.join("; ");
 }
 
 /** mysql://user:password@host:port/database -> mysql2 options (credentials decoded, never logged). */
@@ -139,7 +146,7 @@ export class MysqlEngine implements Engine {
     const session = new MysqlConnection(++this.connectionCounter, connection, {
       flavour,
       cancelGraceMs: this.settings.cancelGraceMs,
-      sessionSetup: sessionSetup(endpoint.purpose === "monitor" ? undefined : base.database),
+      sessionSetup: sessionSetup(endpoint.purpose === "monitor" ? undefined : base.database, flavour),
       // The same login: a user may stop its own statements without any privilege.
       killQuery: (host, port, threadId, timeoutMs) => this.killQuery(credentials, base, target, { host, port }, threadId, timeoutMs),
       reader: this.reader,
