@@ -174,11 +174,14 @@ export class Executor {
         const endpoint = await this.leases.endpointFor(plan.route, plan.primaryOnly);
         return this.leases.run(endpoint, "write", plan.runAs, plan.route.deadline, async (connection) => {
           const options = within(plan.options, plan.route, this.clock);
-          const outcome = await runOnce(connection, this.keys, work, plan.statements, { isolation: plan.isolation }, options).catch((err: unknown) => {
+          // The token of a write that ran now comes with its COMMIT; a replay's is read now.
+          const withPosition = plan.withToken ? { ...options, withCommitPosition: true } : options;
+          const outcome = await runOnce(connection, this.keys, work, plan.statements, { isolation: plan.isolation }, withPosition).catch((err: unknown) => {
             if (err instanceof GatewayError && err.code === "OUTCOME_UNKNOWN") unknownOutcome = err;
             throw err;
           });
-          return { value: outcome.results, consistencyToken: await this.tokenAfter(plan, plan.route, connection), recorded: outcome.recorded };
+          const consistencyToken = outcome.position === undefined ? await this.tokenAfter(plan, plan.route, connection) : (outcome.position ?? undefined);
+          return { value: outcome.results, consistencyToken, recorded: outcome.recorded };
         });
       });
     } catch (err) {

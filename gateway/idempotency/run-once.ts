@@ -15,6 +15,11 @@ export interface RunOnceOutcome {
   /** The statements' results when they ran now; empty when the answer is a replay. */
   results: StatementResult[];
   recorded: RecordedAnswer;
+  /**
+   * When it ran now and `options.withCommitPosition` asked for it: the position after its COMMIT, read in
+   * the COMMIT's round trip where the engine can (null when it could not be read). Undefined for a replay.
+   */
+  position?: string | null;
 }
 
 /** Claims tried before giving up: each further one follows a key that expired or a claim that rolled back meanwhile. */
@@ -74,10 +79,13 @@ async function runClaimed(
     // The pool rolls back what is left open; nothing of it, the claim included, was committed.
     throw beforeCommit(err);
   }
-  if ((await connection.commit(options.timeoutMs)) === "rolled back") {
+  const { ended, position } = options.withCommitPosition
+    ? await connection.commitWithPosition(options.timeoutMs)
+    : { ended: await connection.commit(options.timeoutMs), position: undefined };
+  if (ended === "rolled back") {
     throw new GatewayError("TRANSACTION_ABORTED", "the database rolled the write back at COMMIT; nothing was applied");
   }
-  return { results, recorded: { answer, replayed: false } };
+  return { results, recorded: { answer, replayed: false }, position };
 }
 
 /** Before COMMIT was sent, a lost session means the transaction rolled back: nothing was applied, safe to run again. */

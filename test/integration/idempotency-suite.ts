@@ -24,7 +24,7 @@ export interface IdempotencyDatabase {
   port: number;
   run(sql: string): Promise<void>;
   count(table: string): Promise<number>;
-  /** PostgreSQL: ends (pg_terminate_backend) the gateway's sessions running COMMIT; how many. */
+  /** PostgreSQL: ends (pg_terminate_backend) the gateway's sessions running COMMIT (with the position read sent beside it); how many. */
   killCommitting?: (() => Promise<number>) | undefined;
   drop(): Promise<void>;
 }
@@ -97,6 +97,13 @@ export function defineIdempotencySuite(target: IdempotencyTarget): void {
       const recorded = (body: Record<string, unknown>) => JSON.stringify({ ...body, attempts: undefined, consistencyToken: undefined, replayed: undefined });
       expect(recorded(again.body as Record<string, unknown>)).toBe(recorded(first.body as Record<string, unknown>));
       expect(await db.count(table)).toBe(1);
+      if (pg) {
+        // The write's token came with its COMMIT; a replay's is read when it is answered (never earlier).
+        expect(first.body.consistencyToken).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+        expect(again.body.consistencyToken).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+        const asNumber = (lsn: string) => lsn.split("/").reduce((high, low) => high * 2 ** 32 + Number.parseInt(low, 16), 0);
+        expect(asNumber(again.body.consistencyToken as string)).toBeGreaterThanOrEqual(asNumber(first.body.consistencyToken as string));
+      }
     });
 
     it("replays a batch, and an interactive transaction's commit", async () => {
