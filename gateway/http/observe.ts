@@ -46,8 +46,10 @@ export function registerObservation(app: FastifyInstance, metrics: GatewayMetric
     const seconds = (performance.now() - observation.startedAt) / 1000;
     const status = reply.statusCode;
     const outcome = observation.outcome ?? (status < 400 ? "ok" : `HTTP_${status}`);
-    const route = request.routeOptions.url ?? "unmatched";
-    const fromCaller = (request.routeOptions.config?.access ?? "caller") === "caller";
+    // One read: Fastify builds routeOptions afresh on every access.
+    const { url, config } = request.routeOptions;
+    const route = url ?? "unmatched";
+    const fromCaller = (config?.access ?? "caller") === "caller";
     metrics.observeRequest({ route, cluster: observation.cluster, intent: observation.intent, outcome }, status, seconds, fromCaller);
     if (logRequests) {
       logger.info(

@@ -11,7 +11,7 @@ import { GatewayError } from "../../errors.js";
 import type { EngineConnection, ExecuteOptions, InstanceState, ListedInstance, RowCursor, StatementResult, StreamOptions, TransactionOptions } from "../engine.js";
 import { INTERNAL_RESULT_LIMITS } from "../result-budget.js";
 import { type CancelStrategy, SessionLifecycle, type StatementFailure } from "../session-lifecycle.js";
-import type { SqlReader } from "../sql-analysis.js";
+import type { SqlReader, StatementAnalysis } from "../sql-analysis.js";
 import { ISOLATION_SQL } from "../transaction-sql.js";
 import { type CancelTarget, sendCancelRequest } from "./cancel.js";
 import { COMMIT_POSITION_SQL, CommitQuery, CommittedWriteQuery } from "./committed-write-query.js";
@@ -102,7 +102,8 @@ export class PostgresConnection implements EngineConnection {
   async execute(sql: string, params: readonly Param[], options: ExecuteOptions): Promise<StatementResult> {
     // Settings changed before this string (standard_conforming_strings...) may make the server split it otherwise than the reader.
     const readAsReaderDoes = !this.lifecycle.mayHoldState;
-    await this.noteSessionEffects(sql, options);
+    const learning = this.noteSessionEffects(sql, options);
+    if (learning !== undefined) await learning;
     const values = encodeParams(params);
     const several = !options.singleStatement && !(options.gatewayTransaction && !readAsReaderDoes);
     const positioned = options.withCommitPosition === true && this.positionInline(sql);
@@ -229,11 +230,20 @@ export class PostgresConnection implements EngineConnection {
    * reader) and the volatility of every function it calls (pg_proc, looked up once per name). For a
    * read-only principal, volatile built-ins that act outside the transaction are refused.
    */
-  private async noteSessionEffects(sql: string, options: Pick<ExecuteOptions, "readOnlyPrincipal" | "timeoutMs">): Promise<void> {
+  private noteSessionEffects(sql: string, options: Pick<ExecuteOptions, "readOnlyPrincipal" | "timeoutMs">): Promise<void> | undefined {
     const analysis = this.settings.reader.analyse(sql);
+    // Most statements call no function: decided without a round trip or a promise turn.
+    if (analysis.functions.length === 0) {
+      if (!analysis.leavesNoState) this.lifecycle.noteStateChange();
+      return undefined;
+    }
+    return this.noteFunctionEffects(analysis, options);
+  }
+
+  private async noteFunctionEffects(analysis: StatementAnalysis, options: Pick<ExecuteOptions, "readOnlyPrincipal" | "timeoutMs">): Promise<void> {
     const functions = analysis.functions;
     const volatility = this.settings.volatility;
-    if (functions.length > 0 && (analysis.leavesNoState || options.readOnlyPrincipal)) await this.learnFunctions(functions, options.timeoutMs);
+    if (analysis.leavesNoState || options.readOnlyPrincipal) await this.learnFunctions(functions, options.timeoutMs);
     if (options.readOnlyPrincipal) {
       const refused = volatility.refusedForReadOnly(functions);
       if (refused !== undefined) {
