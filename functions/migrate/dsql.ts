@@ -18,7 +18,7 @@
 import pg from "pg";
 import type { AdminSession, AppliedMigration, Credentials, LoginAccess, MigrationEngine } from "./migration-engine.js";
 import type { Migration } from "./migration-files.js";
-import { appliedMigrations, clientConfig, HISTORY_SCHEMA, recordMigration } from "./postgres.js";
+import { appliedMigrations, applyWithRecord, clientConfig, HISTORY_SCHEMA, recordMigration, roleExists } from "./postgres.js";
 import { dsqlMigrationProblem, isDdl, splitStatements } from "./sql-statements.js";
 
 const AUTH_FAILURES = new Set(["28000", "28P01"]);
@@ -52,7 +52,6 @@ class DsqlAdminSession implements AdminSession {
   async apply(migration: Migration): Promise<void> {
     const problem = dsqlMigrationProblem(migration.sql);
     if (problem) throw new Error(`migration ${migration.version}_${migration.name}.sql cannot run on Aurora DSQL: ${problem}`);
-    const record = () => recordMigration(this.client, migration);
     const [only, ...more] = splitStatements(migration.sql);
     if (only !== undefined && more.length === 0 && isDdl(only)) {
       // One DDL statement: its own transaction, then the record in the next.
@@ -61,23 +60,14 @@ class DsqlAdminSession implements AdminSession {
       } catch (err) {
         throw new Error(`migration ${migration.version}_${migration.name}.sql failed: ${(err as Error).message}`, { cause: err });
       }
-      await record();
+      await recordMigration(this.client, migration);
       return;
     }
-    await this.client.query("begin");
-    try {
-      await this.client.query(migration.sql);
-      await record();
-      await this.client.query("commit");
-    } catch (err) {
-      await this.client.query("rollback").catch(() => undefined);
-      throw new Error(`migration ${migration.version}_${migration.name}.sql failed and was rolled back: ${(err as Error).message}`, { cause: err });
-    }
+    await applyWithRecord(this.client, migration);
   }
 
-  async loginExists(username: string): Promise<boolean> {
-    const { rowCount } = await this.client.query("select 1 from pg_roles where rolname = $1", [username]);
-    return (rowCount ?? 0) > 0;
+  loginExists(username: string): Promise<boolean> {
+    return roleExists(this.client, username);
   }
 
   async createLogin(login: Credentials): Promise<void> {

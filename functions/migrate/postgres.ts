@@ -55,6 +55,24 @@ export async function appliedMigrations(client: pg.Client): Promise<AppliedMigra
 }
 
 /** Records a migration as applied (in the caller's transaction, if one is open). */
+/** Runs a migration and records it in one transaction: both or neither (also DSQL's way for files of DML only). */
+export async function applyWithRecord(client: pg.Client, migration: Migration): Promise<void> {
+  await client.query("begin");
+  try {
+    await client.query(migration.sql);
+    await recordMigration(client, migration);
+    await client.query("commit");
+  } catch (err) {
+    await client.query("rollback").catch(() => undefined);
+    throw new Error(`migration ${migration.version}_${migration.name}.sql failed and was rolled back: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+export async function roleExists(client: pg.Client, username: string): Promise<boolean> {
+  const { rowCount } = await client.query("select 1 from pg_roles where rolname = $1", [username]);
+  return (rowCount ?? 0) > 0;
+}
+
 export async function recordMigration(client: pg.Client, migration: Migration): Promise<void> {
   await client.query(`insert into ${HISTORY_SCHEMA}.applied (version, name, checksum) values ($1, $2, $3)`, [migration.version, migration.name, migration.checksum]);
 }
@@ -85,21 +103,12 @@ class PostgresAdminSession implements AdminSession {
     return appliedMigrations(this.client);
   }
 
-  async apply(migration: Migration): Promise<void> {
-    await this.client.query("begin");
-    try {
-      await this.client.query(migration.sql);
-      await recordMigration(this.client, migration);
-      await this.client.query("commit");
-    } catch (err) {
-      await this.client.query("rollback").catch(() => undefined);
-      throw new Error(`migration ${migration.version}_${migration.name}.sql failed and was rolled back: ${(err as Error).message}`, { cause: err });
-    }
+  apply(migration: Migration): Promise<void> {
+    return applyWithRecord(this.client, migration);
   }
 
-  async loginExists(username: string): Promise<boolean> {
-    const { rowCount } = await this.client.query("select 1 from pg_roles where rolname = $1", [username]);
-    return (rowCount ?? 0) > 0;
+  loginExists(username: string): Promise<boolean> {
+    return roleExists(this.client, username);
   }
 
   async createLogin(login: Credentials): Promise<void> {

@@ -17,6 +17,7 @@ import type { PoolEntry } from "../pool/pool-entry.js";
 import type { RouteRequest, Router } from "../routing/router.js";
 import type { Endpoint } from "../topology/endpoint.js";
 import type { Topology } from "../topology/topology.js";
+import { endingCursor } from "./ending-cursor.js";
 import { type Attempted, type RetrySettings, runWithRetry } from "./retry.js";
 import type { RunAs } from "./run-as.js";
 
@@ -133,26 +134,11 @@ export class Leases {
         release();
       }
     };
-    return {
-      columns: cursor.columns,
-      get summary() {
-        return cursor.summary;
-      },
-      next: async () => {
-        if (released) return [];
-        try {
-          const rows = await cursor.next();
-          if (rows.length === 0) await end();
-          return rows;
-        } catch (err) {
-          await end();
-          // Told to the topology; the caller gets the failure itself (nothing runs again).
-          this.failoverAware(err, endpoint, intent, onReplica);
-          throw err;
-        }
-      },
-      close: end,
-    };
+    return endingCursor(cursor, end, (err) => {
+      // Told to the topology; the caller gets the failure itself (nothing runs again).
+      this.failoverAware(err, endpoint, intent, onReplica);
+      return err;
+    });
   }
 
   /** A failure of leased work as the retry policy reads it; a write refused by a demoted primary retires its session. */

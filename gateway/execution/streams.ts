@@ -9,6 +9,7 @@ import type { Param } from "../../schemas/query.js";
 import type { GatewayConfig } from "../config/schema.js";
 import type { EngineConnection, RowCursor, StreamOptions, TransactionOptions } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
+import { endingCursor } from "./ending-cursor.js";
 import { readOnlyFailure } from "./executor.js";
 import type { Leases } from "./leases.js";
 import type { Plan } from "./plan.js";
@@ -58,30 +59,11 @@ async function readOnlyStream(
     await rollback();
     throw readOnlyFailure(err);
   }
-  let ended = false;
   const end = async (): Promise<void> => {
-    if (ended) return;
-    ended = true;
     await cursor.close();
     await rollback();
   };
-  return {
-    columns: cursor.columns,
-    get summary() {
-      return cursor.summary;
-    },
-    next: async () => {
-      try {
-        const rows = await cursor.next();
-        if (rows.length === 0) await end();
-        return rows;
-      } catch (err) {
-        await end();
-        throw readOnlyFailure(err);
-      }
-    },
-    close: end,
-  };
+  return endingCursor(cursor, end, readOnlyFailure);
 }
 
 export class StreamRunner {

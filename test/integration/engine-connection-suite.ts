@@ -129,6 +129,15 @@ export function defineEngineConnectionSuite(harness: EngineConnectionHarness): v
       connection.execute(text, params, { ...OPTIONS, ...options });
     const value = async (connection: EngineConnection, text: string, params: readonly Param[] = []): Promise<unknown> => (await run(connection, text, params)).rows[0]?.[0];
     const sessionIdOf = async (connection: EngineConnection): Promise<number> => Number(await value(connection, sql.sessionId));
+    /** After a statement was stopped on the server: the same session answers the next one, and can be handed on after a reset. */
+    const expectSessionGoesOn = async (connection: EngineConnection, sessionId: number): Promise<void> => {
+      await waitFor(async () => !(await target.running(sessionId)), TIMEOUT_MS, "the server to stop the statement");
+      expect(connection.alive).toBe(true);
+      expect(await sessionIdOf(connection)).toBe(sessionId);
+      await connection.reset(TIMEOUT_MS);
+      expect(connection.needsReset).toBe(false);
+      expect(await sessionIdOf(connection)).toBe(sessionId);
+    };
     const namesIn = async (connection: EngineConnection): Promise<unknown[]> => (await run(connection, "select name from contract_items order by id")).rows.map((row) => row[0]);
 
     beforeAll(async () => {
@@ -204,13 +213,7 @@ export function defineEngineConnectionSuite(harness: EngineConnectionHarness): v
       const sessionId = await sessionIdOf(connection);
       const timedOut = await gatewayErrorOf(run(connection, sql.sleep(30), [], { timeoutMs: 200 }));
       expect(timedOut.code).toBe("STATEMENT_TIMEOUT");
-      await waitFor(async () => !(await target.running(sessionId)), TIMEOUT_MS, "the server to stop the statement");
-      expect(connection.alive).toBe(true);
-      // The same session answers the next statement, and can be handed on after a reset.
-      expect(await sessionIdOf(connection)).toBe(sessionId);
-      await connection.reset(TIMEOUT_MS);
-      expect(connection.needsReset).toBe(false);
-      expect(await sessionIdOf(connection)).toBe(sessionId);
+      await expectSessionGoesOn(connection, sessionId);
     });
 
     it("refuses a result over the row or byte limit with RESULT_TOO_LARGE, and the session goes on", async () => {
@@ -556,12 +559,7 @@ export function defineEngineConnectionSuite(harness: EngineConnectionHarness): v
         const midway = await readUntilFailure(open(connection, sql.stream.sleepsAfter(12, 30), [], { timeoutMs: 300, fetchRows: 10 }));
         expect(midway.failure.code).toBe("STATEMENT_TIMEOUT");
         expect(midway.rows.map((row) => Number(row[0]))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-        await waitFor(async () => !(await target.running(sessionId)), TIMEOUT_MS, "the server to stop the statement");
-        expect(connection.alive).toBe(true);
-        expect(await sessionIdOf(connection)).toBe(sessionId);
-        await connection.reset(TIMEOUT_MS);
-        expect(connection.needsReset).toBe(false);
-        expect(await sessionIdOf(connection)).toBe(sessionId);
+        await expectSessionGoesOn(connection, sessionId);
       });
 
       it("leaves needsReset as execute() leaves it after the same statement", async () => {

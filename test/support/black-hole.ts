@@ -1,25 +1,10 @@
 /** Simulates an unreachable-but-not-refusing host (a network black hole): accepts TCP, never answers. */
-import net from "node:net";
+import { startTrackedServer, type TrackedServer } from "./tracked-server.js";
 
-export interface BlackHole {
-  port: number;
-  close(): Promise<void>;
-}
+export type BlackHole = TrackedServer;
 
-export async function startBlackHole(): Promise<BlackHole> {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((socket) => {
-    sockets.add(socket);
+export function startBlackHole(): Promise<BlackHole> {
+  return startTrackedServer((socket) => {
     socket.on("error", () => undefined);
-    socket.on("close", () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
 }

@@ -7,6 +7,7 @@
  * session that died after COMMIT was sent: an unknown outcome.
  */
 import net from "node:net";
+import { startTrackedServer } from "./tracked-server.js";
 
 export type CutMode = "after" | "before";
 
@@ -22,14 +23,8 @@ export interface CommitCutter {
 const COMMIT = Buffer.from("COMMIT");
 
 export async function startCommitCutter(targetPort: number): Promise<CommitCutter> {
-  const sockets = new Set<net.Socket>();
   let armed: { mode: CutMode; done: () => void } | undefined;
-  const track = (socket: net.Socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  };
-  const server = net.createServer((client) => {
-    track(client);
+  const server = await startTrackedServer((client, track) => {
     const upstream = net.connect(targetPort, "127.0.0.1");
     track(upstream);
     let cutting = false;
@@ -64,8 +59,7 @@ export async function startCommitCutter(targetPort: number): Promise<CommitCutte
     client.on("error", () => upstream.destroy());
     upstream.on("error", () => client.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as net.AddressInfo).port;
+  const port = server.port;
   return {
     port,
     url: (target) => {
@@ -74,10 +68,6 @@ export async function startCommitCutter(targetPort: number): Promise<CommitCutte
       return url.toString();
     },
     arm: (mode) => new Promise<void>((resolve) => (armed = { mode, done: resolve })),
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
+    close: () => server.close(),
   };
 }

@@ -5,6 +5,7 @@
  * an endpoint whose first connection attempts fail (a failover in progress, a listener not yet up).
  */
 import net from "node:net";
+import { startTrackedServer } from "./tracked-server.js";
 
 export interface TcpForwarder {
   port: number;
@@ -18,13 +19,7 @@ export interface TcpForwarder {
 export async function startForwarder(targetPort: number, options: { dropFirst?: number } = {}): Promise<TcpForwarder> {
   let target = targetPort;
   let accepted = 0;
-  const sockets = new Set<net.Socket>();
-  const track = (socket: net.Socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  };
-  const server = net.createServer((client) => {
-    track(client);
+  const server = await startTrackedServer((client, track) => {
     if (++accepted <= (options.dropFirst ?? 0)) {
       client.destroy();
       return;
@@ -35,8 +30,7 @@ export async function startForwarder(targetPort: number, options: { dropFirst?: 
     client.on("error", () => upstream.destroy());
     upstream.on("error", () => client.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as net.AddressInfo).port;
+  const port = server.port;
   return {
     port,
     get accepted() {
@@ -46,10 +40,6 @@ export async function startForwarder(targetPort: number, options: { dropFirst?: 
     repoint: (next) => {
       target = next;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
+    close: () => server.close(),
   };
 }

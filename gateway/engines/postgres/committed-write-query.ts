@@ -13,15 +13,15 @@
  * BEGIN, COMMIT and the position read are prepared once per session under fixed names (counted
  * parsed only once BEGIN has run, which their Parses precede; until then each write closes and
  * parses them again, which cannot fail; DISCARD ALL forgets them with the rest)
- * and written as pre-framed bytes (protocol-frames.ts): per write, the server parses nothing and the
+ * and framed once by pg's own serialiser (pg-protocol): per write, the server parses nothing and the
  * gateway serialises only the statement's own Bind.
  *
  * How it can end: an error in the statement leaves the block aborted (`transactionLeftOpen`: the
  * connection rolls it back); an error at COMMIT ends the block rolled back; an error reading the
  * position comes after the commit, so the write stands and only its position is missing (null).
  */
+import { serialize } from "pg-protocol";
 import type { ResultLimits } from "../result-budget.js";
-import { bindAndExecuteFrame, closeStatementFrame, parseFrame, SYNC_FRAME } from "./protocol-frames.js";
 import { type FieldDescription, type PreparedStatement, StatementQuery, type WireConnection } from "./statement-query.js";
 import type { Parser } from "./values.js";
 
@@ -29,10 +29,13 @@ import type { Parser } from "./values.js";
 export const COMMIT_POSITION_SQL = "SELECT pg_current_wal_insert_lsn()::text";
 
 const FIXED = { begin: ["poolgate_begin", "BEGIN"], commit: ["poolgate_commit", "COMMIT"], position: ["poolgate_commit_position", COMMIT_POSITION_SQL] } as const;
-/** Closed first: a session that failed between these Parses and BEGIN has them without our record of it. */
-const PARSE_FIXED = Buffer.concat(Object.values(FIXED).flatMap(([name, text]) => [closeStatementFrame(name), parseFrame(name, text)]));
-const RUN_BEGIN = bindAndExecuteFrame(FIXED.begin[0]);
-const RUN_COMMIT_AND_POSITION = Buffer.concat([bindAndExecuteFrame(FIXED.commit[0]), bindAndExecuteFrame(FIXED.position[0]), SYNC_FRAME]);
+
+/** Bind of a parameterless prepared statement to the unnamed portal, and Execute to its end (pg's own serialiser, once). */
+const runFixed = (name: string) => [serialize.bind({ statement: name, portal: "", values: [], binary: false }), serialize.execute({ portal: "", rows: 0 })];
+/** Closed first: a session that failed between these Parses and BEGIN has them without our record of it (closing a missing statement is no error). */
+const PARSE_FIXED = Buffer.concat(Object.values(FIXED).flatMap(([name, text]) => [serialize.close({ type: "S", name }), serialize.parse({ name, text })]));
+const RUN_BEGIN = Buffer.concat(runFixed(FIXED.begin[0]));
+const RUN_COMMIT_AND_POSITION = Buffer.concat([...runFixed(FIXED.commit[0]), ...runFixed(FIXED.position[0]), serialize.sync()]);
 
 /** Which part's answers the server is sending: each CommandComplete moves to the next. */
 type Phase = "begin" | "statement" | "commit" | "position" | "done";
