@@ -11,8 +11,6 @@ import type { Endpoint, EndpointRole } from "./topology/endpoint.js";
 import type { FailoverRecord } from "./topology/monitor.js";
 
 export interface GatewayEventMap {
-  /** A caller waited this long for a pooled session of `pool` (named after its endpoint and login). */
-  acquireWait: { cluster: string; pool: string; waitedMs: number };
   /** Work was run again after a failure with this code. */
   retry: { cluster: string; code: ErrorCode };
   /** A replica was taken out of reads for lag. */

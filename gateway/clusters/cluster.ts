@@ -113,7 +113,6 @@ export class Cluster {
         readWrite ? settings : loginSettings,
         logger,
         clock,
-        events,
       );
       return pool;
     });

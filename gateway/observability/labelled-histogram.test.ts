@@ -69,4 +69,30 @@ describe("LabelledHistogram", () => {
     histogram.reset();
     expect(await ours.metrics()).not.toContain("h_seconds_count");
   });
+
+  it("exports counts kept elsewhere, read at every scrape through collect, as prom-client would the same observations", async () => {
+    // A keeper of its own (a pool's acquire-wait counters): per-bucket counts, one slot above every bound.
+    const kept = new Map<string, { perBucket: number[]; sum: number; count: number }>();
+    const keep = (route: string, value: number) => {
+      const counts = kept.get(route) ?? { perBucket: new Array<number>(BUCKETS.length + 1).fill(0), sum: 0, count: 0 };
+      let i = 0;
+      while (i < BUCKETS.length && value > (BUCKETS[i] as number)) i++;
+      counts.perBucket[i] = (counts.perBucket[i] as number) + 1;
+      counts.sum += value;
+      counts.count++;
+      kept.set(route, counts);
+    };
+    const ours = new Registry();
+    const histogram: LabelledHistogram<"route" | "outcome"> = new LabelledHistogram("h_seconds", "help text", LABELS, BUCKETS, ours, () => {
+      histogram.reset();
+      for (const [route, { perBucket, sum, count }] of kept) histogram.setCounts({ route, outcome: "ok" }, perBucket, sum, count);
+    });
+    const okOnly = observations.filter(([labels]) => labels.outcome === "ok");
+    for (const [labels, value] of okOnly) keep(labels.route, value);
+    expect(await ours.metrics()).toBe(await both(okOnly).theirs.metrics());
+    // Read afresh at the next scrape, not frozen at the first.
+    keep("/v1/query", 0.2);
+    expect(await ours.metrics()).toBe(await both([...okOnly, [{ route: "/v1/query", outcome: "ok" }, 0.2]]).theirs.metrics());
+    expect(() => histogram.setCounts({ route: "r", outcome: "ok" }, [1, 2], 0, 3)).toThrow(/bucket counts/);
+  });
 });

@@ -6,6 +6,8 @@
  * It registers in a prom-client Registry and exports exactly what prom-client's Histogram would
  * (cumulative `_bucket` lines with `le`, `+Inf`, `_sum`, `_count`), so /metrics and the JSON form
  * are unchanged. Label values must come from a bounded set (route patterns, clusters, endpoints, codes).
+ * A histogram whose counts are kept elsewhere (a pool's acquire waits) is given a `collect` that
+ * replaces them with `setCounts` at scrape time, as prom-client's own metrics take `collect`.
  */
 import type { Registry } from "prom-client";
 
@@ -36,6 +38,8 @@ export class LabelledHistogram<L extends string> {
     private readonly labelNames: readonly L[],
     private readonly buckets: readonly number[],
     registry: Registry,
+    /** Called before every export: reads counts kept elsewhere into this histogram (setCounts). */
+    private readonly collect?: () => void,
   ) {
     registry.registerMetric(this as unknown as Parameters<Registry["registerMetric"]>[0]);
   }
@@ -48,6 +52,18 @@ export class LabelledHistogram<L extends string> {
     (counts.perBucket[i] as number)++;
     counts.sum += value;
     counts.count++;
+  }
+
+  /**
+   * One label set's counts as kept elsewhere: observations per bucket (not cumulative, one more slot
+   * than there are bounds, for those above every bound), their sum and their number.
+   */
+  setCounts(labels: Readonly<Record<L, string>>, perBucket: readonly number[], sum: number, count: number): void {
+    if (perBucket.length !== this.buckets.length + 1) throw new Error(`${this.name}: ${perBucket.length} bucket counts for ${this.buckets.length} bounds`);
+    const counts = this.countsFor(labels);
+    for (let i = 0; i < perBucket.length; i++) counts.perBucket[i] = perBucket[i] as number;
+    counts.sum = sum;
+    counts.count = count;
   }
 
   private countsFor(labels: Readonly<Record<L, string>>): Counts {
@@ -76,6 +92,7 @@ export class LabelledHistogram<L extends string> {
 
   /** prom-client's exposition path: bucket lines carry `le` in their own labels and the label set as shared labels. */
   getForPromString(): { name: string; help: string; type: string; values: ExportedValue[]; aggregator: string } {
+    this.collect?.();
     const values: ExportedValue[] = [];
     for (const counts of this.all) {
       let cumulative = 0;

@@ -3,7 +3,8 @@
  * in one process): requests by route, cluster, intent and outcome with latency histograms; per
  * endpoint pool gauges, acquire-wait histograms and connection churn; retries by reason; replica bans;
  * failovers and their durations; topology (role, health, lag); plus Node's process metrics. Events are
- * counted as they happen (hooks on the pools, executors and monitors); states are read at scrape time.
+ * counted as they happen (the executors' retries, the monitors' bans and failovers); states, and what
+ * the pools count themselves (acquire waits, churn), are read at scrape time.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Cluster } from "../clusters/cluster.js";
@@ -38,6 +39,11 @@ export interface RequestTotals {
   failovers: number;
 }
 
+/** Every pool, labelled by its name (the endpoint's, with the login for logins other than the read-write one). */
+function* eachPool(clusters: () => Iterable<Cluster>): Iterable<{ cluster: string; pool: Pool }> {
+  for (const cluster of clusters()) for (const { pool } of cluster.pools.all()) yield { cluster: cluster.name, pool };
+}
+
 export class GatewayMetrics {
   readonly registry = new Registry();
   readonly totals: RequestTotals = { requests: 0, clientErrors: 0, serverErrors: 0, retries: 0, failovers: 0 };
@@ -64,12 +70,21 @@ export class GatewayMetrics {
       REQUEST_BUCKETS_S,
       this.registry,
     );
+    // Each pool counts its own acquire waits (pool/stats.ts, in the same buckets): read at scrape
+    // time, so that lending a session costs no event and no second histogram.
     this.acquireWait = new LabelledHistogram(
       "poolgate_pool_acquire_wait_seconds",
       "How long requests waited for a pooled connection, per endpoint",
       ["cluster", "endpoint"],
       ACQUIRE_WAIT_BUCKETS_MS.map((ms) => ms / 1000),
       this.registry,
+      () => {
+        this.acquireWait.reset();
+        for (const { cluster, pool } of eachPool(clusters)) {
+          const { perBucket, sumMs, count } = pool.counters.acquireWaitCounts();
+          this.acquireWait.setCounts({ cluster, endpoint: pool.name }, perBucket, sumMs / 1000, count);
+        }
+      },
     );
     this.retries = new Counter({ name: "poolgate_retries_total", help: "Work the gateway ran again, by the failure that caused it", labelNames: ["cluster", "reason"], registers });
     this.bans = new Counter({ name: "poolgate_replica_bans_total", help: "Replicas taken out of reads for replication lag", labelNames: ["cluster", "endpoint"], registers });
@@ -99,7 +114,6 @@ export class GatewayMetrics {
 
   /** Counts what the pools, leases and monitors tell the hub as it happens. */
   private listen(events: GatewayEvents): void {
-    events.on("acquireWait", ({ cluster, pool, waitedMs }) => this.acquireWait.observe({ cluster, endpoint: pool }, waitedMs / 1000));
     events.on("retry", ({ cluster, code }) => {
       this.retries.inc({ cluster, reason: code });
       this.totals.retries++;
@@ -124,10 +138,6 @@ export class GatewayMetrics {
     const each = function* () {
       for (const cluster of clusters()) for (const endpoint of cluster.endpoints) yield { cluster: cluster.name, endpoint };
     };
-    /** Every pool, labelled by its name (the endpoint's, with the login for logins other than the read-write one). */
-    const eachPool = function* (): Iterable<{ cluster: string; pool: Pool }> {
-      for (const cluster of clusters()) for (const { pool } of cluster.pools.all()) yield { cluster: cluster.name, pool };
-    };
     /** One value per pool. */
     const perPool = (name: string, help: string, read: (pool: Pool) => number): void => {
       new Gauge({
@@ -137,7 +147,7 @@ export class GatewayMetrics {
         registers,
         collect() {
           this.reset();
-          for (const { cluster, pool } of eachPool()) this.set({ cluster, endpoint: pool.name }, read(pool));
+          for (const { cluster, pool } of eachPool(clusters)) this.set({ cluster, endpoint: pool.name }, read(pool));
         },
       });
     };
@@ -178,7 +188,7 @@ export class GatewayMetrics {
       registers,
       collect() {
         this.reset();
-        for (const { cluster, pool } of eachPool()) {
+        for (const { cluster, pool } of eachPool(clusters)) {
           const stats = pool.stats();
           for (const [state, value] of [["active", stats.active], ["idle", stats.idle], ["pending", stats.pendingCreates]] as const) {
             this.set({ cluster, endpoint: pool.name, state }, value);
@@ -195,7 +205,7 @@ export class GatewayMetrics {
       labelNames: ["cluster", "endpoint", "event"],
       registers,
       collect() {
-        for (const { cluster, pool } of eachPool()) {
+        for (const { cluster, pool } of eachPool(clusters)) {
           const key = `${cluster}\n${pool.name}`;
           const stats = pool.stats();
           const seen = churnSeen.get(key) ?? { created: 0, evicted: 0, retired: 0, resets: 0 };

@@ -14,12 +14,11 @@ import type { EngineConnection } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { type Clock, systemClock, type Timer } from "../clock.js";
-import { type ClusterEvents, UNHEARD } from "../events.js";
 import { ConnectFailureLog } from "./connect-failures.js";
 import { runHousekeeping } from "./housekeeper.js";
 import { type ConnectionVerifier, PoolEntry } from "./pool-entry.js";
 import { PoolCounters } from "./stats.js";
-import { type Waiter, WaiterQueue } from "./waiter-queue.js";
+import { WaiterQueue } from "./waiter-queue.js";
 
 export interface PoolSettings {
   maxSize: number;
@@ -106,6 +105,11 @@ export class Pool {
   private retryTimer: Timer | undefined;
   private housekeepingTimer: Timer | undefined;
   private drained: (() => void) | undefined;
+  /** The one timer that times out waiters (armDeadlineTimer), and the deadline it is set for. */
+  private deadlineTimer: Timer | undefined;
+  private deadlineTimerAt = Number.POSITIVE_INFINITY;
+  /** Abort signals listened to for the waiters carrying them, with their listeners (removed at close). */
+  private readonly watchedSignals = new Map<AbortSignal, () => void>();
   /** Polite closes under way (Terminate sent, socket not yet closed); close() waits for them. */
   private readonly closing = new Set<Promise<void>>();
 
@@ -115,8 +119,6 @@ export class Pool {
     readonly settings: PoolSettings,
     private readonly logger: Logger,
     readonly clock: Clock = systemClock,
-    /** Where the pool tells of its acquire waits (the metrics listen). */
-    private readonly events: ClusterEvents = UNHEARD,
   ) {
     this.connectFailureLog = new ConnectFailureLog(name, logger, () => this.clock.now());
   }
@@ -229,9 +231,7 @@ export class Pool {
     entry.tenant = tenant;
     entry.lastTenant = tenant;
     if (!counted) this.countHeld(tenant, 1);
-    const waitedMs = this.clock.now() - startedAt;
-    this.counters.recordAcquireWait(waitedMs);
-    this.events.emit("acquireWait", { pool: this.name, waitedMs });
+    this.counters.recordAcquireWait(this.clock.now() - startedAt);
     return entry;
   }
 
@@ -248,37 +248,47 @@ export class Pool {
 
   private enqueue(tenant: string, startedAt: number, deadline: number, signal: AbortSignal | undefined): Promise<PoolEntry> {
     return new Promise<PoolEntry>((resolve, reject) => {
-      const abandon = () => {
-        if (waiter.settled) return;
-        this.waiters.remove(waiter);
-        waiter.timer?.cancel();
-        reject(this.abandonedError(signal as AbortSignal));
-      };
-      const waiter: Waiter = {
-        enqueuedAt: startedAt,
-        deadline,
-        signal,
-        tenant,
-        settled: false,
-        timer: undefined,
-        resolve: (entry) => {
-          signal?.removeEventListener("abort", abandon);
-          resolve(entry);
-        },
-        reject: (error) => {
-          signal?.removeEventListener("abort", abandon);
-          reject(error);
-        },
-      };
-      const remaining = Math.max(0, deadline - this.clock.now());
-      waiter.timer = this.clock.after(remaining, () => {
-        this.waiters.remove(waiter);
-        waiter.reject(this.timeoutError(this.clock.now() - startedAt));
-      });
-      signal?.addEventListener("abort", abandon, { once: true });
-      this.waiters.push(waiter);
+      this.waiters.push({ enqueuedAt: startedAt, deadline, signal, tenant, settled: false, resolve, reject });
+      if (signal) this.watch(signal);
+      if (deadline < this.deadlineTimerAt) this.armDeadlineTimer(deadline);
       this.fill();
     });
+  }
+
+  /**
+   * One timer for all waiters, not one each: it is set for the earliest deadline, and when it fires
+   * every waiter due by then times out and it is set again for the next. Equal timeouts make deadlines
+   * arrive in order, so a waiter costs no timer of its own and rarely moves this one.
+   */
+  private armDeadlineTimer(at: number): void {
+    this.deadlineTimer?.cancel();
+    this.deadlineTimerAt = at;
+    this.deadlineTimer = this.clock.after(Math.max(0, at - this.clock.now()), () => this.timeOutWaiters(at));
+  }
+
+  private timeOutWaiters(due: number): void {
+    this.deadlineTimer = undefined;
+    this.deadlineTimerAt = Number.POSITIVE_INFINITY;
+    const now = Math.max(due, this.clock.now());
+    for (const waiter of this.waiters.takeWhere((candidate) => candidate.deadline <= now)) {
+      waiter.reject(this.timeoutError(this.clock.now() - waiter.enqueuedAt));
+    }
+    const next = this.waiters.earliestDeadline();
+    if (next !== Number.POSITIVE_INFINITY && !this.closed) this.armDeadlineTimer(next);
+  }
+
+  /**
+   * Listens to a waiter's abort signal (a primary's lease) once for all the waiters that carry it:
+   * when it aborts, every one of them stops waiting.
+   */
+  private watch(signal: AbortSignal): void {
+    if (this.watchedSignals.has(signal)) return;
+    const abandon = (): void => {
+      this.watchedSignals.delete(signal);
+      for (const waiter of this.waiters.takeWhere((candidate) => candidate.signal === signal)) waiter.reject(this.abandonedError(signal));
+    };
+    this.watchedSignals.set(signal, abandon);
+    signal.addEventListener("abort", abandon, { once: true });
   }
 
   /**
@@ -288,8 +298,6 @@ export class Pool {
   private handOff(entry: PoolEntry): void {
     const waiter = this.waiters.shift(this.eligible);
     if (waiter) {
-      waiter.settled = true;
-      waiter.timer?.cancel();
       if (crossesTenant(entry, waiter.tenant)) {
         this.prepareThenLend(entry, waiter.tenant, waiter.enqueuedAt, waiter.deadline, waiter.signal).then(
           (lent) => waiter.resolve(lent),
@@ -586,11 +594,10 @@ export class Pool {
     this.closed = true;
     this.housekeepingTimer?.cancel();
     this.retryTimer?.cancel();
-    for (let waiter = this.waiters.shift(); waiter; waiter = this.waiters.shift()) {
-      waiter.settled = true;
-      waiter.timer?.cancel();
-      waiter.reject(this.drainingError());
-    }
+    this.deadlineTimer?.cancel();
+    for (const [signal, abandon] of this.watchedSignals) signal.removeEventListener("abort", abandon);
+    this.watchedSignals.clear();
+    for (let waiter = this.waiters.shift(); waiter; waiter = this.waiters.shift()) waiter.reject(this.drainingError());
     for (const entry of [...this.idle]) this.remove(entry, "retired", "pool closed");
     if (this.entries.size > 0) {
       await new Promise<void>((resolve) => {

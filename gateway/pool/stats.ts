@@ -24,6 +24,11 @@ export class PoolCounters {
     if (ms > this.waitMaxMs) this.waitMaxMs = ms;
   }
 
+  /** The acquire-wait histogram as counted: waits per bucket (the last slot: above every bound), their sum and number. */
+  acquireWaitCounts(): { perBucket: readonly number[]; sumMs: number; count: number } {
+    return { perBucket: this.waitBuckets, sumMs: this.waitSumMs, count: this.waitCount };
+  }
+
   acquireWait(): PoolStats["acquireWaitMs"] {
     let cumulative = 0;
     const buckets = ACQUIRE_WAIT_BUCKETS_MS.map((le, i) => {

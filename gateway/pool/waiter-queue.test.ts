@@ -9,7 +9,6 @@ const waiter = (id: string, tenant = ""): Named => ({
   enqueuedAt: 0,
   deadline: Number.POSITIVE_INFINITY,
   settled: false,
-  timer: undefined,
   resolve: () => {},
   reject: () => {},
 });
@@ -71,5 +70,22 @@ describe("waiter queue", () => {
     expect(queue.countEligible((tenant) => tenant === "b")).toBe(0);
     expect(queue.length).toBe(1);
     expect(drain(queue)).toEqual(["a0"]);
+  });
+
+  it("takes out the waiters picked (timed out, abandoned), settled, and leaves the rest in order", () => {
+    const queue = new WaiterQueue();
+    const waiters = [waiter("a", "t1"), waiter("b", "t2"), waiter("c", "t1"), waiter("d", "t2")].map((w, i) => ({ ...w, deadline: 100 + i }));
+    for (const w of waiters) queue.push(w);
+    expect(queue.earliestDeadline()).toBe(100);
+    const taken = queue.takeWhere((w) => w.deadline <= 101);
+    expect(taken.map((w) => (w as Named).id)).toEqual(["a", "b"]);
+    expect(taken.every((w) => w.settled)).toBe(true);
+    expect(queue.length).toBe(2);
+    expect(queue.earliestDeadline()).toBe(102);
+    // A waiter already served is never taken again.
+    expect(queue.shift()?.deadline).toBe(102);
+    expect(queue.takeWhere(() => true).map((w) => (w as Named).id)).toEqual(["d"]);
+    expect(queue.length).toBe(0);
+    expect(queue.earliestDeadline()).toBe(Number.POSITIVE_INFINITY);
   });
 });

@@ -5,7 +5,6 @@
  * pool (it already holds its share): the round-robin skips it until it is eligible again. Timed-out
  * waiters are removed lazily. With a single tenant this is exactly a FIFO.
  */
-import type { Timer } from "../clock.js";
 import type { GatewayError } from "../errors.js";
 import type { PoolEntry } from "./pool-entry.js";
 
@@ -17,8 +16,8 @@ export interface Waiter {
   readonly signal?: AbortSignal | undefined;
   /** Whose request this is; "" when callers are not told apart. */
   readonly tenant: string;
+  /** Served, timed out or gone: its slot in the queue is skipped. */
   settled: boolean;
-  timer: Timer | undefined;
   resolve(entry: PoolEntry): void;
   reject(error: GatewayError): void;
 }
@@ -39,6 +38,7 @@ class TenantFifo {
       const waiter = this.items[this.head];
       this.items[this.head++] = null;
       if (waiter && !waiter.settled) {
+        waiter.settled = true;
         this.live--;
         this.compact();
         return waiter;
@@ -46,6 +46,14 @@ class TenantFifo {
     }
     this.compact();
     return undefined;
+  }
+
+  /** The waiters still waiting, in arrival order. */
+  *waiting(): Iterable<Waiter> {
+    for (let i = this.head; i < this.items.length; i++) {
+      const waiter = this.items[i];
+      if (waiter && !waiter.settled) yield waiter;
+    }
   }
 
   private compact(): void {
@@ -107,6 +115,21 @@ export class WaiterQueue {
     let count = 0;
     for (const [tenant, fifo] of this.tenants) if (eligible(tenant)) count += fifo.live;
     return count;
+  }
+
+  /** Removes the waiters `picked` chooses (timed out, abandoned) and returns them, settled, for the caller to answer. */
+  takeWhere(picked: (waiter: Waiter) => boolean): Waiter[] {
+    const taken: Waiter[] = [];
+    for (const fifo of this.tenants.values()) for (const waiter of fifo.waiting()) if (picked(waiter)) taken.push(waiter);
+    for (const waiter of taken) this.remove(waiter);
+    return taken;
+  }
+
+  /** The earliest deadline of the waiters still waiting; +Infinity when none is. */
+  earliestDeadline(): number {
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const fifo of this.tenants.values()) for (const waiter of fifo.waiting()) if (waiter.deadline < earliest) earliest = waiter.deadline;
+    return earliest;
   }
 
   /** Marks a waiter gone (timed out or rejected); its slot is skipped later. */

@@ -208,6 +208,57 @@ describe("pool", () => {
     pool.release(held);
   });
 
+  it("times each waiter out at its own deadline, whatever order they queued in, and serves the ones still waiting", async () => {
+    const pool = makePool({ maxSize: 1, acquireTimeoutMs: 60000 });
+    const held = await pool.acquire();
+    const now = pool.clock.now();
+    const settled: string[] = [];
+    const wait = (name: string, deadlineIn: number) =>
+      pool.acquire(undefined, { deadline: now + deadlineIn }).then(
+        (entry) => {
+          settled.push(`${name} served`);
+          return entry;
+        },
+        (err: GatewayError) => {
+          settled.push(`${name} ${err.code}`);
+          return undefined;
+        },
+      );
+    const late = wait("late", 5000);
+    const early = wait("early", 150);
+    const middle = wait("middle", 400);
+    expect(pool.state().waiting).toBe(3);
+    await early;
+    expect(settled).toEqual(["early POOL_TIMEOUT"]);
+    expect(pool.clock.now() - now).toBeGreaterThanOrEqual(145);
+    await middle;
+    expect(settled).toEqual(["early POOL_TIMEOUT", "middle POOL_TIMEOUT"]);
+    expect(pool.clock.now() - now).toBeGreaterThanOrEqual(395);
+    expect(pool.state().waiting).toBe(1);
+    pool.release(held);
+    const entry = await late;
+    expect(settled).toEqual(["early POOL_TIMEOUT", "middle POOL_TIMEOUT", "late served"]);
+    pool.release(entry as NonNullable<typeof entry>);
+  });
+
+  it("lets every waiter carrying an aborted signal go at once, and no other; a new signal is heard as well", async () => {
+    const pool = makePool({ maxSize: 1, acquireTimeoutMs: 60000 });
+    const held = await pool.acquire();
+    const first = new AbortController();
+    const leased = [pool.acquire(undefined, { signal: first.signal }), pool.acquire(undefined, { signal: first.signal })].map((p) => p.catch((err: unknown) => err));
+    const unleased = pool.acquire();
+    expect(pool.state().waiting).toBe(3);
+    first.abort(new GatewayError("PRIMARY_UNAVAILABLE", "test: term over"));
+    for (const outcome of await Promise.all(leased)) expect(outcome).toMatchObject({ code: "PRIMARY_UNAVAILABLE" });
+    expect(pool.state().waiting).toBe(1);
+    const second = new AbortController();
+    const next = pool.acquire(undefined, { signal: second.signal }).catch((err: unknown) => err);
+    second.abort(new GatewayError("PRIMARY_UNAVAILABLE", "test: second term over"));
+    expect(await next).toMatchObject({ message: "test: second term over" });
+    pool.release(held);
+    pool.release(await unleased);
+  });
+
   it("verifies marked sessions before reuse: idle ones at once, a borrowed one when it comes back; rejected ones are retired", async () => {
     const pool = makePool({ maxSize: 3, minIdle: 3 });
     await pool.whenWarm(5000);
