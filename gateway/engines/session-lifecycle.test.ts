@@ -126,6 +126,30 @@ describe("a session's statement deadline", () => {
     }
   });
 
+  it("keeps each statement to its own deadline, whatever the statements before it on the session had", async () => {
+    const { lifecycle, events } = fakeServer({ carriesOut: true });
+    // A long deadline, then a short one: the short one is stopped at its own time.
+    expect(await lifecycle.run(60_000, async () => "rows")).toBe("rows");
+    const short = pendingStatement<string>();
+    const stopped = errorOf(lifecycle.run(100, () => short.promise));
+    await vi.advanceTimersByTimeAsync(99);
+    expect(events).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(events).toEqual(["cancel"]);
+    short.fail(new Interrupted("interrupted"));
+    expect((await stopped).code).toBe("STATEMENT_TIMEOUT");
+    // A short deadline that ended in time, then a long one: not stopped when the short one would have been.
+    expect(await lifecycle.run(100, async () => "rows")).toBe("rows");
+    const long = pendingStatement<string>();
+    const running = lifecycle.run(1000, () => long.promise);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(events).toEqual(["cancel"]);
+    long.finish("late rows");
+    expect(await running).toBe("late rows");
+    await vi.advanceTimersByTimeAsync(10 * GRACE_MS);
+    expect(events).toEqual(["cancel"]);
+  });
+
   it("leaves a statement that ends in time alone", async () => {
     const { lifecycle, events } = fakeServer({ carriesOut: true });
     expect(await lifecycle.run(100, async () => "rows")).toBe("rows");

@@ -63,22 +63,79 @@ export interface StatementControl {
   cancel(reason: string): void;
 }
 
+/**
+ * The one timer behind a session's statement deadlines: a statement sets no timer of its own. The
+ * alarm is set for the earliest deadline of the statements running; one that ends early leaves it
+ * set, and when it rings for a statement that has ended (or whose deadline moved later) it is set
+ * again for the next deadline, or not at all. Statements with equal timeouts, one after another,
+ * thus cost no timer each: the alarm rings about once per timeout. It never keeps the process alive
+ * (the session's socket does that while a statement runs).
+ */
+class DeadlineAlarm {
+  private readonly running = new Set<StatementDeadline>();
+  private timer: NodeJS.Timeout | undefined;
+  private ringsAt = Number.POSITIVE_INFINITY;
+
+  /** A statement started, or its deadline moved (a stream asks for rows again). */
+  watch(deadline: StatementDeadline): void {
+    this.running.add(deadline);
+    if (deadline.dueAt < this.ringsAt) this.set(deadline.dueAt);
+  }
+
+  /** The statement ended; the alarm stays set for whoever runs next. */
+  forget(deadline: StatementDeadline): void {
+    this.running.delete(deadline);
+  }
+
+  /** The session is gone: nothing more to ring for. */
+  close(): void {
+    this.running.clear();
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.ringsAt = Number.POSITIVE_INFINITY;
+  }
+
+  private set(at: number): void {
+    clearTimeout(this.timer);
+    this.ringsAt = at;
+    this.timer = setTimeout(() => this.ring(), Math.max(0, at - performance.now()));
+    this.timer.unref();
+  }
+
+  private ring(): void {
+    this.timer = undefined;
+    this.ringsAt = Number.POSITIVE_INFINITY;
+    const now = performance.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const deadline of [...this.running]) {
+      if (deadline.dueAt <= now) {
+        this.running.delete(deadline);
+        deadline.expire();
+      } else if (deadline.dueAt < next) next = deadline.dueAt;
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.set(next);
+  }
+}
+
 /** The deadline of one statement: past it, the cancel; past the grace after that, the cut. */
 class StatementDeadline implements StatementControl {
   /** Set once the deadline passed: whether the cancel was carried out (or may have been). */
   cancelled: Promise<boolean> | undefined;
   /** Why the statement was stopped before its deadline, when it was (StatementControl.cancel). */
   reason: string | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  /** When the deadline passes (performance.now() ms); +Infinity while the database waits for the caller. */
+  dueAt: number;
   private cutTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly timeoutMs: number,
     private readonly graceMs: number,
     private readonly strategy: CancelStrategy,
+    private readonly alarm: DeadlineAlarm,
     private readonly onTimeout: () => void,
   ) {
-    this.arm();
+    this.dueAt = performance.now() + timeoutMs;
+    alarm.watch(this);
   }
 
   get passed(): boolean {
@@ -86,33 +143,30 @@ class StatementDeadline implements StatementControl {
   }
 
   waitingForCaller(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.dueAt = Number.POSITIVE_INFINITY;
   }
 
   waitingForDatabase(): void {
     if (this.passed) return;
-    clearTimeout(this.timer);
-    this.arm();
+    this.dueAt = performance.now() + this.timeoutMs;
+    this.alarm.watch(this);
   }
 
   cancel(reason: string): void {
     if (this.passed) return;
     this.reason = reason;
-    this.fire();
+    this.expire();
   }
 
   stop(): void {
-    clearTimeout(this.timer);
+    this.alarm.forget(this);
     if (this.cutTimer) clearTimeout(this.cutTimer);
   }
 
-  private arm(): void {
-    this.timer = setTimeout(() => this.fire(), this.timeoutMs);
-  }
-
-  private fire(): void {
-    clearTimeout(this.timer);
+  /** The deadline passed (the alarm rang), or the statement is stopped now: the cancel, then the cut after the grace. */
+  expire(): void {
+    if (this.passed) return;
+    this.alarm.forget(this);
     this.onTimeout();
     this.cancelled = this.strategy.cancel(this.graceMs).then((carriedOut) => {
       if (!carriedOut) this.strategy.cut();
@@ -127,6 +181,7 @@ export class SessionLifecycle {
   private cancelMayLand = false;
   private stateChanged = false;
   private readonly deathListeners: ((cause: Error) => void)[] = [];
+  private readonly alarm = new DeadlineAlarm();
 
   constructor(
     private readonly strategy: CancelStrategy,
@@ -151,13 +206,20 @@ export class SessionLifecycle {
   died(cause: Error): void {
     if (this.dead) return;
     this.dead = true;
+    this.alarm.close();
     for (const listener of this.deathListeners) listener(cause);
   }
 
   /** The gateway closed or cut the session itself: nobody needs telling. */
   closed(): void {
     this.dead = true;
+    this.alarm.close();
   }
+
+  /** A statement's cancel went out: until it is known spent, it may land on whatever runs next. */
+  private readonly noteCancelSent = (): void => {
+    this.cancelMayLand = true;
+  };
 
   /** Whether a statement since the last full reset may have left session state (settings, temporary tables, locks...). */
   get mayHoldState(): boolean {
@@ -204,9 +266,7 @@ export class SessionLifecycle {
    */
   async run<T>(timeoutMs: number, submit: (control: StatementControl) => Promise<T>): Promise<T> {
     if (this.dead) throw new GatewayError("CONNECTION_LOST", "the database session closed before the statement was sent");
-    const deadline = new StatementDeadline(timeoutMs, this.graceMs, this.strategy, () => {
-      this.cancelMayLand = true;
-    });
+    const deadline = new StatementDeadline(timeoutMs, this.graceMs, this.strategy, this.alarm, this.noteCancelSent);
     try {
       const result = await submit(deadline);
       if (deadline.cancelled) await this.absorbLateCancel(deadline.cancelled);
