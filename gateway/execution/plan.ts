@@ -36,6 +36,26 @@ export interface WorkRequest extends RequestRunOptions {
   idempotency?: KeyRequest | undefined;
 }
 
+/** What a request body may say about how its work runs: every WorkRequest field but its statements, scope and key. */
+export type WorkOptions = Omit<WorkRequest, "statements" | "scope" | "idempotency">;
+
+/**
+ * The options of a validated request body, copied field by field into an object of one shape: the
+ * planner reads them on every request, and a spread of the validator's output (whose shape varies
+ * with the fields the caller sent) would copy every other field along and make each read slower.
+ */
+export function workOptionsOf(body: WorkOptions): WorkOptions {
+  return {
+    timeoutMs: body.timeoutMs,
+    bigNumbers: body.bigNumbers,
+    intent: body.intent,
+    consistencyToken: body.consistencyToken,
+    maxStalenessMs: body.maxStalenessMs,
+    isolation: body.isolation,
+    readOnly: body.readOnly,
+  };
+}
+
 /** How a surface runs work beyond the caller's options (the Data API's rules, as the service has them). */
 export interface SurfacePolicy {
   /** Run on the primary whatever the statement's intent (the Data API runs everything on the writer). */
