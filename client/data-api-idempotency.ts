@@ -68,7 +68,7 @@ export function addIdempotencyKeys<Args extends { request: unknown; input: unkno
         const without = Object.fromEntries(Object.entries(headers).filter(([name]) => name !== DATA_API_IDEMPOTENCY_HEADER));
         // A copy of the request (its class kept): the first attempt's one may have been kept by the stack.
         const unkeyed = Object.assign(Object.create(Object.getPrototypeOf(request) as object) as object, request, { headers: without });
-        return next({ ...args, request: unkeyed });
+        return next(Object.assign({}, args, { request: unkeyed }));
       }
     },
     { step: "build", name: "poolgateIdempotencyKeys", priority: "high" },

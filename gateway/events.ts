@@ -61,7 +61,7 @@ export interface ClusterEvents {
 
 export function clusterEvents(events: GatewayEvents, cluster: string): ClusterEvents {
   return {
-    emit: (event, payload) => events.emit(event, { ...payload, cluster } as GatewayEventMap[typeof event]),
+    emit: (event, payload) => events.emit(event, Object.assign({}, payload, { cluster }) as GatewayEventMap[typeof event]),
   };
 }
 

@@ -153,7 +153,7 @@ export class DataApiService {
     // A secret's own user replaces the read-write login only: a read-only principal keeps the
     // read-only login, a principal with a login of its own keeps that.
     const login = target.login !== undefined && runAs.login === READ_WRITE_LOGIN ? target.login : runAs.login;
-    return { cluster: target.cluster, extensions: target.extensions, runAs: login === runAs.login ? runAs : { ...runAs, login } };
+    return { cluster: target.cluster, extensions: target.extensions, runAs: login === runAs.login ? runAs : Object.assign({}, runAs, { login }) };
   }
 
   private timeoutMs(runAs: RunAs): number {

@@ -78,7 +78,7 @@ export function readOnlyFailure(err: unknown): unknown {
 /** The plan's options for one attempt, once it has its session: its statements get what is left of its timeout. */
 function within(options: ExecuteOptions, route: RouteRequest, clock: Clock): ExecuteOptions {
   const remainingMs = Math.ceil(route.deadline - clock.now());
-  return remainingMs >= options.timeoutMs ? options : { ...options, timeoutMs: Math.max(1, remainingMs) };
+  return remainingMs >= options.timeoutMs ? options : Object.assign({}, options, { timeoutMs: Math.max(1, remainingMs) });
 }
 
 export class Executor {
@@ -116,7 +116,7 @@ export class Executor {
           const wantsToken = plan.withToken && route.intent === "write";
           let value: StatementResult;
           try {
-            value = await connection.execute(statement.sql, statement.params, wantsToken ? { ...options, withCommitPosition: true } : options);
+            value = await connection.execute(statement.sql, statement.params, wantsToken ? Object.assign({}, options, { withCommitPosition: true }) : options);
           } catch (err) {
             throw plan.commitsInParts ? partOfItMayHaveCommitted(err) : err;
           }
@@ -129,7 +129,7 @@ export class Executor {
         // A "read" that wrote after all (a user function not in routing.writingFunctions): a replica
         // refused it, so nothing was applied; it runs on the primary, as a write.
         if (!(route.intent === "read" && endpoint.role === "replica" && isReadOnlyRefusal(err))) throw err;
-        route = { ...route, intent: "write" };
+        route = Object.assign({}, route, { intent: "write" as const });
         return run(await this.leases.endpointFor(route, plan.primaryOnly));
       }
     });
@@ -178,7 +178,7 @@ export class Executor {
         return this.leases.run(endpoint, "write", plan.runAs, plan.route.deadline, async (connection) => {
           const options = within(plan.options, plan.route, this.clock);
           // The token of a write that ran now comes with its COMMIT; a replay's is read now.
-          const withPosition = plan.withToken ? { ...options, withCommitPosition: true } : options;
+          const withPosition = plan.withToken ? Object.assign({}, options, { withCommitPosition: true }) : options;
           const outcome = await runOnce(connection, this.keys, work, plan.statements, { isolation: plan.isolation }, withPosition).catch((err: unknown) => {
             if (err instanceof GatewayError && err.code === "OUTCOME_UNKNOWN") unknownOutcome = err;
             throw err;

@@ -495,15 +495,14 @@ export class Pool {
   }
 
   stats(): PoolStats {
-    return {
-      ...this.state(),
+    return Object.assign(this.state(), {
       pendingCreates: this.pendingCreates,
       created: this.counters.created,
       evicted: this.counters.evicted,
       retired: this.counters.retired,
       resets: this.counters.resets,
       acquireWaitMs: this.counters.acquireWait(),
-    };
+    });
   }
 
   databaseState(): { status: "up" | "down" | "unknown"; lastError?: string; lastConnectedAt?: string } {

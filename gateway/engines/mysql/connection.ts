@@ -285,7 +285,7 @@ export class MysqlConnection implements EngineConnection {
       await this.rollback(timeoutMs);
       return { ended: "rolled back", position: null };
     }
-    const committed = await this.run("COMMIT", [], { ...INTERNAL, timeoutMs });
+    const committed = await this.run("COMMIT", [], Object.assign({}, INTERNAL, { timeoutMs }));
     this.transactionOpen = false;
     if (!readPosition) return { ended: "committed", position: null };
     const position = trackedGtid(committed.header) ?? (await this.commitPosition(timeoutMs).catch(() => null));
@@ -319,7 +319,7 @@ export class MysqlConnection implements EngineConnection {
    * else Aurora MySQL's REPLICA_LAG_IN_MILLISECONDS for this instance; null when neither answers.
    */
   private async replicationDelayMs(timeoutMs: number): Promise<number | null> {
-    const status = await this.run(this.settings.flavour === "mariadb" ? "SHOW SLAVE STATUS" : "SHOW REPLICA STATUS", [], { ...INTERNAL, timeoutMs }).catch(
+    const status = await this.run(this.settings.flavour === "mariadb" ? "SHOW SLAVE STATUS" : "SHOW REPLICA STATUS", [], Object.assign({}, INTERNAL, { timeoutMs })).catch(
       () => undefined,
     );
     if (status?.fields && status.rows.length > 0) {
@@ -338,7 +338,7 @@ export class MysqlConnection implements EngineConnection {
   }
 
   async listInstances(timeoutMs: number): Promise<ListedInstance[]> {
-    const collected = await this.run(LIST_INSTANCES_SQL, [], { ...INTERNAL, timeoutMs });
+    const collected = await this.run(LIST_INSTANCES_SQL, [], Object.assign({}, INTERNAL, { timeoutMs }));
     return collected.rows.map((row) => {
       const [serverId, writer, lagMs] = row as [string, number | string, number | string | null];
       return { serverId: String(serverId), writer: Number(writer) === 1, lagMs: lagMs === null ? null : Number(lagMs) };
@@ -429,12 +429,12 @@ export class MysqlConnection implements EngineConnection {
   }
 
   private async firstRow(sql: string, timeoutMs: number): Promise<unknown[]> {
-    const collected = await this.run(sql, [], { ...INTERNAL, timeoutMs });
+    const collected = await this.run(sql, [], Object.assign({}, INTERNAL, { timeoutMs }));
     return collected.rows[0] ?? [];
   }
 
   private async simple(sql: string, timeoutMs: number): Promise<void> {
-    await this.run(sql, [], { ...INTERNAL, timeoutMs });
+    await this.run(sql, [], Object.assign({}, INTERNAL, { timeoutMs }));
   }
 
   /** A non-statement command (reset) bounded by a timeout: a silent server costs the session. */
@@ -532,7 +532,7 @@ export class MysqlConnection implements EngineConnection {
       // The statement finished just as its timeout fired: the KILL QUERY sent for it may land on the
       // idle session and interrupt whatever runs next. Let a no-op take it.
       absorbLateCancel: (graceMs) =>
-        this.run("DO 0", [], { ...INTERNAL, timeoutMs: graceMs }).then(
+        this.run("DO 0", [], Object.assign({}, INTERNAL, { timeoutMs: graceMs })).then(
           () => true,
           (err: unknown) => err instanceof GatewayError && err.database?.engineCode !== undefined && INTERRUPTED.has(err.database.engineCode),
         ),

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from "fastify";
 import { batchRequestSchema, queryRequestSchema } from "../../../schemas/query.js";
 import type { StatementResult } from "../../engines/engine.js";
-import { NATIVE_SURFACE, workOptionsOf } from "../../execution/plan.js";
+import { NATIVE_SURFACE, workRequestOf } from "../../execution/plan.js";
 import { type HttpContext, selectCluster, selectTransactionCluster } from "../context.js";
 import { serializeResult } from "../result-shape.js";
 import { noteWork } from "../observe.js";
@@ -25,7 +25,7 @@ export function registerQueryRoutes(app: FastifyInstance, context: HttpContext):
       key === undefined
         ? undefined
         : { key, surface: "native", shape: { rowMode, bigNumbers: body.bigNumbers }, answer: (results: readonly StatementResult[]) => serializeResult(results[0] as StatementResult, rowMode) };
-    const plan = cluster.pipeline.plan({ ...workOptionsOf(body), statements: [{ sql: body.sql, params: body.params }], scope, idempotency }, NATIVE_SURFACE, runAs);
+    const plan = cluster.pipeline.plan(workRequestOf(body, [{ sql: body.sql, params: body.params }], scope, idempotency), NATIVE_SURFACE, runAs);
     noteWork(request, cluster.name, scope === "transaction" ? "transaction" : plan.intent);
     const { value, attempts } = await cluster.pipeline.run(plan, body.transactionId);
     if (value.recorded) return nativeAnswer(reply, value.recorded, { attempts, consistencyToken: value.consistencyToken });
@@ -52,7 +52,7 @@ export function registerQueryRoutes(app: FastifyInstance, context: HttpContext):
             shape: { rowMode, bigNumbers: body.bigNumbers },
             answer: (results: readonly StatementResult[]) => `{"results":[${results.map((result) => serializeResult(result, rowMode)).join(",")}]}`,
           };
-    const plan = cluster.pipeline.plan({ ...workOptionsOf(body), statements: body.statements, scope: "batch", idempotency }, NATIVE_SURFACE, runAs);
+    const plan = cluster.pipeline.plan(workRequestOf(body, body.statements, "batch", idempotency), NATIVE_SURFACE, runAs);
     noteWork(request, cluster.name, plan.intent);
     const { value, attempts } = await cluster.pipeline.run(plan);
     if (value.recorded) return nativeAnswer(reply, value.recorded, { attempts, consistencyToken: value.consistencyToken });

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { streamRequestSchema } from "../../../schemas/query.js";
-import { NATIVE_SURFACE, workOptionsOf } from "../../execution/plan.js";
+import { NATIVE_SURFACE, workRequestOf } from "../../execution/plan.js";
 import { type HttpContext, selectCluster } from "../context.js";
 import { logFailure } from "../error-handler.js";
 import { NdjsonRowStream } from "../ndjson-stream.js";
@@ -20,7 +20,7 @@ export function registerStreamRoutes(app: FastifyInstance, context: HttpContext)
     const body = parseBody(streamRequestSchema, request.body);
     keepParamSources(request.body, [{ path: ["params"], params: body.params }]);
     const { cluster, runAs } = selectCluster(context, request.caller, body.cluster);
-    const plan = cluster.pipeline.plan({ ...workOptionsOf(body), statements: [{ sql: body.sql, params: body.params }], scope: "statement" }, NATIVE_SURFACE, runAs);
+    const plan = cluster.pipeline.plan(workRequestOf(body, [{ sql: body.sql, params: body.params }], "statement"), NATIVE_SURFACE, runAs);
     noteWork(request, cluster.name, plan.intent);
     const { cursor, attempts } = await cluster.pipeline.stream(plan);
     const { idleTimeoutMs, maxDurationMs } = context.config.streams;
