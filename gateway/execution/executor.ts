@@ -114,12 +114,9 @@ export class Executor {
         this.leases.run(target, route.intent, plan.runAs, route.deadline, async (connection) => {
           const options = within(plan.options, route, this.clock);
           const wantsToken = plan.withToken && route.intent === "write";
-          let value: StatementResult;
-          try {
-            value = await connection.execute(statement.sql, statement.params, wantsToken ? Object.assign({}, options, { withCommitPosition: true }) : options);
-          } catch (err) {
+          const value = await connection.execute(statement.sql, statement.params, wantsToken ? Object.assign({}, options, { withCommitPosition: true }) : options).catch((err: unknown) => {
             throw plan.commitsInParts ? partOfItMayHaveCommitted(err) : err;
-          }
+          });
           return { value: [value], consistencyToken: value.commitPosition ?? (await this.tokenAfter(plan, route, connection)) };
         });
       const endpoint = await this.leases.endpointFor(route, plan.primaryOnly);

@@ -38,9 +38,8 @@ export class StatementPipeline {
    * statement with `turn.queue`), else on its own. Interactive transactions answer no consistency token
    * until their COMMIT, and are never retried.
    */
-  run(plan: Plan, transactionId?: string, turn: TurnOptions = {}): Promise<Attempted<Written<StatementResult[]>>> {
-    // Not async: the executor's own promise is the answer, with no extra turn on the hot path.
+  async run(plan: Plan, transactionId?: string, turn: TurnOptions = {}): Promise<Attempted<Written<StatementResult[]>>> {
     if (transactionId === undefined) return this.executor.run(plan);
-    return this.transactions.run(transactionId, plan, turn).then((value) => ({ value: { value, consistencyToken: undefined }, attempts: 1 }));
+    return { value: { value: await this.transactions.run(transactionId, plan, turn), consistencyToken: undefined }, attempts: 1 };
   }
 }
