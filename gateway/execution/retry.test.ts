@@ -98,4 +98,29 @@ describe("retry policy", () => {
     calls = 0;
     expect(await runWithRetry({ ...settings, unknownOutcomeRetried: true }, inMs(1000), clock, unknown)).toEqual({ value: "recorded", attempts: 2 });
   });
+
+  it("answers the failure it kept retrying when the last attempt only ran out of the deadline waiting for a session", async () => {
+    let calls = 0;
+    const deadline = inMs(80);
+    const error = (await runWithRetry(settings, deadline, clock, async () => {
+      calls++;
+      if (clock.now() + 20 < deadline) throw new GatewayError("CONNECTION_LOST", "the statement ended its own session");
+      // The pool's waiter gives up at the request's deadline.
+      await clock.sleep(Math.max(0, deadline - clock.now()));
+      throw new GatewayError("POOL_TIMEOUT", "no connection available after 0ms");
+    }).catch((err: unknown) => err)) as GatewayError;
+    expect(error.code).toBe("CONNECTION_LOST");
+    expect(error.attempts).toBe(calls);
+    expect(calls).toBeGreaterThan(1);
+  });
+
+  it("still answers POOL_TIMEOUT when the pool, not the deadline, ran out", async () => {
+    let calls = 0;
+    const error = (await runWithRetry(settings, inMs(10_000), clock, async () => {
+      if (++calls === 1) throw new GatewayError("CONNECTION_LOST", "gone");
+      throw new GatewayError("POOL_TIMEOUT", "no connection available after 2000ms");
+    }).catch((err: unknown) => err)) as GatewayError;
+    expect(error.code).toBe("POOL_TIMEOUT");
+    expect(error.attempts).toBe(2);
+  });
 });

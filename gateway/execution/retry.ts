@@ -65,11 +65,20 @@ export async function runWithRetry<T>(
 ): Promise<Attempted<T>> {
   const startedAt = clock.now();
   let conflicts = 0;
+  /** The failure being retried: the answer when a later attempt only ran out of the deadline waiting for a session. */
+  let retried: GatewayError | undefined;
   for (let attempt = 1; ; attempt++) {
     try {
       return { value: await unit(attempt), attempts: attempt };
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
+      // A retry that spent the rest of the deadline waiting for a pooled session did not find the pool
+      // exhausted: the work kept failing until its time was up, and that failure is the answer (the
+      // waiter's timer rings at the deadline's millisecond, hence the one of slack).
+      if (retried !== undefined && err.code === "POOL_TIMEOUT" && clock.now() + 1 >= deadline) {
+        retried.attempts = attempt;
+        throw retried;
+      }
       err.attempts = attempt;
       if (CONFLICTS.has(err.code)) conflicts++;
       const delay = delayBefore(err, settings, conflicts);
@@ -77,6 +86,7 @@ export async function runWithRetry<T>(
       const resumeAt = clock.now() + delay;
       if (resumeAt >= deadline || (settings.maxTotalMs !== undefined && resumeAt - startedAt > settings.maxTotalMs)) throw err;
       onRetry?.(err.code);
+      retried = err;
       await clock.sleep(delay);
     }
   }

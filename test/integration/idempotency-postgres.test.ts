@@ -16,7 +16,7 @@ defineIdempotencySuite({
       killCommitting: async () =>
         (
           await db.admin.query(
-            "select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and application_name = 'poolgate' and state = 'active' and query like 'COMMIT%'",
+            "select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and application_name = 'poolgate' and state = 'active' and query like 'COMMIT%' and wait_event = 'PgSleep'",
             [db.name],
           )
         ).rowCount ?? 0,
