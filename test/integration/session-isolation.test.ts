@@ -180,6 +180,9 @@ describe("sessions stay with their principal while the pool has room", () => {
       pool: { maxSize: 2 },
       auth: { bearer: { tokensFile: tokens.path }, principals: { a: { clusters: { default: "read-write" } }, b: { clusters: { default: "read-write" } } } },
     });
+    // Serving starts once the pools are warm, as the gateway's main does: while a session is still being
+    // opened, a principal's first request takes the other's idle one (with the full reset) rather than wait.
+    for (const cluster of gateway.gateway.clusters.values()) for (const { pool } of cluster.pools.all()) expect(await pool.whenWarm(10_000)).toBe(true);
   });
 
   afterAll(async () => {
