@@ -13,6 +13,13 @@ import type { ColumnDetail } from "../engine.js";
 import { jsonSourceOf, JsonText } from "../json-text.js";
 import { TypedParam } from "../typed-param.js";
 
+/**
+ * mysql2's typed-parameter factories, read once: `mysql.TypedParameter` is a getter that runs
+ * `require()` on every access (about 5 µs, a module-cache lookup and path resolution), which put a
+ * module load on every parameter bound.
+ */
+const TypedParameter = mysql.TypedParameter;
+
 /** The parts of mysql2's column definition the conversions use. */
 export interface MysqlField {
   name: string;
@@ -242,8 +249,8 @@ function isJsonTextParam(value: object): value is { $json: string } {
  * double too, which mysql2 would otherwise bind as whatever integer type the server hints).
  */
 function encodeTyped(param: TypedParam): unknown {
-  if (param.type === "int8") return mysql.TypedParameter.BIGINT(BigInt(param.value));
-  return mysql.TypedParameter.DOUBLE(Number(param.value));
+  if (param.type === "int8") return TypedParameter.BIGINT(BigInt(param.value));
+  return TypedParameter.DOUBLE(Number(param.value));
 }
 
 /**
@@ -260,7 +267,7 @@ export function encodeParam(value: Param): unknown {
     case "boolean":
       return value;
     case "number":
-      return Number.isSafeInteger(value) ? mysql.TypedParameter.BIGINT(value) : value;
+      return Number.isSafeInteger(value) ? TypedParameter.BIGINT(value) : value;
     default:
       if (value instanceof TypedParam) return encodeTyped(value);
       if (!Array.isArray(value) && isByteaParam(value)) return Buffer.from(value.$bytea, "base64");

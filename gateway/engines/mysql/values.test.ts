@@ -1,0 +1,39 @@
+import Module from "node:module";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Param } from "../../../schemas/query.js";
+import { TypedParam } from "../typed-param.js";
+import { encodeParams } from "./values.js";
+
+/** The Data API's typed values (bind.ts) travel among the JSON parameters. */
+const typed = (type: "int8" | "float8", value: string) => new TypedParam(type, value) as unknown as Param;
+
+type Loader = (request: string, parent: unknown, isMain: boolean) => unknown;
+const moduleInternals = Module as unknown as { _load: Loader };
+const realLoad = moduleInternals._load;
+
+afterEach(() => {
+  moduleInternals._load = realLoad;
+});
+
+describe("MySQL parameter encoding", () => {
+  it("binds parameters without loading a module (mysql2's TypedParameter getter requires on every access)", () => {
+    encodeParams([1, typed("int8", "9007199254740993"), typed("float8", "1.5")]);
+    const loaded: string[] = [];
+    moduleInternals._load = function (this: unknown, request, parent, isMain) {
+      loaded.push(request);
+      return realLoad.call(this, request, parent, isMain);
+    };
+    const encoded = encodeParams([42, -7, typed("int8", "9007199254740993"), typed("float8", "1.5"), "text", 1.25, true, null]);
+    expect(loaded).toEqual([]);
+    expect(encoded.map((value) => (typeof value === "object" && value !== null ? { ...value } : value))).toEqual([
+      { type: 8, value: 42n, unsigned: false },
+      { type: 8, value: -7n, unsigned: false },
+      { type: 8, value: 9007199254740993n, unsigned: false },
+      { type: 5, value: 1.5, unsigned: false },
+      "text",
+      1.25,
+      true,
+      null,
+    ]);
+  });
+});
