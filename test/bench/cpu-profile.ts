@@ -67,8 +67,11 @@ export interface ProfileSummary {
   hottest: { name: string; area: string; ms: number; share: number }[];
 }
 
-/** Sums a profile's samples by area (and lists the hottest functions). */
-export function summariseProfile(path: string, top = 12): ProfileSummary {
+/**
+ * Where a profile's samples went, by area and by function. With `skipMs`, the first `skipMs` after the
+ * server began serving are left out too: the load's warm-up, while the JIT was still compiling.
+ */
+export function summariseProfile(path: string, top = 12, skipMs = 0): ProfileSummary {
   const profile = JSON.parse(readFileSync(path, "utf8")) as CpuProfile;
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parent = new Map<number, number>();
@@ -101,12 +104,13 @@ export function summariseProfile(path: string, top = 12): ProfileSummary {
     servingMemo.set(id, answer);
     return answer;
   };
-  const firstServing = Math.max(0, profile.samples.findIndex(serving));
+  let firstCounted = Math.max(0, profile.samples.findIndex(serving));
+  for (let skipped = 0; skipped < skipMs * 1000 && firstCounted < profile.samples.length; firstCounted++) skipped += profile.timeDeltas[firstCounted + 1] ?? 0;
 
   const msByArea = new Map<string, number>();
   const msByFunction = new Map<string, { area: string; ms: number }>();
   for (const [i, id] of profile.samples.entries()) {
-    if (i < firstServing) continue;
+    if (i < firstCounted) continue;
     const ms = (profile.timeDeltas[i] ?? 0) / 1000;
     const area = areaOf(id);
     msByArea.set(area, (msByArea.get(area) ?? 0) + ms);

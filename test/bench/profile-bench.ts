@@ -35,6 +35,8 @@ export interface ProfileWork {
   callers: number;
   durationMs: number;
   warmupMs: number;
+  /** Load before the profiled window, left out of the summary (targets.ts: Work.serverWarmupMs). */
+  serverWarmupMs: number;
   outDir: string;
 }
 
@@ -74,8 +76,8 @@ async function profileOne(
     which === "gateway"
       ? startGateway({ clusters: { default: { writerUrl: benchUrl } }, pool: { maxSize: work.poolSize } }, options)
       : startServer("./naive-server.js", [engine === "postgres" ? "pool" : "mysql-pool", benchUrl, String(work.poolSize)], {}, /^(\d+)\n/, options);
-  const spec = (url: string): DriverSpec => ({ url, path: "/v1/query", statement: "point", dialect: engine, callers: work.callers, durationMs: work.durationMs, warmupMs: work.warmupMs });
-  return step(`${engine}: ${which} under --cpu-prof`, (work.warmupMs + work.durationMs) / 1000 + 3, async () => {
+  const spec = (url: string): DriverSpec => ({ url, path: "/v1/query", statement: "point", dialect: engine, callers: work.callers, durationMs: work.durationMs, warmupMs: work.warmupMs + work.serverWarmupMs });
+  return step(`${engine}: ${which} under --cpu-prof`, (work.warmupMs + work.serverWarmupMs + work.durationMs) / 1000 + 3, async () => {
     const server = await start(nodeOptions);
     let result: DriverResult;
     try {
@@ -86,8 +88,9 @@ async function profileOne(
     }
     const file = readdirSync(dir).find((name) => name.endsWith(".cpuprofile"));
     if (!file) throw new Error(`${which} wrote no CPU profile in ${dir}`);
-    const requests = Math.round(result.requests + (result.throughput * work.warmupMs) / 1000);
-    const summary = summariseProfile(join(dir, file));
+    // Only the measured window: the warm-up's samples (the JIT compiling) are left out.
+    const requests = result.requests;
+    const summary = summariseProfile(join(dir, file), 12, work.warmupMs + work.serverWarmupMs);
     // System calls are counted on a server of its own, not profiled, so neither measure disturbs the other.
     let syscallsPerRequest: Record<string, number> | undefined;
     if (straceInstalled()) {

@@ -30,6 +30,8 @@
  *   POOLGATE_BENCH_CALLERS         steady-load and read-scaling callers (32)
  *   POOLGATE_BENCH_DURATION_MS     steady-load and read-scaling run length (2000)
  *   POOLGATE_BENCH_WARMUP_MS       warm-up before each steady-load run (1000)
+ *   POOLGATE_BENCH_SERVER_WARMUP_MS  before an HTTP server's first measured run, the same load unmeasured
+ *                                  until its JIT has settled (5000; 0: none)
  *   POOLGATE_BENCH_BURST_CALLERS   report 1 callers (750)
  *   POOLGATE_BENCH_BURST_REQUESTS  report 1 requests per caller (4)
  *   POOLGATE_BENCH_INSERTS         report 4 inserts for pooled targets (100000)
@@ -87,8 +89,8 @@ const step = <T>(label: string, estimateS: number, work: () => Promise<T>) => pr
 const roundStep = (perRun: (name: string) => number) => (label: string, run: () => Promise<TargetResult>) =>
   step(label, perRun(label), run);
 
-const steadyWork = (dialect: Work["dialect"]): Work => ({ statement: "point", dialect, callers: S.callers, durationMs: S.durationMs, warmupMs: S.warmupMs });
-const burstWork = (dialect: Work["dialect"]): Work => ({ statement: "point", dialect, callers: S.burstCallers, requestsPerCaller: S.burstRequests, warmupMs: S.warmupMs });
+const steadyWork = (dialect: Work["dialect"]): Work => ({ statement: "point", dialect, callers: S.callers, durationMs: S.durationMs, warmupMs: S.warmupMs, serverWarmupMs: S.serverWarmupMs });
+const burstWork = (dialect: Work["dialect"]): Work => ({ statement: "point", dialect, callers: S.burstCallers, requestsPerCaller: S.burstRequests, warmupMs: S.warmupMs, serverWarmupMs: S.serverWarmupMs });
 const gatewayConfig = (url: string, extra: object = {}) => ({ clusters: { default: { writerUrl: url } }, pool: { maxSize: S.poolSize }, ...extra });
 
 async function maybePgBouncer(benchUrl: string): Promise<PgBouncer | undefined> {
@@ -229,7 +231,7 @@ async function isolationPart(): Promise<void> {
 async function profilePart(): Promise<void> {
   const { runProfiles } = await import("./profile-bench.js");
   progress.setPhase("CPU profiles");
-  const work = { adminUrl: S.adminUrl, mysqlAdminUrl: S.mysqlAdminUrl, engines: ["postgres", "mysql"] as const, poolSize: S.poolSize, callers: S.callers, durationMs: S.durationMs, warmupMs: S.warmupMs, outDir: S.outDir };
+  const work = { adminUrl: S.adminUrl, mysqlAdminUrl: S.mysqlAdminUrl, engines: ["postgres", "mysql"] as const, poolSize: S.poolSize, callers: S.callers, durationMs: S.durationMs, warmupMs: S.warmupMs, serverWarmupMs: S.serverWarmupMs, outDir: S.outDir };
   results.profiles = await runProfiles({ ...work, engines: [...work.engines] }, step);
 }
 

@@ -18,6 +18,12 @@ export interface Work {
   durationMs?: number;
   requestsPerCaller?: number;
   warmupMs: number;
+  /**
+   * Before a server's first measured run, this long of the same load, not measured: a long-lived
+   * server is measured with its code optimised (the gateway's JIT takes a few seconds of load to settle;
+   * a 1 s warm-up left its first round paying for compilation).
+   */
+  serverWarmupMs?: number;
 }
 
 export type TargetResult = DriverResult & {
@@ -35,10 +41,16 @@ export interface Target {
 
 /** The native API or the Data API (raw HTTP) of a gateway, or the naive server's one route. */
 export function httpTarget(name: string, role: TargetRow["role"], server: Server, surface: "native" | "data-api" = "native"): Target {
+  let warmed = false;
   return {
     name,
     role,
     run: async (work) => {
+      if (!warmed && work.serverWarmupMs !== undefined && work.serverWarmupMs > 0) {
+        const warmUp: DriverSpec = { url: server.url, path: "/v1/query", surface, statement: work.statement, dialect: work.dialect, callers: Math.min(work.callers, 32), durationMs: work.serverWarmupMs, warmupMs: 0 };
+        await runJson<DriverResult>("./load-driver.js", [JSON.stringify(warmUp)]);
+      }
+      warmed = true;
       const pid = server.child.pid ?? 0;
       const before = cpuMicros(pid);
       const beforeByThreads = cpuMicrosByThreads(pid);
