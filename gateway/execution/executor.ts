@@ -98,7 +98,7 @@ export class Executor {
 
   private readOnly(plan: Plan): Promise<Attempted<Written<StatementResult[]>>> {
     return this.leases.retrying(plan.retry, plan.route, async () => {
-      const endpoint = await this.leases.endpointFor(plan.route, plan.primaryOnly);
+      const endpoint = this.leases.endpointNow(plan.route, plan.primaryOnly) ?? (await this.leases.endpointFor(plan.route, plan.primaryOnly));
       const value = await this.leases.run(endpoint, plan.intent, plan.runAs, plan.route.deadline, (connection) =>
         readOnlyUnit(connection, plan.statements, within(plan.options, plan.route, this.clock), plan.isolation),
       );
@@ -114,12 +114,16 @@ export class Executor {
         this.leases.run(target, route.intent, plan.runAs, route.deadline, async (connection) => {
           const options = within(plan.options, route, this.clock);
           const wantsToken = plan.withToken && route.intent === "write";
-          const value = await connection.execute(statement.sql, statement.params, wantsToken ? Object.assign({}, options, { withCommitPosition: true }) : options).catch((err: unknown) => {
+          let value: StatementResult;
+          try {
+            value = await connection.execute(statement.sql, statement.params, wantsToken ? Object.assign({}, options, { withCommitPosition: true }) : options);
+          } catch (err) {
             throw plan.commitsInParts ? partOfItMayHaveCommitted(err) : err;
-          });
-          return { value: [value], consistencyToken: value.commitPosition ?? (await this.tokenAfter(plan, route, connection)) };
+          }
+          // A read has no token to read (tokenAfter's promise and turn are skipped on the hot path).
+          return { value: [value], consistencyToken: value.commitPosition ?? (wantsToken ? await this.tokenAfter(plan, route, connection) : undefined) };
         });
-      const endpoint = await this.leases.endpointFor(route, plan.primaryOnly);
+      const endpoint = this.leases.endpointNow(route, plan.primaryOnly) ?? (await this.leases.endpointFor(route, plan.primaryOnly));
       try {
         return await run(endpoint);
       } catch (err) {
@@ -134,7 +138,7 @@ export class Executor {
 
   private batch(plan: Plan): Promise<Attempted<Written<StatementResult[]>>> {
     return this.leases.retrying(plan.retry, plan.route, async () => {
-      const endpoint = await this.leases.endpointFor(plan.route, plan.primaryOnly);
+      const endpoint = this.leases.endpointNow(plan.route, plan.primaryOnly) ?? (await this.leases.endpointFor(plan.route, plan.primaryOnly));
       return this.leases.run(endpoint, plan.intent, plan.runAs, plan.route.deadline, async (connection) => {
         const options = within(plan.options, plan.route, this.clock);
         let committing = false;
@@ -171,7 +175,7 @@ export class Executor {
     try {
       return await this.leases.retrying(plan.retry, plan.route, async () => {
         await this.keys.ensureTable(plan.options.timeoutMs);
-        const endpoint = await this.leases.endpointFor(plan.route, plan.primaryOnly);
+        const endpoint = this.leases.endpointNow(plan.route, plan.primaryOnly) ?? (await this.leases.endpointFor(plan.route, plan.primaryOnly));
         return this.leases.run(endpoint, "write", plan.runAs, plan.route.deadline, async (connection) => {
           const options = within(plan.options, plan.route, this.clock);
           // The token of a write that ran now comes with its COMMIT; a replay's is read now.

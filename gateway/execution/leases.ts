@@ -71,20 +71,20 @@ export class Leases {
   }
 
   /**
-   * A session of the endpoint, counted as outstanding work on it until the caller releases it (the
-   * count is given back at once when none could be had). `onReplica` is what the endpoint was when the
-   * work was sent there, not when an error comes back.
+   * The same choice when it needs no wait, else undefined (then endpointFor waits): callers on the hot
+   * path take it first, with no promise or turn of its own (awaiting a plain value would cost both).
    */
-  private async take(endpoint: Endpoint, intent: Intent, runAs: RunAs, deadline: number): Promise<{ onReplica: boolean; pool: Pool; entry: PoolEntry }> {
-    const onReplica = endpoint.role === "replica";
+  endpointNow(route: RouteRequest, primaryOnly: boolean): Endpoint | undefined {
+    return primaryOnly ? this.topology.primary() : this.router.endpointNow(route);
+  }
+
+  /**
+   * A session of the endpoint, counted as outstanding work on it until the caller releases it (the
+   * count is given back at once when none could be had). Not async: the pool's promise is the answer.
+   */
+  private take(endpoint: Endpoint, pool: Pool, intent: Intent, onReplica: boolean, runAs: RunAs, deadline: number): Promise<PoolEntry> {
     endpoint.outstanding++;
-    const pool = this.pools.get(endpoint, runAs.login);
-    try {
-      return { onReplica, pool, entry: await this.acquireOn(pool, endpoint, intent, onReplica, runAs, deadline) };
-    } catch (err) {
-      endpoint.outstanding--;
-      throw err;
-    }
+    return this.acquireOn(pool, endpoint, intent, onReplica, runAs, deadline, true);
   }
 
   /**
@@ -92,7 +92,10 @@ export class Leases {
    * route's deadline bounds the wait for a session.
    */
   async run<T>(endpoint: Endpoint, intent: Intent, runAs: RunAs, deadline: number, work: (connection: EngineConnection) => Promise<T>): Promise<T> {
-    const { onReplica, pool, entry } = await this.take(endpoint, intent, runAs, deadline);
+    // `onReplica` is what the endpoint was when the work was sent there, not when an error comes back.
+    const onReplica = endpoint.role === "replica";
+    const pool = this.pools.get(endpoint, runAs.login);
+    const entry = await this.take(endpoint, pool, intent, onReplica, runAs, deadline);
     try {
       return await work(entry.connection);
     } catch (err) {
@@ -111,7 +114,9 @@ export class Leases {
    * the topology like any other but never turned into a retry: rows have been handed on.
    */
   async stream(endpoint: Endpoint, intent: Intent, runAs: RunAs, deadline: number, open: (connection: EngineConnection) => Promise<RowCursor>): Promise<RowCursor> {
-    const { onReplica, pool, entry } = await this.take(endpoint, intent, runAs, deadline);
+    const onReplica = endpoint.role === "replica";
+    const pool = this.pools.get(endpoint, runAs.login);
+    const entry = await this.take(endpoint, pool, intent, onReplica, runAs, deadline);
     let released = false;
     const release = (): void => {
       if (released) return;
@@ -182,9 +187,11 @@ export class Leases {
    * now, in the same way; one that could not be had where it still points is the caller's answer
    * (another wait in the same queue, behind later callers, would not be fairer).
    */
-  private acquireOn(pool: Pool, endpoint: Endpoint, intent: Intent, onReplica: boolean, runAs: RunAs, deadline: number): Promise<PoolEntry> {
+  private acquireOn(pool: Pool, endpoint: Endpoint, intent: Intent, onReplica: boolean, runAs: RunAs, deadline: number, counted = false): Promise<PoolEntry> {
     const lease = onReplica ? undefined : this.topology.primaryLease(endpoint);
     return pool.acquire({ tenant: runAs.tenant, share: runAs.share }, { deadline, signal: lease }).catch((err: unknown) => {
+      // `counted`: the caller counted the work as outstanding on the endpoint; none could be had.
+      if (counted) endpoint.outstanding--;
       // Where the topology pointed when the wait ended, before this failure's own failover sign: an
       // endpoint the monitor still trusted (a login refused, a full server) is the caller's answer,
       // not a reason to wait again.

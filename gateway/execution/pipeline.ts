@@ -38,8 +38,9 @@ export class StatementPipeline {
    * statement with `turn.queue`), else on its own. Interactive transactions answer no consistency token
    * until their COMMIT, and are never retried.
    */
-  async run(plan: Plan, transactionId?: string, turn: TurnOptions = {}): Promise<Attempted<Written<StatementResult[]>>> {
+  run(plan: Plan, transactionId?: string, turn: TurnOptions = {}): Promise<Attempted<Written<StatementResult[]>>> {
+    // Not async: the executor's own promise is the answer, with no extra turn on the hot path.
     if (transactionId === undefined) return this.executor.run(plan);
-    return { value: { value: await this.transactions.run(transactionId, plan, turn), consistencyToken: undefined }, attempts: 1 };
+    return this.transactions.run(transactionId, plan, turn).then((value) => ({ value: { value, consistencyToken: undefined }, attempts: 1 }));
   }
 }

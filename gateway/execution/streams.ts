@@ -78,7 +78,7 @@ export class StreamRunner {
     const statement = plan.statements[0] as Plan["statements"][number];
     const options = streamOptions(plan, this.config);
     const { value, attempts } = await this.leases.retrying(plan.retry, plan.route, async () => {
-      const endpoint = await this.leases.endpointFor(plan.route, plan.primaryOnly);
+      const endpoint = this.leases.endpointNow(plan.route, plan.primaryOnly) ?? (await this.leases.endpointFor(plan.route, plan.primaryOnly));
       return this.leases.stream(endpoint, plan.intent, plan.runAs, plan.route.deadline, (connection) =>
         plan.runAs.readOnly ? readOnlyStream(connection, statement, options, plan.isolation) : connection.stream(statement.sql, statement.params, options),
       );

@@ -94,4 +94,28 @@ describe("router", () => {
     expect(error.code).toBe("PRIMARY_UNAVAILABLE");
     expect(error.final).toBe(true);
   });
+
+  it("chooses without waiting exactly where endpointFor would not wait, and the same endpoint", async () => {
+    const { router, primary, r1, r2 } = setup();
+    const requests = [
+      { intent: "write" as const, deadline: 1000 },
+      { intent: "read" as const, deadline: 1000 },
+      { intent: "read" as const, consistencyToken: "0/450", deadline: 1000 },
+      { intent: "read" as const, maxStalenessMs: 1000, deadline: 1000 },
+    ];
+    // Everything up: each choice is made at once, and is the one endpointFor makes (replicas alternate: compare by role).
+    for (const request of requests) {
+      expect(router.endpointNow(request)?.role).toBe((await router.endpointFor(request)).role);
+    }
+    // A token no replica has replayed yet: the replicas may catch up, so endpointFor waits (then the primary).
+    expect(router.endpointNow({ intent: "read", consistencyToken: "0/600", deadline: 1000 })).toBeUndefined();
+    expect(await router.endpointFor({ intent: "read", consistencyToken: "0/600", deadline: 1000 })).toBe(primary);
+    // No primary: writes, and reads bound by staleness with no fresh replica, wait for one; plain reads go to a replica.
+    primary.healthy = false;
+    r1.lagMs = 2000;
+    r2.lagMs = 2000;
+    expect(router.endpointNow({ intent: "write", deadline: 1000 })).toBeUndefined();
+    expect(router.endpointNow({ intent: "read", maxStalenessMs: 1000, deadline: 1000 })).toBeUndefined();
+    expect([r1, r2]).toContain(router.endpointNow({ intent: "read", deadline: 1000 }));
+  });
 });

@@ -48,18 +48,33 @@ export class Router {
     return this.engine.isPosition(token);
   }
 
+  /** The endpoint for a request, waiting (within its deadline) where endpointNow has none. */
   async endpointFor(request: RouteRequest): Promise<Endpoint> {
-    if (request.intent === "write") return this.primary(request.deadline);
-    const replica = this.freshReplica(request) ?? (request.consistencyToken ? await this.waitForToken(request) : undefined);
-    if (replica) return replica;
-    const primary = this.topology.primary();
-    if (primary) return primary;
-    if (!request.consistencyToken && request.maxStalenessMs === undefined) {
-      // The primary is gone: plain reads go on from any replica that answers, lagging or not.
-      const reachable = this.topology.endpoints.filter((endpoint) => endpoint.healthy && endpoint.role === "replica");
-      if (reachable.length > 0) return this.leastOutstanding(reachable);
+    const now = this.endpointNow(request);
+    if (now) return now;
+    if (request.intent === "read" && request.consistencyToken) {
+      const replica = await this.waitForToken(request);
+      if (replica) return replica;
+      const primary = this.topology.primary();
+      if (primary) return primary;
     }
     return this.primary(request.deadline);
+  }
+
+  /**
+   * The endpoint for a request when it can be chosen without waiting — on the hot path, with no
+   * promise — else undefined, and endpointFor waits: for a primary during a failover, or for a replica
+   * to replay a read's consistency token (a replica is preferred over the primary while it may catch up).
+   */
+  endpointNow(request: RouteRequest): Endpoint | undefined {
+    if (request.intent === "write") return this.topology.primary();
+    const replica = this.freshReplica(request);
+    if (replica || request.consistencyToken) return replica;
+    const primary = this.topology.primary();
+    if (primary || request.maxStalenessMs !== undefined) return primary;
+    // The primary is gone: plain reads go on from any replica that answers, lagging or not.
+    const reachable = this.topology.endpoints.filter((endpoint) => endpoint.healthy && endpoint.role === "replica");
+    return reachable.length > 0 ? this.leastOutstanding(reachable) : undefined;
   }
 
   async primary(deadline: number): Promise<Endpoint> {

@@ -144,11 +144,16 @@ export class PostgresConnection implements EngineConnection {
   }
 
   /** Runs a statement; a pipelined write that failed inside its block leaves it rolled back. */
-  private async runStatement(query: StatementQuery, timeoutMs: number): Promise<StatementQuery> {
+  private runStatement(query: StatementQuery, timeoutMs: number): Promise<StatementQuery> {
+    return query instanceof CommittedWriteQuery ? this.runCommittedWrite(query, timeoutMs) : this.run(query, timeoutMs);
+  }
+
+  /** A pipelined write (committed-write-query.ts): a failure that left its transaction block open is rolled back before the session goes on. */
+  private async runCommittedWrite(query: CommittedWriteQuery, timeoutMs: number): Promise<StatementQuery> {
     try {
       return await this.run(query, timeoutMs);
     } catch (err) {
-      if (query instanceof CommittedWriteQuery && query.transactionLeftOpen && this.lifecycle.alive) {
+      if (query.transactionLeftOpen && this.lifecycle.alive) {
         await this.simple("ROLLBACK", timeoutMs).catch(() => undefined);
       }
       throw err;
