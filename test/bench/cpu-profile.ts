@@ -68,10 +68,11 @@ export interface ProfileSummary {
 }
 
 /**
- * Where a profile's samples went, by area and by function. With `skipMs`, the first `skipMs` after the
- * server began serving are left out too: the load's warm-up, while the JIT was still compiling.
+ * Where a profile's samples went, by area and by function, from the server's first request on; with
+ * `lastMs`, only the last `lastMs` of serving (the measured window, which ends with the load: the
+ * warm-up before it, while the JIT was still compiling, is left out).
  */
-export function summariseProfile(path: string, top = 12, skipMs = 0): ProfileSummary {
+export function summariseProfile(path: string, top = 12, lastMs?: number): ProfileSummary {
   const profile = JSON.parse(readFileSync(path, "utf8")) as CpuProfile;
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parent = new Map<number, number>();
@@ -104,8 +105,8 @@ export function summariseProfile(path: string, top = 12, skipMs = 0): ProfileSum
     servingMemo.set(id, answer);
     return answer;
   };
-  let firstCounted = Math.max(0, profile.samples.findIndex(serving));
-  for (let skipped = 0; skipped < skipMs * 1000 && firstCounted < profile.samples.length; firstCounted++) skipped += profile.timeDeltas[firstCounted + 1] ?? 0;
+  const firstServing = Math.max(0, profile.samples.findIndex(serving));
+  const firstCounted = lastMs === undefined ? firstServing : Math.max(firstServing, startOfLastWindow(profile, serving, lastMs));
 
   const msByArea = new Map<string, number>();
   const msByFunction = new Map<string, { area: string; ms: number }>();
@@ -137,10 +138,26 @@ export function summariseProfile(path: string, top = 12, skipMs = 0): ProfileSum
   };
 }
 
+/** The index of the first sample within `windowMs` before the last sample taken while serving a request. */
+function startOfLastWindow(profile: CpuProfile, serving: (id: number) => boolean, windowMs: number): number {
+  const at: number[] = [];
+  let t = 0;
+  for (const delta of profile.timeDeltas) at.push((t += delta));
+  let last = profile.samples.length - 1;
+  while (last > 0 && !serving(profile.samples[last] as number)) last--;
+  const from = (at[last] ?? 0) - windowMs * 1000;
+  let i = last;
+  while (i > 0 && (at[i - 1] as number) >= from) i--;
+  return i;
+}
+
 /** The summary as report lines. */
-export function profileLines(title: string, summary: ProfileSummary, requests: number): string[] {
+export function profileLines(title: string, summary: ProfileSummary, requests: number, cpuUsPerRequest?: number): string[] {
   const perRequest = (ms: number) => (requests > 0 ? `${((ms * 1000) / requests).toFixed(1)} µs/req` : "");
-  const lines = [`${title}: ${summary.busyMs.toFixed(0)} ms busy (${perRequest(summary.busyMs)}) over ${requests} requests, ${summary.idleMs.toFixed(0)} ms idle`];
+  // The profiler samples wall time: a sample taken while the thread waited in a system call (or was
+  // descheduled inside one) counts as busy there, so busy time exceeds the CPU the process used.
+  const cpu = cpuUsPerRequest === undefined ? "" : `; the process's CPU (user + system, /proc) over the same window ${cpuUsPerRequest.toFixed(1)} µs/req`;
+  const lines = [`${title}: ${summary.busyMs.toFixed(0)} ms busy (${perRequest(summary.busyMs)}) over ${requests} requests, ${summary.idleMs.toFixed(0)} ms idle${cpu}`];
   for (const { area, ms, share } of summary.areas) {
     lines.push(`  ${area.padEnd(52)} ${(share * 100).toFixed(1).padStart(5)}%  ${perRequest(ms).padStart(14)}`);
   }

@@ -2,7 +2,10 @@
  * `npm run bench -- --profile` (or POOLGATE_BENCH_PROFILE=1): the steady load once per engine against
  * a gateway and the naive forwarder both started under `node --cpu-prof`, then where each one's CPU
  * went, by area. The profiles are saved beside bench.json for a closer look (Chrome DevTools opens
- * them). Profiling slows both servers; the shares, not the rates, are what this part is for. Where
+ * them). Each server first gets the load unprofiled-in-effect (its warm-up: the JIT settles), then the
+ * measured run, which alone the summary covers, beside the process's CPU over it from /proc (the
+ * profiler samples wall time, so its "busy" counts time waiting inside system calls too). Profiling
+ * slows both servers; the shares, not the rates, are what this part is for. Where
  * strace is installed, a second run of the load counts each server's system calls per request (socket
  * writes and reads, epoll wake-ups); those samples come after the measured window's.
  */
@@ -13,7 +16,7 @@ import { join, resolve } from "node:path";
 import { benchUrlOf, prepareMysql, preparePostgres } from "./databases.js";
 import { type ProfileSummary, summariseProfile } from "./cpu-profile.js";
 import type { DriverSpec } from "./load-driver.js";
-import { runJson, type Server, startGateway, startServer } from "./processes.js";
+import { cpuMicros, runJson, type Server, startGateway, startServer } from "./processes.js";
 import type { BenchDialect, DriverResult } from "./workload.js";
 
 export interface ProfiledServer {
@@ -21,6 +24,8 @@ export interface ProfiledServer {
   engine: BenchDialect;
   requests: number;
   throughput: number;
+  /** The server's CPU (user + system of all its threads, from /proc) per request over the profiled window. */
+  cpuUsPerRequest: number;
   summary: ProfileSummary;
   file: string;
   /** System calls per request (strace -c over a separate run of the same load), when strace is installed. */
@@ -76,21 +81,26 @@ async function profileOne(
     which === "gateway"
       ? startGateway({ clusters: { default: { writerUrl: benchUrl } }, pool: { maxSize: work.poolSize } }, options)
       : startServer("./naive-server.js", [engine === "postgres" ? "pool" : "mysql-pool", benchUrl, String(work.poolSize)], {}, /^(\d+)\n/, options);
-  const spec = (url: string): DriverSpec => ({ url, path: "/v1/query", statement: "point", dialect: engine, callers: work.callers, durationMs: work.durationMs, warmupMs: work.warmupMs + work.serverWarmupMs });
+  const spec = (url: string): DriverSpec => ({ url, path: "/v1/query", statement: "point", dialect: engine, callers: work.callers, durationMs: work.durationMs, warmupMs: work.warmupMs });
   return step(`${engine}: ${which} under --cpu-prof`, (work.warmupMs + work.serverWarmupMs + work.durationMs) / 1000 + 3, async () => {
     const server = await start(nodeOptions);
     let result: DriverResult;
+    let cpuUsPerRequest: number;
     try {
-      result = await runJson<DriverResult>("./load-driver.js", [JSON.stringify(spec(server.url))]);
+      // The warm-up (the JIT compiling) runs first, on its own; the profile's summary and the CPU
+      // figure cover the measured run only.
+      await runJson<DriverResult>("./load-driver.js", [JSON.stringify({ ...spec(server.url), durationMs: work.warmupMs + work.serverWarmupMs, warmupMs: 0 })]);
+      const cpuBefore = cpuMicros(server.child.pid ?? 0);
+      result = await runJson<DriverResult>("./load-driver.js", [JSON.stringify({ ...spec(server.url), warmupMs: 0 })]);
+      cpuUsPerRequest = (cpuMicros(server.child.pid ?? 0) - cpuBefore) / Math.max(1, result.requests + result.errors);
     } finally {
       // SIGTERM: both servers exit through process.exit, which is when V8 writes the profile.
       await server.stop();
     }
     const file = readdirSync(dir).find((name) => name.endsWith(".cpuprofile"));
     if (!file) throw new Error(`${which} wrote no CPU profile in ${dir}`);
-    // Only the measured window: the warm-up's samples (the JIT compiling) are left out.
     const requests = result.requests;
-    const summary = summariseProfile(join(dir, file), 12, work.warmupMs + work.serverWarmupMs);
+    const summary = summariseProfile(join(dir, file), 12, result.elapsedMs);
     // System calls are counted on a server of its own, not profiled, so neither measure disturbs the other.
     let syscallsPerRequest: Record<string, number> | undefined;
     if (straceInstalled()) {
@@ -102,7 +112,7 @@ async function profileOne(
         await counted.stop();
       }
     }
-    return { server: which, engine, requests, throughput: result.throughput, summary, file: join(dir, file), ...(syscallsPerRequest ? { syscallsPerRequest } : {}) };
+    return { server: which, engine, requests, throughput: result.throughput, cpuUsPerRequest, summary, file: join(dir, file), ...(syscallsPerRequest ? { syscallsPerRequest } : {}) };
   });
 }
 
