@@ -2,9 +2,9 @@
  * `npm run bench -- --profile` (or POOLGATE_BENCH_PROFILE=1): the steady load once per engine against
  * a gateway and the naive forwarder both started under `node --cpu-prof`, then where each one's CPU
  * went, by area. The profiles are saved beside bench.json for a closer look (Chrome DevTools opens
- * them). Each server first gets the load unprofiled-in-effect (its warm-up: the JIT settles), then the
- * measured run, which alone the summary covers, beside the process's CPU over it from /proc (the
- * profiler samples wall time, so its "busy" counts time waiting inside system calls too). Profiling
+ * them). Each server first gets a warm-up run of the load (the JIT settles), then the measured run,
+ * which alone the summary covers, beside the process's CPU over it from /proc (the profiler samples
+ * wall time, so its "busy" counts time waiting inside system calls too). Profiling
  * slows both servers; the shares, not the rates, are what this part is for. Where
  * strace is installed, a second run of the load counts each server's system calls per request (socket
  * writes and reads, epoll wake-ups); those samples come after the measured window's.
