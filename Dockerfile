@@ -9,6 +9,8 @@
 FROM node:24-bookworm-slim@sha256:a9f5f7c91a432850b2a8a7797adf5eadb6c733ceed61167806cee7ea7fbc29df AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# patches/: fixes carried for dependencies until they ship upstream (applied by npm ci's postinstall).
+COPY patches patches
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json tsconfig.gateway.json ./
 COPY schemas schemas
@@ -21,6 +23,8 @@ ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+# The patched dependencies (patches/), as the build stage's npm ci left them: patch-package is a dev tool.
+COPY --from=build /app/node_modules/mysql2 ./node_modules/mysql2
 COPY --from=build /app/dist ./dist
 # Amazon RDS certificate authorities (all regions), trusted by Node for TLS to the database. The
 # checksum pins the bundle (108 certificates, last changed by AWS on 2025-07-24): when AWS publishes a

@@ -1,7 +1,8 @@
 /**
  * Builds and starts the gateway the way the Dockerfile does — there is no Docker engine here:
  *   1. compile with the gateway's build config (`npm run build:gateway`'s tsconfig) into a temporary dir;
- *   2. install production dependencies only (`npm ci --omit=dev --ignore-scripts`) next to it;
+ *   2. install production dependencies only (`npm ci --omit=dev --ignore-scripts`) next to it, with the
+ *      patched dependencies (patches/) copied over them as the build stage left them;
  *   3. start `node dist/gateway/main.js` as a separate process, as the image's CMD does, and check
  *      that it serves /healthz and a query against the real local PostgreSQL, then drains on SIGTERM.
  */
@@ -28,6 +29,8 @@ beforeAll(async () => {
   cpSync(join(root, "package.json"), join(dir, "package.json"));
   cpSync(join(root, "package-lock.json"), join(dir, "package-lock.json"));
   execFileSync("npm", ["ci", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline"], { cwd: dir, stdio: "pipe" });
+  // The Dockerfile copies the patched dependencies (patches/) from its build stage.
+  cpSync(join(root, "node_modules/mysql2"), join(dir, "node_modules/mysql2"), { recursive: true });
 }, 240000);
 
 afterAll(async () => {

@@ -1,4 +1,5 @@
-import Module from "node:module";
+import Module, { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Param } from "../../../schemas/query.js";
 import { TypedParam } from "../typed-param.js";
@@ -35,5 +36,20 @@ describe("MySQL parameter encoding", () => {
       true,
       null,
     ]);
+  });
+
+  it("binds typed parameters through the patched mysql2 (patches/): plain objects, not a spread's dictionary", () => {
+    const require = createRequire(import.meta.url);
+    const typedParameters = require(join(dirname(require.resolve("mysql2")), "lib/packets/typed_parameter.js")) as {
+      encodeTypedParameter(parameter: unknown, encoding: string, timezone: string, jsonAsString: boolean): Record<string, unknown>;
+    };
+    const [bigint] = encodeParams([42]);
+    const encoded = typedParameters.encodeTypedParameter(bigint, "utf8", "local", false);
+    // Upstream returns { ...encoded, type, unsigned } (value, length, writer, type, unsigned): about 5 µs a parameter.
+    expect(Object.keys(encoded)).toEqual(["value", "type", "length", "byteLength", "writer", "unsigned", "isNull"]);
+    expect(encoded).toMatchObject({ value: 42n, type: 8, length: 8, unsigned: false, isNull: false });
+    // The integer encoder (and its writer) is made once per type, not per parameter.
+    const [again] = encodeParams([43]);
+    expect(typedParameters.encodeTypedParameter(again, "utf8", "local", false).writer).toBe(encoded.writer);
   });
 });
