@@ -92,7 +92,7 @@ class Instance implements PgInstance {
 
   async kill9(): Promise<void> {
     // Every process: a frozen backend would never notice that its postmaster died.
-    for (const pid of await this.processIds()) process.kill(pid, "SIGKILL");
+    for (const pid of await this.processIds()) killIfAlive(pid);
     this.frozen = false;
     // Orphaned backends notice the postmaster's death and exit; wait until nothing listens any more.
     await waitFor(async () => !(await this.query("select 1").then(() => true, () => false)), 20000, `${this.name} to stop answering after kill -9`, 25);
@@ -234,4 +234,13 @@ function canBind(host: string, port: number): Promise<boolean> {
     server.once("error", () => resolve(false));
     server.listen(port, host, () => server.close(() => resolve(true)));
   });
+}
+
+/** SIGKILL, where a process already gone (a backend that exited between the listing and the kill) is fine: ESRCH. */
+function killIfAlive(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ESRCH") throw err;
+  }
 }
