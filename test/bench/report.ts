@@ -5,7 +5,7 @@
  */
 import { profileLines } from "./cpu-profile.js";
 import { INSERT_PARTS } from "./inserts.js";
-import type { BenchResults, ConflictRow, FailoverEngineResult, FailoverRunFigures, InsertRow, IsolationRow, StreamingRow, TargetRow } from "./results.js";
+import { type BenchResults, BURST_HTTP_ALONE, type ConflictRow, type FailoverEngineResult, type FailoverRunFigures, type InsertRow, type IsolationRow, type StreamingRow, type TargetRow } from "./results.js";
 
 /** The field reports' figures (/work/shared/reference/seed-scenarios.md), quoted beside ours. */
 export const REFERENCE = {
@@ -353,10 +353,19 @@ function burstVerdict(rows: TargetRow[]): string {
   const spread = (r: TargetRow) => `max ${num(r.max, 0)} ms = ${num(r.max / r.p50, 1)}x its p50`;
   const errors = (r: TargetRow) => (r.errorsAllRounds === 0 ? "no errors" : `${num(r.errorsAllRounds, 0)} errors`);
   const others = rows.filter((r) => r.role !== "poolgate").map((r) => `${r.target}: ${errors(r)}, ${spread(r)}`);
-  return (
+  const lines = [
     `${ref.target}: ${errors(ref)}, p99 ${num(ref.p99, 0)} ms, ${spread(ref)} ` +
-    `(report 1's slowest: DBCP2 ${num(REFERENCE.burst.dbcp2MaxMs, 0)} ms, HikariCP ${REFERENCE.burst.hikariMaxMs} ms); ${others.join("; ")}`
-  );
+      `(report 1's slowest: DBCP2 ${num(REFERENCE.burst.dbcp2MaxMs, 0)} ms, HikariCP ${REFERENCE.burst.hikariMaxMs} ms); ${others.join("; ")}`,
+  ];
+  // The slowest request against its floors: the in-process pool (no HTTP at all), and the same callers
+  // against a server that does no work (what the HTTP hop alone costs this burst on this machine).
+  const inProcess = rows.find((r) => r.role === "floor" && r.target !== BURST_HTTP_ALONE);
+  const httpAlone = rows.find((r) => r.target === BURST_HTTP_ALONE);
+  if (inProcess?.max && ref.max) {
+    const vsHttp = httpAlone?.max ? `, and ${num(ref.max / httpAlone.max, 2)}x the ${httpAlone.target}'s max (${num(httpAlone.max, 0)} ms, ${num(httpAlone.max / inProcess.max, 1)}x the in-process floor's by itself)` : "";
+    lines.push(`slowest request: ${num(ref.max / inProcess.max, 2)}x the ${inProcess.target}'s max (${num(inProcess.max, 0)} ms; aim at most 2.5x)${vsHttp}`);
+  }
+  return lines.join("\n=> ");
 }
 
 /** The gateway's insert as its parts: the HTTP round trip, the database's (insert and its position, through the gateway's engine), and the rest, the gateway's own. */

@@ -5,6 +5,9 @@
 import type { ProfiledServer } from "./profile-bench.js";
 import type { DriverResult } from "./workload.js";
 
+/** Report 1's floor for targets behind HTTP: the burst against a server that answers without a database. */
+export const BURST_HTTP_ALONE = "HTTP alone (echo server, no database)";
+
 /** One target's figures for one scenario: the median round, with errors and requests over all rounds. */
 export interface TargetRow extends DriverResult {
   target: string;

@@ -57,7 +57,7 @@ import { findPgBouncer, type PgBouncer, startPgBouncer } from "./pgbouncer.js";
 import { cleanupAll, exitCleanlyOnSignals, type Server, startGateway, startServer } from "./processes.js";
 import { Progress } from "./progress.js";
 import { reportLines } from "./report.js";
-import type { BenchResults } from "./results.js";
+import { type BenchResults, BURST_HTTP_ALONE } from "./results.js";
 import { POSTGRES_PARTS, settings as S } from "./settings.js";
 import { directTarget, httpTarget, measureRounds, sdkTarget, type Target, type TargetResult, type Work } from "./targets.js";
 
@@ -91,6 +91,12 @@ const roundStep = (perRun: (name: string) => number) => (label: string, run: () 
 
 const steadyWork = (dialect: Work["dialect"]): Work => ({ statement: "point", dialect, callers: S.callers, durationMs: S.durationMs, warmupMs: S.warmupMs, serverWarmupMs: S.serverWarmupMs });
 const burstWork = (dialect: Work["dialect"]): Work => ({ statement: "point", dialect, callers: S.burstCallers, requestsPerCaller: S.burstRequests, warmupMs: S.warmupMs, serverWarmupMs: S.serverWarmupMs });
+/**
+ * Report 1's floor for anything behind HTTP: the same callers against a server that answers without a
+ * database. Its slowest request is the burst's cost on this machine before any pool is involved (the
+ * driver opening its connections, the kernel's accept queue, one event loop reading every request).
+ */
+const httpAlone = (echo: Server) => httpTarget(BURST_HTTP_ALONE, "floor", echo);
 const gatewayConfig = (url: string, extra: object = {}) => ({ clusters: { default: { writerUrl: url } }, pool: { maxSize: S.poolSize }, ...extra });
 
 async function maybePgBouncer(benchUrl: string): Promise<PgBouncer | undefined> {
@@ -109,7 +115,7 @@ async function postgresPart(): Promise<void> {
   const benchUrl = benchUrlOf(S.adminUrl);
   const servers: { stop(): Promise<void> }[] = [];
   try {
-    const { gateway, naive, bouncer } = await step("seeding, starting the gateway, the naive server and PgBouncer", 4, async () => {
+    const { gateway, naive, bouncer, echo } = await step("seeding, starting the gateway, the naive server, PgBouncer and an echo server", 4, async () => {
       results.machine.postgres = await preparePostgres(S.adminUrl);
       const gateway = await startGateway(gatewayConfig(benchUrl));
       servers.push(gateway);
@@ -117,7 +123,9 @@ async function postgresPart(): Promise<void> {
       servers.push(naive);
       const bouncer = await maybePgBouncer(benchUrl);
       if (bouncer) servers.push(bouncer);
-      return { gateway, naive, bouncer };
+      const echo = await startServer("./naive-server.js", ["echo", "-", "0"], {}, /^(\d+)\n/);
+      servers.push(echo);
+      return { gateway, naive, bouncer, echo };
     });
     const native = httpTarget("poolgate native (HTTP)", "poolgate", gateway);
     const dataApi = httpTarget("poolgate Data API (HTTP)", "poolgate", gateway, "data-api");
@@ -132,7 +140,7 @@ async function postgresPart(): Promise<void> {
     }
     if (S.only.has("burst")) {
       progress.setPhase(`report 1 (${S.burstCallers} callers)`);
-      const targets = [native, dataApi, inProcess, newConnection, ...bouncerNew];
+      const targets = [native, dataApi, inProcess, httpAlone(echo), httpTarget("naive HTTP + pg.Pool", "alternative", naive), newConnection, ...bouncerNew];
       results.burst = { ...results.burst, postgres: await measureRounds(targets, burstWork("postgres"), S.rounds, "p99", roundStep(estimate.burstRunS), S.stability) };
     }
     if (S.only.has("inserts")) {
@@ -141,8 +149,6 @@ async function postgresPart(): Promise<void> {
       const sample = S.insertSample;
       // The breakdown of the gateway's insert: the HTTP round trip alone, and the database's part (the
       // insert with the WAL position its consistency token carries, through the gateway's own engine on one session).
-      const echo = await startServer("./naive-server.js", ["echo", "-", "0"], {}, /^(\d+)\n/);
-      servers.push(echo);
       const plans = [
         { target: native, run: full },
         { target: inProcess, run: full },
@@ -190,22 +196,25 @@ async function mysqlPart(): Promise<void> {
   const benchUrl = benchUrlOf(S.mysqlAdminUrl);
   const servers: Server[] = [];
   try {
-    const { gateway, naive } = await step("seeding, starting the gateway and the naive server", 3, async () => {
+    const { gateway, naive, echo } = await step("seeding, starting the gateway, the naive server and an echo server", 3, async () => {
       results.machine.mariadb = await prepareMysql(S.mysqlAdminUrl);
       const gateway = await startGateway(gatewayConfig(benchUrl));
       servers.push(gateway);
       const naive = await startServer("./naive-server.js", ["mysql-pool", benchUrl, String(S.poolSize)], {}, /^(\d+)\n/);
       servers.push(naive);
-      return { gateway, naive };
+      const echo = await startServer("./naive-server.js", ["echo", "-", "0"], {}, /^(\d+)\n/);
+      servers.push(echo);
+      return { gateway, naive, echo };
     });
     const native = httpTarget("poolgate native (HTTP)", "poolgate", gateway);
     const inProcess = directTarget("in-process mysql2 pool (floor)", "floor", benchUrl, "pool", S.poolSize);
     const newConnection = directTarget("new connection per request", "alternative", benchUrl, "per-request", S.poolSize);
-    const steady: Target[] = [native, inProcess, httpTarget("naive HTTP + mysql2 pool", "alternative", naive), newConnection];
+    const naiveTarget = httpTarget("naive HTTP + mysql2 pool", "alternative", naive);
+    const steady: Target[] = [native, inProcess, naiveTarget, newConnection];
     progress.setPhase("MariaDB steady load");
     results.throughput = { ...results.throughput, mysql: await measureRounds(steady, steadyWork("mysql"), S.rounds, "throughput", roundStep(() => estimate.steadyRunS()), S.stability) };
     progress.setPhase(`MariaDB report 1 (${S.burstCallers} callers)`);
-    results.burst = { ...results.burst, mysql: await measureRounds([native, inProcess, newConnection], burstWork("mysql"), S.rounds, "p99", roundStep(estimate.burstRunS), S.stability) };
+    results.burst = { ...results.burst, mysql: await measureRounds([native, inProcess, httpAlone(echo), naiveTarget, newConnection], burstWork("mysql"), S.rounds, "p99", roundStep(estimate.burstRunS), S.stability) };
   } finally {
     for (const server of servers.reverse()) await server.stop();
   }

@@ -10,6 +10,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import mysql from "mysql2/promise";
 import { unusedPort } from "./ports.js";
@@ -44,6 +45,9 @@ export interface MariaDbInstance {
 
 class Instance implements MariaDbInstance {
   private process: ChildProcess | undefined;
+  /** Set when the server exited without being stopped: how, and the end of its error log (the directory goes with destroy()). */
+  private exitedUnexpectedly: string | undefined;
+  private stopping = false;
 
   constructor(
     readonly name: string,
@@ -57,7 +61,9 @@ class Instance implements MariaDbInstance {
   }
 
   async query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
-    const connection = await mysql.createConnection({ host: "127.0.0.1", port: this.port, user: "root", connectTimeout: 5000 });
+    const connection = await mysql.createConnection({ host: "127.0.0.1", port: this.port, user: "root", connectTimeout: 5000 }).catch((err: unknown) => {
+      throw this.exitedUnexpectedly ? new Error(`${this.name} (port ${this.port}) is not running: ${this.exitedUnexpectedly}`, { cause: err }) : err;
+    });
     try {
       const [rows] = await connection.query(sql, params);
       return rows as T[];
@@ -91,19 +97,36 @@ class Instance implements MariaDbInstance {
       "--rpl-semi-sync-slave-enabled=" + (semiSyncReplica ? 1 : 0),
     ];
     const [command, commandArgs] = asMysql("/usr/sbin/mariadbd", args);
-    this.process = spawn(command, commandArgs, { stdio: "ignore" });
+    const child = spawn(command, commandArgs, { stdio: "ignore" });
+    this.process = child;
+    this.exitedUnexpectedly = undefined;
+    this.stopping = false;
+    child.once("exit", (code, signal) => {
+      if (this.stopping || this.process !== child) return;
+      this.exitedUnexpectedly = `it exited by itself (${signal ?? `code ${code}`}); the end of its error log:\n${this.errorLogTail()}`;
+      process.stderr.write(`mariadb test instance ${this.name}: ${this.exitedUnexpectedly}\n`);
+    });
     const deadline = Date.now() + 30000;
     while (Date.now() < deadline) {
       if (await this.query("SELECT 1").then(() => true, () => false)) return;
       if (this.process.exitCode !== null) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    throw new Error(`${this.name} did not start (see ${join(this.dir, "error.log")})`);
+    throw new Error(`${this.name} did not start; the end of its error log:\n${this.errorLogTail()}`);
+  }
+
+  private errorLogTail(): string {
+    try {
+      return readFileSync(join(this.dir, "error.log"), "utf8").split("\n").slice(-30).join("\n");
+    } catch (err) {
+      return `(no error log: ${String(err)})`;
+    }
   }
 
   async stop(mode: "fast" | "immediate" = "fast"): Promise<void> {
     const child = this.process;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    this.stopping = true;
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     // runuser forwards SIGTERM; a crash must hit mariadbd itself, whose pid is in its pid file.
     if (mode === "immediate") {
