@@ -14,6 +14,9 @@ export interface ParamList {
   params: readonly Param[] | undefined;
 }
 
+/** Where a single statement's parameters are in its request body. */
+export const PARAMS_PATH: readonly string[] = ["params"];
+
 /** Objects and arrays are JSON texts for the engines; `$bytea` and `$json` carry their own text. */
 function takesJsonText(param: Param | undefined): param is unknown[] | Record<string, unknown> {
   return typeof param === "object" && param !== null && (Array.isArray(param) || !("$bytea" in param || "$json" in param));
@@ -25,11 +28,12 @@ function takesJsonText(param: Param | undefined): param is unknown[] | Record<st
  * kept, and the later one is attached last.
  */
 export function keepParamSources(body: unknown, lists: readonly ParamList[]): void {
+  // Most requests bind no object or array: they cost one scan of their parameters and no allocation.
+  if (!lists.some((list) => list.params?.some(takesJsonText))) return;
   const wanted = new Map<string, readonly Param[]>();
   for (const list of lists) {
     if (list.params?.some(takesJsonText)) wanted.set(JSON.stringify(list.path), list.params);
   }
-  if (wanted.size === 0) return;
   const text = bodyTextOf(body);
   if (text === undefined) return;
   const listAt = (path: readonly (string | number)[]) => wanted.get(JSON.stringify(path.slice(0, -1)));
