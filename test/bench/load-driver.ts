@@ -26,7 +26,10 @@ async function drive(spec: DriverSpec): Promise<void> {
   const latencies: number[] = [];
   let errors = 0;
   let firstError: string | undefined;
-  const send = async (record: boolean, caller: number) => {
+  // Report 1: the callers' first requests go out together while the driver opens its connections; their slowest is kept apart.
+  let firstRequestMax = 0;
+  let laterRequestMax = 0;
+  const send = async (record: boolean, caller: number, first = false) => {
     const token = spec.tokens?.[caller % spec.tokens.length];
     const headers: Record<string, string> = token === undefined ? { "content-type": "application/json" } : { "content-type": "application/json", "x-poolgate-auth": `Bearer ${token}` };
     const body = JSON.stringify(spec.surface === "data-api" ? { ...DATA_API_TARGET, ...makeDataApiStatement(spec.statement) } : makeStatement(spec.statement, spec.dialect));
@@ -37,7 +40,12 @@ async function drive(spec: DriverSpec): Promise<void> {
       if (response.statusCode !== 200) {
         errors++;
         firstError ??= `${response.statusCode} ${text.slice(0, 300)}`;
-      } else if (record) latencies.push(performance.now() - started);
+      } else if (record) {
+        const latency = performance.now() - started;
+        latencies.push(latency);
+        if (first) firstRequestMax = Math.max(firstRequestMax, latency);
+        else laterRequestMax = Math.max(laterRequestMax, latency);
+      }
     } catch (err) {
       errors++;
       firstError ??= String(err);
@@ -55,7 +63,7 @@ async function drive(spec: DriverSpec): Promise<void> {
   const end = started + (spec.durationMs ?? Number.POSITIVE_INFINITY);
   await Promise.all(
     Array.from({ length: spec.callers }, async (_, caller) => {
-      for (let i = 0; spec.requestsPerCaller === undefined ? performance.now() < end : i < spec.requestsPerCaller; i++) await send(true, caller);
+      for (let i = 0; spec.requestsPerCaller === undefined ? performance.now() < end : i < spec.requestsPerCaller; i++) await send(true, caller, i === 0);
     }),
   );
   const elapsedMs = performance.now() - started;
@@ -66,6 +74,7 @@ async function drive(spec: DriverSpec): Promise<void> {
     errors,
     firstError,
     driverCpuUsPerRequest: (cpu.user + cpu.system) / Math.max(1, latencies.length + errors),
+    ...(spec.requestsPerCaller !== undefined && spec.requestsPerCaller > 1 ? { firstRequestMax, laterRequestMax } : {}),
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }

@@ -365,6 +365,11 @@ function burstVerdict(rows: TargetRow[]): string {
     const vsHttp = httpAlone?.max ? `, and ${num(ref.max / httpAlone.max, 2)}x the ${httpAlone.target}'s max (${num(httpAlone.max, 0)} ms, ${num(httpAlone.max / inProcess.max, 1)}x the in-process floor's by itself)` : "";
     lines.push(`slowest request: ${num(ref.max / inProcess.max, 2)}x the ${inProcess.target}'s max (${num(inProcess.max, 0)} ms; aim at most 2.5x)${vsHttp}`);
   }
+  // Where the slowest requests are: the first wave (every caller at once, connections opening) or later.
+  const waves = [ref, httpAlone].filter((r): r is TargetRow => r?.firstRequestMax !== undefined && r.laterRequestMax !== undefined);
+  if (waves.length > 0) {
+    lines.push(`slowest of the callers' first requests (sent together as the driver opens its connections) / of the rest: ${waves.map((r) => `${r.target} ${num(r.firstRequestMax as number, 0)} / ${num(r.laterRequestMax as number, 0)} ms`).join("; ")}`);
+  }
   return lines.join("\n=> ");
 }
 

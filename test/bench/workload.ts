@@ -34,6 +34,12 @@ export interface DriverResult extends LatencySummary {
   firstError?: string;
   /** The driver process's own CPU per measured request (user + system), where it reports it. */
   driverCpuUsPerRequest?: number;
+  /**
+   * With a fixed count per caller (report 1): the slowest of the callers' first requests (the first
+   * wave, all sent at once while the driver opens its connections) and the slowest of the rest.
+   */
+  firstRequestMax?: number;
+  laterRequestMax?: number;
 }
 
 export function summarise(latencies: number[], elapsedMs: number): LatencySummary {
