@@ -62,7 +62,14 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
 
   const configured = Object.entries(config.clusters);
   if (configured.length === 0) {
-    embedded = await startEmbeddedPostgres(config.embedded.dataDir);
+    try {
+      embedded = await startEmbeddedPostgres(config.embedded.dataDir);
+    } catch (err) {
+      // Its data directory in use by another gateway, or PGlite failed: nothing else was started yet.
+      authenticator.close();
+      secrets.close();
+      throw err;
+    }
     logger.info(
       { dataDir: embedded.dataDir },
       "no database configured: using the embedded PostgreSQL (PGlite, one connection) with its data in %s. " +

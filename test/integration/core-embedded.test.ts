@@ -31,6 +31,29 @@ describe("embedded default", () => {
     }
   });
 
+  it("refuses a second gateway on the same data directory (two servers on the same files would corrupt them); the first keeps its data and answers", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "poolgate-embedded-twice-"));
+    const first = await startTestGateway({ embedded: { dataDir } });
+    try {
+      await first.post("/v1/query", { sql: "create table owned (note text)" });
+      await first.post("/v1/query", { sql: "insert into owned values ($1)", params: ["first"] });
+      await expect(startTestGateway({ embedded: { dataDir } })).rejects.toThrow(/in use by process \d+.*POOLGATE_DATA_DIR/);
+      const response = await first.post("/v1/query", { sql: "select note from owned" });
+      expect(response.status).toBe(200);
+      expect(response.body.rows).toEqual([{ note: "first" }]);
+    } finally {
+      await first.stop();
+    }
+    // Once the first has stopped, the directory is free again, with its data.
+    const next = await startTestGateway({ embedded: { dataDir } });
+    try {
+      expect((await next.post("/v1/query", { sql: "select note from owned" })).body.rows).toEqual([{ note: "first" }]);
+    } finally {
+      await next.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it("keeps writes exactly-once under a key on its single session, a transaction's commit included", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "poolgate-embedded-keys-"));
     const gateway = await startTestGateway({ embedded: { dataDir } });

@@ -1,0 +1,64 @@
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { LOCK_FILE, lockDataDir } from "./data-dir-lock.js";
+
+describe("the embedded data directory's lock", () => {
+  const dirs: string[] = [];
+  const children: ChildProcess[] = [];
+  const newDir = () => {
+    const dir = mkdtempSync(join(tmpdir(), "poolgate-lock-"));
+    dirs.push(dir);
+    return dir;
+  };
+  afterEach(() => {
+    for (const child of children.splice(0)) child.kill("SIGKILL");
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("refuses a second holder in the same process until the first lets go, and then removes its file", () => {
+    const dir = newDir();
+    const lock = lockDataDir(dir);
+    expect(readFileSync(join(dir, LOCK_FILE), "utf8").trim()).toBe(String(process.pid));
+    expect(() => lockDataDir(dir)).toThrow(/in use by process \d+ .*POOLGATE_DATA_DIR/);
+    lock.release();
+    expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
+    lockDataDir(dir).release();
+  });
+
+  it("refuses a directory whose lock names a live process of another program, and leaves that lock alone", () => {
+    const dir = newDir();
+    const holder = spawn("sleep", ["30"], { stdio: "ignore" });
+    children.push(holder);
+    writeFileSync(join(dir, LOCK_FILE), `${holder.pid}\n`);
+    expect(() => lockDataDir(dir)).toThrow(`in use by process ${holder.pid}`);
+    expect(readFileSync(join(dir, LOCK_FILE), "utf8").trim()).toBe(String(holder.pid));
+  });
+
+  it("is held while any process it lists lives (the PGlite server outliving its gateway)", () => {
+    const dir = newDir();
+    const server = spawn("sleep", ["30"], { stdio: "ignore" });
+    children.push(server);
+    const gone = spawnSync("true").pid;
+    writeFileSync(join(dir, LOCK_FILE), `${gone}\n${server.pid}\n`);
+    expect(() => lockDataDir(dir)).toThrow(`in use by process ${server.pid}`);
+  });
+
+  it("takes over a lock left by processes that are gone (a crash), and one naming its own pid from an earlier run (a restarted container)", () => {
+    const dir = newDir();
+    const gone = spawnSync("true").pid;
+    writeFileSync(join(dir, LOCK_FILE), `${gone}\n`);
+    const lock = lockDataDir(dir);
+    expect(readFileSync(join(dir, LOCK_FILE), "utf8").trim()).toBe(String(process.pid));
+    lock.release();
+
+    writeFileSync(join(dir, LOCK_FILE), `${process.pid}\n`);
+    const again = lockDataDir(dir);
+    again.addProcess(gone);
+    expect(readFileSync(join(dir, LOCK_FILE), "utf8").trim().split("\n")).toEqual([String(process.pid), String(gone)]);
+    again.release();
+    expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
+  });
+});
