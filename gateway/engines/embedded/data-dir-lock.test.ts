@@ -1,7 +1,8 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, execFile, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { LOCK_FILE, lockDataDir } from "./data-dir-lock.js";
 
@@ -61,4 +62,25 @@ describe("the embedded data directory's lock", () => {
     again.release();
     expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
   });
+
+  it("lets exactly one of several processes starting at once have it, over a fresh directory and over a stale lock", async () => {
+    const module = fileURLToPath(new URL("./data-dir-lock.ts", import.meta.url));
+    // Each contender waits for the same instant, tries, and holds what it got long enough for the others to try.
+    const contender = (dir: string, at: number) =>
+      new Promise<string>((resolve) => {
+        const script =
+          `const { lockDataDir } = await import(${JSON.stringify(module)}); while (Date.now() < ${at}); ` +
+          `try { const lock = lockDataDir(${JSON.stringify(dir)}); console.log("locked"); setTimeout(() => lock.release(), 1500); } ` +
+          `catch (err) { console.log(String(err.message).includes("in use") ? "refused" : "error " + err.message); }`;
+        execFile(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], (err, stdout) => resolve(err ? `failed ${err.message}` : stdout.trim()));
+      });
+    for (const stale of [false, true]) {
+      const dir = newDir();
+      if (stale) writeFileSync(join(dir, LOCK_FILE), `${spawnSync("true").pid}\n`);
+      const at = Date.now() + 4000;
+      const outcomes = await Promise.all(Array.from({ length: 6 }, () => contender(dir, at)));
+      expect(outcomes.filter((outcome) => outcome === "locked"), `stale: ${stale}; ${outcomes.join(", ")}`).toHaveLength(1);
+      expect(outcomes.filter((outcome) => outcome === "refused"), `stale: ${stale}; ${outcomes.join(", ")}`).toHaveLength(5);
+    }
+  }, 30000);
 });
