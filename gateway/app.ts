@@ -59,15 +59,20 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   const wiring = { clock, events, mintTransactionId: mint };
   const clusters = new Map<string, Cluster>();
   let embedded: EmbeddedPostgres | undefined;
+  /** A start that fails part-way closes what it had started (the embedded database lets its directory go). */
+  const closeStarted = async () => {
+    authenticator.close();
+    secrets.close();
+    await embedded?.stop();
+  };
 
   const configured = Object.entries(config.clusters);
   if (configured.length === 0) {
     try {
       embedded = await startEmbeddedPostgres(config.embedded.dataDir);
     } catch (err) {
-      // Its data directory in use by another gateway, or PGlite failed: nothing else was started yet.
-      authenticator.close();
-      secrets.close();
+      // Its data directory in use by another gateway, or PGlite failed to start.
+      await closeStarted();
       throw err;
     }
     logger.info(
@@ -82,8 +87,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   try {
     access = withDataApiSecretLogins(config, await prepareDatabaseAccess(config, { secrets, logger }));
   } catch (err) {
-    authenticator.close();
-    secrets.close();
+    await closeStarted();
     throw err;
   }
   for (const [name, cluster] of configured) {

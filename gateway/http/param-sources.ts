@@ -15,7 +15,12 @@ export interface ParamList {
 }
 
 /** Where a single statement's parameters are in its request body. */
-export const PARAMS_PATH: readonly string[] = ["params"];
+const PARAMS_PATH: readonly string[] = ["params"];
+
+/** keepParamSources for a request of one statement, its parameters at `params` (none: nothing to do). */
+export function keepStatementParamSources(body: unknown, params: readonly Param[] | undefined): void {
+  if (params !== undefined && params.length > 0) keepParamSources(body, [{ path: PARAMS_PATH, params }]);
+}
 
 /** Objects and arrays are JSON texts for the engines; `$bytea` and `$json` carry their own text. */
 function takesJsonText(param: Param | undefined): param is unknown[] | Record<string, unknown> {
@@ -28,12 +33,12 @@ function takesJsonText(param: Param | undefined): param is unknown[] | Record<st
  * kept, and the later one is attached last.
  */
 export function keepParamSources(body: unknown, lists: readonly ParamList[]): void {
-  // Most requests bind no object or array: they cost one scan of their parameters and no allocation.
-  if (!lists.some((list) => list.params?.some(takesJsonText))) return;
-  const wanted = new Map<string, readonly Param[]>();
+  // Most requests bind no object or array: one scan of their parameters, and nothing allocated.
+  let wanted: Map<string, readonly Param[]> | undefined;
   for (const list of lists) {
-    if (list.params?.some(takesJsonText)) wanted.set(JSON.stringify(list.path), list.params);
+    if (list.params?.some(takesJsonText)) (wanted ??= new Map()).set(JSON.stringify(list.path), list.params);
   }
+  if (wanted === undefined) return;
   const text = bodyTextOf(body);
   if (text === undefined) return;
   const listAt = (path: readonly (string | number)[]) => wanted.get(JSON.stringify(path.slice(0, -1)));

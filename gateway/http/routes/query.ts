@@ -6,14 +6,14 @@ import { NATIVE_SURFACE, workRequestOf } from "../../execution/plan.js";
 import { type HttpContext, selectCluster, selectTransactionCluster } from "../context.js";
 import { serializeResult } from "../result-shape.js";
 import { noteWork } from "../observe.js";
-import { keepParamSources, PARAMS_PATH } from "../param-sources.js";
+import { keepParamSources, keepStatementParamSources } from "../param-sources.js";
 import { parseBody } from "../validate.js";
 import { idempotencyKeyOf, nativeAnswer } from "../idempotency-header.js";
 
 export function registerQueryRoutes(app: FastifyInstance, context: HttpContext): void {
   app.post("/v1/query", async (request, reply) => {
     const body = parseBody(queryRequestSchema, request.body);
-    if (body.params !== undefined && body.params.length > 0) keepParamSources(request.body, [{ path: PARAMS_PATH, params: body.params }]);
+    keepStatementParamSources(request.body, body.params);
     const { cluster, runAs } =
       body.transactionId === undefined
         ? selectCluster(context, request.caller, body.cluster)

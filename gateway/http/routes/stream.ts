@@ -11,14 +11,14 @@ import { type HttpContext, selectCluster } from "../context.js";
 import { logFailure } from "../error-handler.js";
 import { NdjsonRowStream } from "../ndjson-stream.js";
 import { noteOutcome, noteWork } from "../observe.js";
-import { keepParamSources, PARAMS_PATH } from "../param-sources.js";
+import { keepStatementParamSources } from "../param-sources.js";
 import { rowSerializer } from "../result-shape.js";
 import { parseBody } from "../validate.js";
 
 export function registerStreamRoutes(app: FastifyInstance, context: HttpContext): void {
   app.post("/v1/query/stream", async (request, reply) => {
     const body = parseBody(streamRequestSchema, request.body);
-    if (body.params !== undefined && body.params.length > 0) keepParamSources(request.body, [{ path: PARAMS_PATH, params: body.params }]);
+    keepStatementParamSources(request.body, body.params);
     const { cluster, runAs } = selectCluster(context, request.caller, body.cluster);
     const plan = cluster.pipeline.plan(workRequestOf(body, [{ sql: body.sql, params: body.params }], "statement"), NATIVE_SURFACE, runAs);
     noteWork(request, cluster.name, plan.intent);
