@@ -44,8 +44,8 @@ export const estimate = {
   totalS(only: Set<Part>): number {
     let total = 0;
     const burstNames = (names: string[]) => names.reduce((sum, name) => sum + this.burstRunS(name), 0) * S.rounds;
-    if (POSTGRES_PARTS.some((part) => only.has(part))) total += 4;
-    if (only.has("throughput")) total += 7 * S.rounds * this.steadyRunS();
+    if (POSTGRES_PARTS.some((part) => only.has(part))) total += 5;
+    if (only.has("throughput")) total += 9 * S.rounds * this.steadyRunS();
     if (only.has("burst")) total += burstNames(["poolgate", "Data API", "in-process", "HTTP alone", "naive", "new connection", "PgBouncer"]);
     if (only.has("inserts")) {
       total += [["poolgate", S.inserts], ["in-process", S.inserts], ["PgBouncer txn, pooled", S.inserts], ["new connection", S.insertSample], ["PgBouncer txn, new", S.insertSample]].reduce(
@@ -54,7 +54,7 @@ export const estimate = {
       );
     }
     if (only.has("conflicts")) total += S.conflictRounds * this.conflictRoundS();
-    if (only.has("mysql")) total += 3 + 4 * S.rounds * this.steadyRunS() + burstNames(["poolgate", "in-process", "HTTP alone", "naive", "new connection"]);
+    if (only.has("mysql")) total += 4 + 6 * S.rounds * this.steadyRunS() + burstNames(["poolgate", "in-process", "HTTP alone", "naive", "new connection"]);
     if (only.has("topology")) total += TOPOLOGY_START_S + 3 * S.rounds * this.readScalingRunS(S.durationMs) + 2 * (FAILOVER_PAIR_START_S + S.failovers * FAILOVER_RUN_S);
     if (only.has("isolation")) total += 3 * (2 + S.rounds * this.steadyRunS());
     if (only.has("profile")) total += 4 * (3 + this.steadyRunS());

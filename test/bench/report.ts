@@ -5,7 +5,7 @@
  */
 import { profileLines } from "./cpu-profile.js";
 import { INSERT_PARTS } from "./inserts.js";
-import { type BenchResults, BURST_HTTP_ALONE, type ConflictRow, type FailoverEngineResult, type FailoverRunFigures, type InsertRow, type IsolationRow, type StreamingRow, type TargetRow } from "./results.js";
+import { type BenchResults, HTTP_ALONE, PIPELINED_FORWARDER, type ConflictRow, type FailoverEngineResult, type FailoverRunFigures, type InsertRow, type IsolationRow, type StreamingRow, type TargetRow } from "./results.js";
 
 /** The field reports' figures (/work/shared/reference/seed-scenarios.md), quoted beside ours. */
 export const REFERENCE = {
@@ -86,7 +86,36 @@ function cpuCeiling(rows: TargetRow[], cores: number): string | undefined {
   return (
     `CPU in all per request: poolgate ${num(mine, 0)} µs (${cores} cores allow ${ceiling(mine)} req/s), ${naive.target} ${num(theirs, 0)} µs (${ceiling(theirs)} req/s); ` +
     `for 1.2x / 1.5x the ${naive.target}'s measured rate poolgate would need ${num((cores * 1e6) / (1.2 * naive.throughput), 0)} / ${num((cores * 1e6) / (1.5 * naive.throughput), 0)} µs in all, ` +
-    `of which its driver and database take ${num(driver + database, 0)} µs now`
+    `of which its driver and database take ${num(driver + database, 0)} µs now` +
+    httpFloor(rows, naive, database, cores)
+  );
+}
+
+/**
+ * What HTTP alone costs in all (the driver and a server that answers without a database), and what is
+ * left of the budget for 1.5x the naive forwarder's rate once the database's own work is added: the
+ * room for a database client and everything the gateway does.
+ */
+function httpFloor(rows: TargetRow[], naive: TargetRow, database: number, cores: number): string {
+  const httpAlone = rows.find((r) => r.target === HTTP_ALONE);
+  const http = httpAlone && allCpu(httpAlone);
+  if (http === undefined) return "";
+  const left = (cores * 1e6) / (1.5 * naive.throughput) - http - database;
+  return `; HTTP alone costs ${num(http, 0)} µs in all (driver and echo server), so 1.5x leaves ${num(left, 0)} µs per request for a database client and everything the gateway does`;
+}
+
+/**
+ * What pipelining buys a forwarder with nothing else in the way: the pipelining forwarder's rate and
+ * database CPU against the naive forwarder's (the design change the gateway does not make).
+ */
+function pipeliningLine(rows: TargetRow[]): string | undefined {
+  const naive = rows.find((r) => r.target.startsWith("naive"));
+  const pipelined = rows.find((r) => r.target === PIPELINED_FORWARDER.postgres || r.target === PIPELINED_FORWARDER.mysql);
+  if (!naive || !pipelined) return undefined;
+  const cpu = (r: TargetRow) => `serving ${num(r.cpuUsPerRequest ?? Number.NaN, 0)} + database ${num(r.databaseCpuUsPerRequest ?? Number.NaN, 0)} µs`;
+  return (
+    `pipelining, with no gateway logic: the ${pipelined.target} serves ${num(pipelined.throughput / naive.throughput, 2)}x the ${naive.target}'s rate ` +
+    `(${cpu(pipelined)} per request, against ${cpu(naive)})`
   );
 }
 
@@ -174,7 +203,7 @@ export function reportLines(results: BenchResults): string[] {
   }
   const section = (lines: string[], verdict: string) => out.push("", ...lines, `=> ${verdict}`);
   const t = results.throughput;
-  const withCeiling = (rows: TargetRow[]) => [throughputVerdict(rows), cpuCeiling(rows, m.cpus)].filter(Boolean).join("\n=> ");
+  const withCeiling = (rows: TargetRow[]) => [throughputVerdict(rows), cpuCeiling(rows, m.cpus), pipeliningLine(rows)].filter(Boolean).join("\n=> ");
   if (t?.postgres) section(throughputTable(`steady load: ${s.callers} concurrent callers, point selects, PostgreSQL, ${s.durationMs} ms per run`, t.postgres), withCeiling(t.postgres));
   if (t?.mysql) section(throughputTable(`steady load: ${s.callers} concurrent callers, point selects, MariaDB (MySQL engine)`, t.mysql), withCeiling(t.mysql));
   const b = results.burst;
@@ -339,7 +368,7 @@ function throughputVerdict(rows: TargetRow[]): string {
   const ref = poolgateOf(rows);
   if (!ref) return "poolgate not measured";
   const alternatives = rows.filter((r) => r.role === "alternative").map((r) => `${edge(ref.throughput, r.throughput, false)} the ${r.target}`);
-  const floor = rows.find((r) => r.role === "floor");
+  const floor = rows.find((r) => r.role === "floor" && r.target !== HTTP_ALONE);
   return (
     `${ref.target} serves ${num(ref.throughput, 0)} req/s: ${alternatives.join(", ")}` +
     (floor ? `; ${num((ref.throughput / floor.throughput) * 100, 0)}% of the ${floor.target.replace(" (floor)", "")}, which pays no HTTP hop` : "")
@@ -359,8 +388,8 @@ function burstVerdict(rows: TargetRow[]): string {
   ];
   // The slowest request against its floors: the in-process pool (no HTTP at all), and the same callers
   // against a server that does no work (what the HTTP hop alone costs this burst on this machine).
-  const inProcess = rows.find((r) => r.role === "floor" && r.target !== BURST_HTTP_ALONE);
-  const httpAlone = rows.find((r) => r.target === BURST_HTTP_ALONE);
+  const inProcess = rows.find((r) => r.role === "floor" && r.target !== HTTP_ALONE);
+  const httpAlone = rows.find((r) => r.target === HTTP_ALONE);
   if (inProcess?.max && ref.max) {
     const vsHttp = httpAlone?.max ? `, and ${num(ref.max / httpAlone.max, 2)}x the ${httpAlone.target}'s max (${num(httpAlone.max, 0)} ms, ${num(httpAlone.max / inProcess.max, 1)}x the in-process floor's by itself)` : "";
     lines.push(`slowest request: ${num(ref.max / inProcess.max, 2)}x the ${inProcess.target}'s max (${num(inProcess.max, 0)} ms; aim at most 2.5x)${vsHttp}`);

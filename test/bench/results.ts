@@ -5,8 +5,11 @@
 import type { ProfiledServer } from "./profile-bench.js";
 import type { DriverResult } from "./workload.js";
 
-/** Report 1's floor for targets behind HTTP: the burst against a server that answers without a database. */
-export const BURST_HTTP_ALONE = "HTTP alone (echo server, no database)";
+/** The floor for targets behind HTTP (steady load and report 1): the same callers against a server that answers without a database. */
+export const HTTP_ALONE = "HTTP alone (echo server, no database)";
+
+/** The forwarders whose clients pipeline statements on their connections (naive-server.ts), per engine. */
+export const PIPELINED_FORWARDER = { postgres: "pipelining HTTP + postgres.js", mysql: "pipelining HTTP + MariaDB connector" } as const;
 
 /** One target's figures for one scenario: the median round, with errors and requests over all rounds. */
 export interface TargetRow extends DriverResult {

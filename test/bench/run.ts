@@ -57,7 +57,7 @@ import { findPgBouncer, type PgBouncer, startPgBouncer } from "./pgbouncer.js";
 import { cleanupAll, exitCleanlyOnSignals, type Server, startGateway, startServer } from "./processes.js";
 import { Progress } from "./progress.js";
 import { reportLines } from "./report.js";
-import { type BenchResults, BURST_HTTP_ALONE } from "./results.js";
+import { type BenchResults, HTTP_ALONE, PIPELINED_FORWARDER } from "./results.js";
 import { POSTGRES_PARTS, settings as S } from "./settings.js";
 import { directTarget, httpTarget, measureRounds, sdkTarget, type Target, type TargetResult, type Work } from "./targets.js";
 
@@ -92,11 +92,12 @@ const roundStep = (perRun: (name: string) => number) => (label: string, run: () 
 const steadyWork = (dialect: Work["dialect"]): Work => ({ statement: "point", dialect, callers: S.callers, durationMs: S.durationMs, warmupMs: S.warmupMs, serverWarmupMs: S.serverWarmupMs });
 const burstWork = (dialect: Work["dialect"]): Work => ({ statement: "point", dialect, callers: S.burstCallers, requestsPerCaller: S.burstRequests, warmupMs: S.warmupMs, serverWarmupMs: S.serverWarmupMs });
 /**
- * Report 1's floor for anything behind HTTP: the same callers against a server that answers without a
- * database. Its slowest request is the burst's cost on this machine before any pool is involved (the
- * driver opening its connections, the kernel's accept queue, one event loop reading every request).
+ * The floor for anything behind HTTP: the same callers against a server that answers without a
+ * database. In the steady load, its CPU in all is what HTTP costs before any database work; in report 1,
+ * its slowest request is the burst's cost on this machine before any pool is involved (the driver
+ * opening its connections, the kernel's accept queue, one event loop reading every request).
  */
-const httpAlone = (echo: Server) => httpTarget(BURST_HTTP_ALONE, "floor", echo);
+const httpAlone = (echo: Server) => httpTarget(HTTP_ALONE, "floor", echo);
 const gatewayConfig = (url: string, extra: object = {}) => ({ clusters: { default: { writerUrl: url } }, pool: { maxSize: S.poolSize }, ...extra });
 
 async function maybePgBouncer(benchUrl: string): Promise<PgBouncer | undefined> {
@@ -115,17 +116,19 @@ async function postgresPart(): Promise<void> {
   const benchUrl = benchUrlOf(S.adminUrl);
   const servers: { stop(): Promise<void> }[] = [];
   try {
-    const { gateway, naive, bouncer, echo } = await step("seeding, starting the gateway, the naive server, PgBouncer and an echo server", 4, async () => {
+    const { gateway, naive, pipelined, bouncer, echo } = await step("seeding, starting the gateway, the naive servers, PgBouncer and an echo server", 5, async () => {
       results.machine.postgres = await preparePostgres(S.adminUrl);
       const gateway = await startGateway(gatewayConfig(benchUrl));
       servers.push(gateway);
       const naive = await startServer("./naive-server.js", ["pool", benchUrl, String(S.poolSize)], {}, /^(\d+)\n/);
       servers.push(naive);
+      const pipelined = await startServer("./naive-server.js", ["postgres-js", benchUrl, String(S.poolSize)], {}, /^(\d+)\n/);
+      servers.push(pipelined);
       const bouncer = await maybePgBouncer(benchUrl);
       if (bouncer) servers.push(bouncer);
       const echo = await startServer("./naive-server.js", ["echo", "-", "0"], {}, /^(\d+)\n/);
       servers.push(echo);
-      return { gateway, naive, bouncer, echo };
+      return { gateway, naive, pipelined, bouncer, echo };
     });
     const native = httpTarget("poolgate native (HTTP)", "poolgate", gateway);
     const dataApi = httpTarget("poolgate Data API (HTTP)", "poolgate", gateway, "data-api");
@@ -135,7 +138,17 @@ async function postgresPart(): Promise<void> {
 
     if (S.only.has("throughput")) {
       progress.setPhase("PostgreSQL steady load");
-      const targets = [native, dataApi, sdkTarget("poolgate Data API (AWS SDK)", gateway), inProcess, httpTarget("naive HTTP + pg.Pool", "alternative", naive), newConnection, ...bouncerNew];
+      const targets = [
+        native,
+        dataApi,
+        sdkTarget("poolgate Data API (AWS SDK)", gateway),
+        inProcess,
+        httpAlone(echo),
+        httpTarget("naive HTTP + pg.Pool", "alternative", naive),
+        httpTarget(PIPELINED_FORWARDER.postgres, "alternative", pipelined),
+        newConnection,
+        ...bouncerNew,
+      ];
       results.throughput = { ...results.throughput, postgres: await measureRounds(targets, steadyWork("postgres"), S.rounds, "throughput", roundStep(() => estimate.steadyRunS()), S.stability) };
     }
     if (S.only.has("burst")) {
@@ -196,21 +209,23 @@ async function mysqlPart(): Promise<void> {
   const benchUrl = benchUrlOf(S.mysqlAdminUrl);
   const servers: Server[] = [];
   try {
-    const { gateway, naive, echo } = await step("seeding, starting the gateway, the naive server and an echo server", 3, async () => {
+    const { gateway, naive, pipelined, echo } = await step("seeding, starting the gateway, the naive servers and an echo server", 4, async () => {
       results.machine.mariadb = await prepareMysql(S.mysqlAdminUrl);
       const gateway = await startGateway(gatewayConfig(benchUrl));
       servers.push(gateway);
       const naive = await startServer("./naive-server.js", ["mysql-pool", benchUrl, String(S.poolSize)], {}, /^(\d+)\n/);
       servers.push(naive);
+      const pipelined = await startServer("./naive-server.js", ["mariadb-pool", benchUrl, String(S.poolSize)], {}, /^(\d+)\n/);
+      servers.push(pipelined);
       const echo = await startServer("./naive-server.js", ["echo", "-", "0"], {}, /^(\d+)\n/);
       servers.push(echo);
-      return { gateway, naive, echo };
+      return { gateway, naive, pipelined, echo };
     });
     const native = httpTarget("poolgate native (HTTP)", "poolgate", gateway);
     const inProcess = directTarget("in-process mysql2 pool (floor)", "floor", benchUrl, "pool", S.poolSize);
     const newConnection = directTarget("new connection per request", "alternative", benchUrl, "per-request", S.poolSize);
     const naiveTarget = httpTarget("naive HTTP + mysql2 pool", "alternative", naive);
-    const steady: Target[] = [native, inProcess, naiveTarget, newConnection];
+    const steady: Target[] = [native, inProcess, httpAlone(echo), naiveTarget, httpTarget(PIPELINED_FORWARDER.mysql, "alternative", pipelined), newConnection];
     progress.setPhase("MariaDB steady load");
     results.throughput = { ...results.throughput, mysql: await measureRounds(steady, steadyWork("mysql"), S.rounds, "throughput", roundStep(() => estimate.steadyRunS()), S.stability) };
     progress.setPhase(`MariaDB report 1 (${S.burstCallers} callers)`);
