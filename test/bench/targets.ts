@@ -149,7 +149,7 @@ export interface Stability {
 
 /**
  * Runs `work` on every target, interleaved over `rounds` (so drift in the machine hits every target
- * alike) and then over more rounds, up to `stability.maxRounds`, until the ratios of poolgate to the
+ * alike; each round in another order) and then over more rounds, up to `stability.maxRounds`, until the ratios of poolgate to the
  * other targets are stable; keeps each target's median round by `key`, with errors and requests over
  * all rounds, and the spread of its ratio to poolgate.
  */
@@ -166,7 +166,11 @@ export async function measureRounds(
   while (round < rounds || (round < stability.maxRounds && !ratiosStable(roundRatios(targets, byTarget, key), stability.tolerance))) {
     round++;
     const of = Math.max(rounds, round);
-    for (const [i, target] of targets.entries()) {
+    // Each round starts one target further on, so no target always runs right after the same one (the
+    // new-connection targets leave the database reaping thousands of sessions behind them).
+    for (let k = 0; k < targets.length; k++) {
+      const i = (k + round - 1) % targets.length;
+      const target = targets[i] as Target;
       (byTarget[i] as TargetResult[]).push(await step(`round ${round}/${of}${round > rounds ? " (until stable)" : ""} · ${target.name}`, () => target.run(work)));
     }
   }
