@@ -3,12 +3,12 @@
  * malformed request lines), in the gateway's error format and with the Data API's error header, so
  * both the native client and the AWS SDK can read them. The connection is closed after the answer.
  */
+import { randomUUID } from "node:crypto";
 import type { Socket } from "node:net";
 import { STATUS_CODES } from "node:http";
 import type { ErrorCode } from "../../schemas/errors.js";
 import { GatewayError } from "../errors.js";
 import { errorBody } from "./error-handler.js";
-import { nextRequestId } from "./request-id.js";
 
 function refusalOf(error: Error & { code?: string }): GatewayError {
   const code: ErrorCode = error.code === "HPE_HEADER_OVERFLOW" ? "HEADERS_TOO_LARGE" : "INVALID_REQUEST";
@@ -29,7 +29,7 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
     return;
   }
   const refusal = refusalOf(error);
-  const requestId = nextRequestId();
+  const requestId = randomUUID();
   const body = JSON.stringify(errorBody(refusal, requestId));
   const head = [
     `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? "Error"}`,

@@ -1,4 +1,5 @@
 /** Builds the Fastify server: body limits, the one error handler, and the routes. */
+import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Authenticator } from "../auth/authenticator.js";
 import { GatewayError } from "../errors.js";
@@ -6,7 +7,6 @@ import { ANONYMOUS } from "../auth/caller.js";
 import { registerAuthentication } from "./authenticate.js";
 import { answerClientError } from "./client-error.js";
 import { parseJsonBody } from "./json-body.js";
-import { nextRequestId } from "./request-id.js";
 import { registerObservation } from "./observe.js";
 import { registerObservabilityRoutes } from "./routes/observability.js";
 import type { HttpContext } from "./context.js";
@@ -45,7 +45,7 @@ export function createHttpServer(context: HttpContext, authenticator: Authentica
     clientErrorHandler: (error, socket) => answerClientError(error, socket),
     genReqId: (request) => {
       const incoming = request.headers["x-request-id"];
-      return typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : nextRequestId();
+      return typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
   });
 

@@ -80,4 +80,13 @@ describe("hostile input", () => {
       expect(answer.headers.get("x-request-id"), path).toBe("probe-1");
     }
   });
+
+  it("gives ids of its own that tell a caller nothing of other callers' traffic", async () => {
+    // A counter in the id would let any caller read the gateway's request rate off two answers.
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await gateway.get("/readyz")).headers.get("x-request-id") ?? "");
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    // Random through and through: even their first eight digits differ (a fixed prefix would repeat).
+    expect(new Set(ids.map((id) => id.slice(0, 8))).size).toBe(ids.length);
+  });
 });
