@@ -36,6 +36,9 @@ function table(header: string[], rows: string[][]): string[] {
 
 const errorsOf = (r: TargetRow) => (r.errorsAllRounds === 0 ? "0" : `${num(r.errorsAllRounds, 0)}/${num(r.requestsAllRounds, 0)}`);
 const poolgateOf = <T extends { role: string }>(rows: T[]) => rows.find((r) => r.role === "poolgate");
+/** The naive forwarder of a steady-load table (the issue's ratios are taken against it). */
+const naiveOf = (rows: TargetRow[]) => rows.find((r) => r.target.startsWith("naive"));
+const PIPELINED_NAMES: readonly string[] = Object.values(PIPELINED_FORWARDER);
 
 /** The range of poolgate's round-by-round ratio to a target, when rounds disagreed. */
 function spread(r: TargetRow): string {
@@ -76,7 +79,7 @@ function allCpu(r: TargetRow): number | undefined {
  */
 function cpuCeiling(rows: TargetRow[], cores: number): string | undefined {
   const ref = poolgateOf(rows);
-  const naive = rows.find((r) => r.target.startsWith("naive"));
+  const naive = naiveOf(rows);
   const mine = ref && allCpu(ref);
   const theirs = naive && allCpu(naive);
   if (!ref || !naive || mine === undefined || theirs === undefined) return undefined;
@@ -109,8 +112,8 @@ function httpFloor(rows: TargetRow[], naive: TargetRow, database: number, cores:
  * database CPU against the naive forwarder's (the design change the gateway does not make).
  */
 function pipeliningLine(rows: TargetRow[]): string | undefined {
-  const naive = rows.find((r) => r.target.startsWith("naive"));
-  const pipelined = rows.find((r) => r.target === PIPELINED_FORWARDER.postgres || r.target === PIPELINED_FORWARDER.mysql);
+  const naive = naiveOf(rows);
+  const pipelined = rows.find((r) => PIPELINED_NAMES.includes(r.target));
   if (!naive || !pipelined) return undefined;
   const cpu = (r: TargetRow) => `serving ${num(r.cpuUsPerRequest ?? Number.NaN, 0)} + database ${num(r.databaseCpuUsPerRequest ?? Number.NaN, 0)} µs`;
   return (
