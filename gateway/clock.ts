@@ -3,6 +3,7 @@
  * time for what people read (timestamps, expiry dates), and the timers and sleeps that wait on it.
  * Everything that reads or waits on time takes a Clock; tests substitute a manual one.
  */
+import { performance } from "node:perf_hooks";
 
 /** A pending timer; `cancel` is safe to call more than once. */
 export interface Timer {

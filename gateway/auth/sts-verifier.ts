@@ -7,6 +7,7 @@
  *
  * Time: the injected `now` decides freshness and cache expiry; timeouts are real timers.
  */
+import { performance } from "node:perf_hooks";
 import { Agent, request as undiciRequest } from "undici";
 import { GatewayError } from "../errors.js";
 import { principalOfArn } from "./principal-arn.js";

@@ -3,6 +3,7 @@
  * login, tell the source and try once more if it came up with a different one (a rotated secret, a
  * fresh token). One retry is enough for a rotation and bounded when the database refuses everyone.
  */
+import { performance } from "node:perf_hooks";
 import type { DatabaseCredentials, DatabaseLogin, SessionTarget } from "./database-credentials.js";
 
 export interface AuthenticatedConnect<T> {

@@ -4,6 +4,13 @@ import { type CancelStrategy, SessionLifecycle, type StatementControl, type Stat
 
 const GRACE_MS = 1000;
 
+// The lifecycle reads time from node:perf_hooks; vitest's fake timers replace only the global
+// `performance`, so the module's clock is pointed at the global one, fake or not.
+vi.mock("node:perf_hooks", async (importOriginal) => ({
+  ...(await importOriginal<typeof import("node:perf_hooks")>()),
+  performance: { now: () => globalThis.performance.now() },
+}));
+
 /** A statement the test ends by hand, as a server would. */
 function pendingStatement<T>(): { promise: Promise<T>; finish(value: T): void; fail(err: Error): void } {
   let finish!: (value: T) => void;

@@ -15,6 +15,7 @@
  *   when it was dead before;
  * - death: the session's death listeners hear it once, unless the gateway closed or cut it itself.
  */
+import { performance } from "node:perf_hooks";
 import { GatewayError } from "../errors.js";
 import type { EngineConnection } from "./engine.js";
 
@@ -72,24 +73,31 @@ export interface StatementControl {
  * (the session's socket does that while a statement runs).
  */
 class DeadlineAlarm {
-  private readonly running = new Set<StatementDeadline>();
+  /**
+   * An array, not a Set: it holds one statement at a time but for a stream's, and a Set that empties
+   * after every statement shrinks (rehashes) each time.
+   */
+  private readonly running: StatementDeadline[] = [];
   private timer: NodeJS.Timeout | undefined;
   private ringsAt = Number.POSITIVE_INFINITY;
 
   /** A statement started, or its deadline moved (a stream asks for rows again). */
   watch(deadline: StatementDeadline): void {
-    this.running.add(deadline);
+    if (!this.running.includes(deadline)) this.running.push(deadline);
     if (deadline.dueAt < this.ringsAt) this.set(deadline.dueAt);
   }
 
   /** The statement ended; the alarm stays set for whoever runs next. */
   forget(deadline: StatementDeadline): void {
-    this.running.delete(deadline);
+    const at = this.running.indexOf(deadline);
+    if (at < 0) return;
+    this.running[at] = this.running[this.running.length - 1] as StatementDeadline;
+    this.running.pop();
   }
 
   /** The session is gone: nothing more to ring for. */
   close(): void {
-    this.running.clear();
+    this.running.length = 0;
     clearTimeout(this.timer);
     this.timer = undefined;
     this.ringsAt = Number.POSITIVE_INFINITY;
@@ -109,7 +117,7 @@ class DeadlineAlarm {
     let next = Number.POSITIVE_INFINITY;
     for (const deadline of [...this.running]) {
       if (deadline.dueAt <= now) {
-        this.running.delete(deadline);
+        this.forget(deadline);
         deadline.expire();
       } else if (deadline.dueAt < next) next = deadline.dueAt;
     }

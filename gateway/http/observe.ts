@@ -4,6 +4,7 @@
  * request is counted in the metrics and, with `log.requests`, logged as one line (request id, route,
  * status, time, principal, cluster, outcome — never a parameter or a credential).
  */
+import { performance } from "node:perf_hooks";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Logger } from "../logger.js";
 import type { GatewayMetrics } from "../observability/metrics.js";

@@ -1,12 +1,12 @@
 /** Builds the Fastify server: body limits, the one error handler, and the routes. */
-import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Authenticator } from "../auth/authenticator.js";
 import { GatewayError } from "../errors.js";
 import { ANONYMOUS } from "../auth/caller.js";
 import { registerAuthentication } from "./authenticate.js";
 import { answerClientError } from "./client-error.js";
-import { parseJsonBody } from "./json-body.js";
+import { jsonBodyReader } from "./body-reader.js";
+import { RequestIds } from "./request-ids.js";
 import { registerObservation } from "./observe.js";
 import { registerObservabilityRoutes } from "./routes/observability.js";
 import type { HttpContext } from "./context.js";
@@ -23,6 +23,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export function createHttpServer(context: HttpContext, authenticator: Authenticator, version: string): FastifyInstance {
   const receiveMs = context.config.server.requestTimeoutMs;
+  const requestIds = new RequestIds();
   const app = Fastify({
     bodyLimit: context.config.server.maxRequestBytes,
     keepAliveTimeout: context.config.server.keepAliveTimeoutMs,
@@ -45,7 +46,7 @@ export function createHttpServer(context: HttpContext, authenticator: Authentica
     clientErrorHandler: (error, socket) => answerClientError(error, socket),
     genReqId: (request) => {
       const incoming = request.headers["x-request-id"];
-      return typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+      return typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : requestIds.take();
     },
   });
 
@@ -53,13 +54,7 @@ export function createHttpServer(context: HttpContext, authenticator: Authentica
   app.removeContentTypeParser("text/plain");
   // Plain JSON.parse: a "__proto__" key becomes an own property (never a prototype), and the strict
   // zod schemas reject it as an unknown field, so secure-json-parse's extra scan is not needed.
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
-    try {
-      done(null, parseJsonBody(body as string));
-    } catch (err) {
-      done(err as GatewayError, undefined);
-    }
-  });
+  app.addContentTypeParser("application/json", jsonBodyReader(context.config.server.maxRequestBytes));
   // Every answer names its request, whichever route (or none, or the error handler) produced it: set
   // as the request arrives (the error handler sets it too), so that no onSend hook runs per answer.
   app.addHook("onRequest", (request, reply, done) => {

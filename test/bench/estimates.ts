@@ -3,6 +3,7 @@
  * left: rough rates measured on a 2-core machine. The bar corrects them by the pace of the steps
  * already done, so they only need to be right relative to one another.
  */
+import { LEDGER_ESTIMATE_S } from "./instructions-bench.js";
 import { type Part, POSTGRES_PARTS, settings as S } from "./settings.js";
 
 /** Requests per second each kind of target reaches in report 1's burst; start-up cost per run added. */
@@ -58,6 +59,7 @@ export const estimate = {
     if (only.has("topology")) total += TOPOLOGY_START_S + 3 * S.rounds * this.readScalingRunS(S.durationMs) + 2 * (FAILOVER_PAIR_START_S + S.failovers * FAILOVER_RUN_S);
     if (only.has("isolation")) total += 3 * (2 + S.rounds * this.steadyRunS());
     if (only.has("profile")) total += 4 * (3 + this.steadyRunS());
+    if (only.has("instructions")) total += 4 * LEDGER_ESTIMATE_S;
     // Two engines: start-up, the buffered read and its streamed twin, then the long stream (~300,000 rows/s).
     if (only.has("streaming")) total += 2 * (3 + 5 + S.streamRows / 300_000);
     return total;

@@ -90,6 +90,12 @@ export function runJson<T>(script: string, args: string[], nodeOptions: string[]
   });
 }
 
+/** What a server is started under (startServer). */
+export interface Launch {
+  command?: string[];
+  readyMs?: number;
+}
+
 export interface Server {
   child: ChildProcess;
   url: string;
@@ -98,7 +104,9 @@ export interface Server {
 
 /**
  * Starts a compiled script as a server and waits for `ready` (its first group: a URL or a port) on
- * stdout. `env` is laid over ours; an undefined value removes the variable.
+ * stdout. `env` is laid over ours; an undefined value removes the variable. A launcher (a command and
+ * its arguments, valgrind say) runs node under it, and the child is then the launcher's process; one
+ * that slows node down needs a longer wait for `ready` than the 60 s default.
  */
 export async function startServer(
   script: string,
@@ -106,14 +114,18 @@ export async function startServer(
   env: Record<string, string | undefined>,
   ready: RegExp,
   nodeOptions: string[] = [],
+  launch: Launch = {},
 ): Promise<Server> {
+  const launcher = launch.command ?? [];
+  const readyMs = launch.readyMs ?? 60000;
   const merged = Object.fromEntries(Object.entries({ ...process.env, ...env }).filter(([, value]) => value !== undefined));
-  const child = spawn(process.execPath, [...nodeOptions, here(script), ...args], { env: merged, stdio: ["ignore", "pipe", "pipe"] });
+  const [command = process.execPath, ...launcherArgs] = launcher.length > 0 ? [...launcher, process.execPath] : [];
+  const child = spawn(command, [...launcherArgs, ...nodeOptions, here(script), ...args], { env: merged, stdio: ["ignore", "pipe", "pipe"] });
   const stop = () => stopChild(child);
   const deregister = onCleanup(stop);
   const output = capture(child);
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${script} not ready after 60 s: ${tail(output.stdout() + output.stderr())}`)), 60000);
+    const timer = setTimeout(() => reject(new Error(`${script} not ready after ${readyMs / 1000} s: ${tail(output.stdout() + output.stderr())}`)), readyMs);
     child.stdout?.on("data", () => {
       const match = ready.exec(output.stdout());
       if (match?.[1]) {
@@ -145,10 +157,10 @@ export async function startServer(
  * loopback: with no caller authentication configured the gateway refuses any other listen address,
  * and a HOST in the caller's environment must not turn the bench into a config error.
  */
-export function startGateway(config: object, nodeOptions: string[] = []): Promise<Server> {
+export function startGateway(config: object, nodeOptions: string[] = [], launch: Launch = {}): Promise<Server> {
   const env = { POOLGATE_CONFIG_JSON: JSON.stringify(config), HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info" };
   const scrubbed = { POOLGATE_CONFIG: undefined, POOLGATE_WRITER_URL: undefined, POOLGATE_READER_URLS: undefined };
-  return startServer("../../gateway/main.js", [], { ...scrubbed, ...env }, /listening on (http:\/\/[\d.:]+)/, nodeOptions);
+  return startServer("../../gateway/main.js", [], { ...scrubbed, ...env }, /listening on (http:\/\/[\d.:]+)/, nodeOptions, launch);
 }
 
 /** User + system CPU (µs) from a /proc stat line (the fields after the command name); with `reaped`, its ended children's too. */

@@ -5,6 +5,7 @@
  */
 import { profileLines } from "./cpu-profile.js";
 import { INSERT_PARTS } from "./inserts.js";
+import { ledgerLines } from "./instructions-bench.js";
 import { type BenchResults, HTTP_ALONE, PIPELINED_FORWARDER, type ConflictRow, type FailoverEngineResult, type FailoverRunFigures, type InsertRow, type IsolationRow, type StreamingRow, type TargetRow } from "./results.js";
 
 /** The field reports' figures (/work/shared/reference/seed-scenarios.md), quoted beside ours. */
@@ -223,6 +224,7 @@ export function reportLines(results: BenchResults): string[] {
       out.push(`  system calls per request: ${Object.entries(p.syscallsPerRequest).map(([name, perRequest]) => `${name} ${num(perRequest, 2)}`).join(", ")}`);
     }
   }
+  if (results.instructions) out.push(...ledgerLines(results.instructions));
   if (results.streaming) section(streamingTable(results.streaming), streamingVerdict(results.streaming));
   if (results.notes.length > 0) out.push("", "left out or adapted:", ...results.notes.map((n) => `  - ${n}`));
   if (results.failures.length > 0) out.push("", "FAILED parts (the rest above is valid):", ...results.failures.map((f) => `  - ${f}`));

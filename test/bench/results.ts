@@ -2,6 +2,7 @@
  * What one `npm run bench` measured: the shape of bench-results/bench.json, read by the tables
  * (report.ts) and the chart (figure.ts). Milliseconds unless a name says otherwise.
  */
+import type { InstructionLedger } from "./instructions-bench.js";
 import type { ProfiledServer } from "./profile-bench.js";
 import type { DriverResult } from "./workload.js";
 
@@ -147,6 +148,8 @@ export interface BenchResults {
   isolation?: IsolationRow[];
   /** `--profile`: where the gateway's and the naive forwarder's CPU went under the steady load. */
   profiles?: ProfiledServer[];
+  /** POOLGATE_BENCH_ONLY=instructions: instructions per request under callgrind, the gateway's and the naive forwarder's. */
+  instructions?: InstructionLedger[];
   streaming?: StreamingRow[];
   /** Targets or scenarios left out, and why. */
   notes: string[];

@@ -13,6 +13,9 @@
  *   isolation   the steady load spread over 1, 2 and 20 principals: what clean sessions between them cost
  *   profile     (only with `--profile`) the steady load on each engine against the gateway and the naive
  *               forwarder under `node --cpu-prof`: where each one's CPU goes, by area
+ *   instructions  (only when named) the instruction ledger: the steady load's point select against the
+ *               gateway and the naive forwarder under valgrind's callgrind, instructions per request
+ *               (noise-free where CPU seconds are not) and where the gateway's exceed the forwarder's
  *   streaming   reads of any size: 10 million rows streamed through the gateway beside the largest buffered
  *               /v1/query result, the gateway's resident memory over time and the throughput (both engines)
  * A progress bar runs on stderr; the tables and verdicts go to stdout; the figure and the raw
@@ -20,8 +23,9 @@
  *
  * Environment (defaults in parentheses):
  *   POOLGATE_BENCH_ONLY            comma-separated parts to run: throughput, burst, inserts, conflicts,
- *                                  mysql, topology, isolation, streaming, profile, or postgres (= the first
- *                                  four) (all but profile; `--profile` alone runs just the profile)
+ *                                  mysql, topology, isolation, streaming, profile, instructions, or postgres
+ *                                  (= the first four) (all but profile and instructions; `--profile` alone
+ *                                  runs just the profile)
  *   POOLGATE_BENCH_PROFILE=1       the same as `--profile`
  *   POOLGATE_BENCH_POOL            pool size of every target (10)
  *   POOLGATE_BENCH_ROUNDS          interleaved rounds per measurement, median kept (3)
@@ -259,6 +263,16 @@ async function profilePart(): Promise<void> {
   results.profiles = await runProfiles({ ...work, engines: [...work.engines] }, step);
 }
 
+async function instructionsPart(): Promise<void> {
+  const { runInstructionLedger, valgrindInstalled } = await import("./instructions-bench.js");
+  if (!valgrindInstalled()) {
+    results.failures.push("instructions: valgrind (with callgrind_control) is not installed; apt-get install valgrind");
+    return;
+  }
+  progress.setPhase("instruction ledger");
+  results.instructions = await runInstructionLedger({ adminUrl: S.adminUrl, mysqlAdminUrl: S.mysqlAdminUrl, poolSize: S.poolSize, outDir: S.outDir }, step);
+}
+
 async function streamingPart(): Promise<void> {
   const { runStreaming } = await import("./streaming-bench.js");
   progress.setPhase("reads of any size");
@@ -275,6 +289,7 @@ const PARTS: [name: string, enabled: boolean, run: () => Promise<void>][] = [
   ["topology", S.only.has("topology"), topologyPart],
   ["isolation", S.only.has("isolation"), isolationPart],
   ["profile", S.only.has("profile"), profilePart],
+  ["instructions", S.only.has("instructions"), instructionsPart],
   ["streaming", S.only.has("streaming"), streamingPart],
 ];
 

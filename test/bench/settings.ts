@@ -7,10 +7,13 @@ import { z } from "zod";
 
 const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
-export const PARTS = ["throughput", "burst", "inserts", "conflicts", "mysql", "topology", "isolation", "streaming", "profile"] as const;
+export const PARTS = ["throughput", "burst", "inserts", "conflicts", "mysql", "topology", "isolation", "streaming", "profile", "instructions"] as const;
 export type Part = (typeof PARTS)[number];
-/** What a plain `npm run bench` runs: every part but the profile, which slows the servers it watches. */
-const DEFAULT_PARTS = PARTS.filter((part) => part !== "profile");
+/**
+ * What a plain `npm run bench` runs: every part but the profile, which slows the servers it watches,
+ * and the instruction ledger (about 15 minutes under valgrind), which are asked for by name.
+ */
+const DEFAULT_PARTS = PARTS.filter((part) => part !== "profile" && part !== "instructions");
 /** `npm run bench -- --profile` (or POOLGATE_BENCH_PROFILE=1): the profile part, alone unless POOLGATE_BENCH_ONLY names others. */
 const profileAsked = process.argv.includes("--profile") || process.env.POOLGATE_BENCH_PROFILE === "1";
 /** The parts that run against the local PostgreSQL (POOLGATE_BENCH_ONLY=postgres). */

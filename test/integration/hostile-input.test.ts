@@ -2,12 +2,48 @@
  * The inputs the HTTP fuzzing found answered badly, each pinned down on the real local PostgreSQL:
  * bodies nested deep enough to exhaust a recursive parser, COPY FROM STDIN (which used to leave its
  * session hanging), an over-long path parameter, a malformed URL, headers over Node's limit, and
- * operator answers without a request id.
+ * operator answers without a request id; and bodies that arrive in pieces (chunked, a character split
+ * between two pieces, past the limit part way, abandoned part way), which the gateway's own body
+ * reader (gateway/http/body-reader.ts) must take as Fastify's did.
  */
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
+
+/**
+ * One exchange on a raw socket: `send` writes the request (in pieces, as it likes); resolves with what
+ * the gateway answered once the connection closes (either side; `hangUp` closes ours) or `done` says
+ * the answer is complete. Writes
+ * the gateway no longer reads (it answered and closed) are the point of some tests, so their errors
+ * are not failures.
+ */
+function rawExchange(baseUrl: string, send: (write: (data: string | Buffer) => void, hangUp: () => void) => Promise<void>, done = (text: string) => /\r\n\r\n[\s\S]*\}$/.test(text)): Promise<string> {
+  const url = new URL(baseUrl);
+  return new Promise<string>((resolve, reject) => {
+    let text = "";
+    const socket = net.connect(Number(url.port), url.hostname, () => {
+      const write = (data: string | Buffer) => {
+        if (!socket.destroyed) socket.write(data, () => undefined);
+      };
+      send(write, () => socket.destroy()).catch(reject);
+    });
+    socket.on("data", (chunk) => {
+      text += chunk.toString();
+      if (done(text)) {
+        socket.destroy();
+        resolve(text);
+      }
+    });
+    socket.on("close", () => resolve(text));
+    socket.on("error", () => resolve(text));
+  });
+}
+
+/** One chunk of a chunked body. */
+const chunk = (text: string) => `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`;
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("hostile input", () => {
   let db: TestDatabase;
@@ -88,5 +124,71 @@ describe("hostile input", () => {
     for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     // Random through and through: even their first eight digits differ (a fixed prefix would repeat).
     expect(new Set(ids.map((id) => id.slice(0, 8))).size).toBe(ids.length);
+  });
+
+  it("reads a chunked body sent in pieces, a character split between two of them", async () => {
+    const body = Buffer.from(JSON.stringify({ sql: "select $1::text as t", params: ["é€ ok"] }));
+    // The two bytes of "é" go out in different chunks, a few milliseconds apart.
+    const split = body.indexOf(Buffer.from("é")) + 1;
+    const answer = await rawExchange(gateway.baseUrl, async (write) => {
+      write("POST /v1/query HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
+      for (const piece of [body.subarray(0, split), body.subarray(split)]) {
+        write(`${piece.length.toString(16)}\r\n`);
+        write(Buffer.concat([piece, Buffer.from("\r\n")]));
+        await pause(20);
+      }
+      write("0\r\n\r\n");
+    });
+    expect(answer).toMatch(/^HTTP\/1.1 200 /);
+    expect(answer).toContain('"rows":[{"t":"é€ ok"}]');
+  });
+
+  it("refuses a body that grows past the limit while it streams, and the next caller is served", async () => {
+    // No Content-Length to refuse it by: 1.25 MiB in chunks, against server.maxRequestBytes' 1 MiB.
+    const piece = `${"x".repeat(64 * 1024)}`;
+    const answer = await rawExchange(gateway.baseUrl, async (write) => {
+      write('POST /v1/query HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n');
+      write(chunk(`{"sql":"select '`));
+      for (let i = 0; i < 20; i++) {
+        write(chunk(piece));
+        await pause(2);
+      }
+      write(`${chunk(`'"}`)}0\r\n\r\n`);
+    });
+    expect(answer).toMatch(/^HTTP\/1.1 413 /);
+    expect(answer).toContain('"code":"REQUEST_TOO_LARGE"');
+    expect(answer.toLowerCase()).toContain("connection: close");
+    expect((await gateway.post("/v1/query", { sql: "select 1 as one" })).body.rows).toEqual([{ one: 1 }]);
+  });
+
+  it("lets a caller hang up half-way through its body, and leaves nothing behind", async () => {
+    for (const framing of ["Content-Length: 1000", "Transfer-Encoding: chunked"]) {
+      const answer = await rawExchange(gateway.baseUrl, async (write, hangUp) => {
+        write(`POST /v1/query HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${framing}\r\n\r\n`);
+        write(framing.startsWith("Content-Length") ? '{"sql":"select 1' : '20\r\n{"sql":"select 1');
+        await pause(20);
+        hangUp();
+      });
+      expect(answer, framing).toBe("");
+    }
+    await pause(50);
+    expect((await gateway.post("/v1/query", { sql: "select 2 as two" })).body.rows).toEqual([{ two: 2 }]);
+    const cluster = gateway.gateway.clusters.get("default");
+    expect(cluster?.poolOf(cluster.writer).stats()).toMatchObject({ active: 0 });
+  });
+
+  it("keeps each surface's own body limit: 1.5 MiB is too much for /v1/query, not for the Data API's 4 MiB", async () => {
+    const big = "y".repeat(1536 * 1024);
+    const native = await gateway.post("/v1/query", { sql: "select length($1) as n", params: [big] });
+    expect(native.status).toBe(413);
+    expect(native.body.error.code).toBe("REQUEST_TOO_LARGE");
+    const dataApi = await gateway.post("/Execute", {
+      resourceArn: "arn:aws:rds:us-east-1:123456789012:cluster:default",
+      secretArn: "arn:aws:secretsmanager:us-east-1:123456789012:secret:x",
+      sql: "select length(:big) as n",
+      parameters: [{ name: "big", value: { stringValue: big } }],
+    });
+    expect(dataApi.status, JSON.stringify(dataApi.body)).toBe(200);
+    expect(dataApi.body.records).toEqual([[{ longValue: 1536 * 1024 }]]);
   });
 });

@@ -19,7 +19,7 @@ import type { DataApiAnswer, DataApiService } from "../../data-api/service.js";
 import { GatewayError } from "../../errors.js";
 import type { HttpContext } from "../context.js";
 import { logFailure, toGatewayError } from "../error-handler.js";
-import { parseJsonBody } from "../json-body.js";
+import { jsonBodyReader } from "../body-reader.js";
 import { noteOutcome } from "../observe.js";
 import { DATA_API_IDEMPOTENCY_HEADER, idempotencyKeyOf, REPLAY_HEADER } from "../idempotency-header.js";
 
@@ -72,13 +72,10 @@ export function registerDataApiRoutes(app: FastifyInstance, context: HttpContext
     // 64-bit longValues beyond 2^53 (boto3, Java and Go clients send every digit) are read as digit
     // strings before JSON.parse can round them; the schema accepts both forms.
     scope.removeContentTypeParser("application/json");
-    scope.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, parsed) => {
-      try {
-        parsed(null, parseJsonBody(body as string, (text) => text.replace(BIG_LONG_VALUE, '"longValue":"$1"')));
-      } catch (err) {
-        parsed(err as GatewayError, undefined);
-      }
-    });
+    scope.addContentTypeParser(
+      "application/json",
+      jsonBodyReader(context.config.dataApi.maxRequestBytes, (text) => text.replace(BIG_LONG_VALUE, '"longValue":"$1"')),
+    );
     scope.setErrorHandler((err, request, reply) => {
       const gatewayError = err instanceof DataApiRefusal ? err : toGatewayError(err);
       const error = toDataApiError(gatewayError);

@@ -1,0 +1,187 @@
+/**
+ * The instruction ledger (POOLGATE_BENCH_ONLY=instructions): the gateway's and the naive forwarder's
+ * cost per request counted in CPU instructions, not seconds. Each server runs under valgrind's
+ * callgrind, which counts every instruction it executes in user space, whatever else the machine is
+ * doing: on a shared 2-core VM, where CPU time for identical work moves by ±6% between runs, this is the
+ * figure that can show a change of a few per cent. The kernel's work (system calls) is not counted;
+ * the profile part counts those per request, and they are the same for both servers.
+ *
+ * The steady load's point select, from 8 callers, first as a warm-up (callgrind runs code ~50× slower,
+ * so the JIT needs requests, not seconds, to settle), then in windows of equal requests, each dumped
+ * apart. A window's count is divided by its requests. The main thread (JavaScript, the event loop, the
+ * scavenger's share on it) is reported apart from all threads (V8 compiles optimised code and marks
+ * the heap on helper threads, in bursts that land in one window or the next): the median of the last
+ * windows is kept. Where the gateway's main thread spends more than the naive forwarder's is listed by
+ * function, generated code named through the perf map `node --perf-basic-prof` writes.
+ */
+import { spawnSync } from "node:child_process";
+import { copyFileSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { selfInstructions, totalInstructions } from "./callgrind-profile.js";
+import { benchUrlOf, prepareMysql, preparePostgres } from "./databases.js";
+import { runJson, type Server, startGateway, startServer } from "./processes.js";
+import type { BenchDialect, DriverResult } from "./workload.js";
+
+/** Requests before the first window, the windows, and each window's requests (split over the callers). */
+export const LEDGER_SHAPE = { callers: 8, warmupRequests: 6000, windows: 5, windowRequests: 2000, windowsKept: 3 } as const;
+
+/** About 70 requests a second under callgrind on a 2-core VM, plus a minute and a half to start. */
+export const LEDGER_ESTIMATE_S = Math.round((LEDGER_SHAPE.warmupRequests + LEDGER_SHAPE.windows * LEDGER_SHAPE.windowRequests) / 70) + 90;
+
+export interface InstructionWindow {
+  mainPerRequest: number;
+  allThreadsPerRequest: number;
+}
+
+export interface InstructionLedger {
+  server: "gateway" | "naive";
+  engine: BenchDialect;
+  windows: InstructionWindow[];
+  /** Medians over the last LEDGER_SHAPE.windowsKept windows. */
+  mainPerRequest: number;
+  allThreadsPerRequest: number;
+  /** The main thread's own instructions per request by function, in the last window (the largest first). */
+  functions: { name: string; perRequest: number }[];
+  /** Where the last window's callgrind files and the perf map were kept. */
+  dir: string;
+  errors: number;
+}
+
+export const valgrindInstalled = (): boolean => spawnSync("valgrind", ["--version"]).status === 0 && spawnSync("callgrind_control", ["-h"]).status === 0;
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+};
+
+/**
+ * Valgrind names its control pipes after the HOST variable of the process it runs, and
+ * callgrind_control finds them by its own: both get this one.
+ */
+const CONTROL_HOST = "127.0.0.1";
+
+function control(pid: number, command: "-z" | "-d"): void {
+  const done = spawnSync("callgrind_control", [command, String(pid)], { env: { ...process.env, HOST: CONTROL_HOST }, encoding: "utf8" });
+  if (done.status !== 0) throw new Error(`callgrind_control ${command} ${pid} failed: ${done.stderr || done.stdout}`);
+}
+
+async function countOne(engine: BenchDialect, which: InstructionLedger["server"], benchUrl: string, poolSize: number, outDir: string): Promise<InstructionLedger> {
+  const dir = resolve(outDir, "instructions", `${engine}-${which}`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const command = ["valgrind", "--tool=callgrind", "--smc-check=all-non-file", "--dump-instr=no", "--separate-threads=yes", `--callgrind-out-file=${join(dir, "callgrind.%p")}`];
+  const nodeOptions = ["--perf-basic-prof"];
+  // Loading the gateway's modules alone takes a minute or more under callgrind.
+  const launch = { command, readyMs: 600_000 };
+  const server: Server =
+    which === "gateway"
+      ? await startGateway({ clusters: { default: { writerUrl: benchUrl } }, pool: { maxSize: poolSize } }, nodeOptions, launch)
+      : await startServer("./naive-server.js", [engine === "postgres" ? "pool" : "mysql-pool", benchUrl, String(poolSize)], { HOST: CONTROL_HOST }, /^(\d+)\n/, nodeOptions, launch);
+  const pid = server.child.pid ?? 0;
+  const load = (requests: number) =>
+    runJson<DriverResult>("./load-driver.js", [
+      JSON.stringify({ url: server.url, path: "/v1/query", statement: "point", dialect: engine, callers: LEDGER_SHAPE.callers, requestsPerCaller: requests / LEDGER_SHAPE.callers, warmupMs: 0 }),
+    ]);
+  const windows: InstructionWindow[] = [];
+  let errors = 0;
+  const perfMap = `/tmp/perf-${pid}.map`;
+  let functions: InstructionLedger["functions"];
+  try {
+    try {
+      await load(LEDGER_SHAPE.warmupRequests);
+      control(pid, "-z");
+      for (let w = 1; w <= LEDGER_SHAPE.windows; w++) {
+        const result = await load(LEDGER_SHAPE.windowRequests);
+        errors += result.errors;
+        control(pid, "-d");
+        const requests = result.requests + result.errors;
+        const files = readdirSync(dir).filter((name) => name.startsWith(`callgrind.${pid}.${w}-`));
+        const main = files.find((name) => name.endsWith("-01"));
+        if (!main) throw new Error(`callgrind wrote no main-thread dump for window ${w} in ${dir}`);
+        windows.push({
+          mainPerRequest: totalInstructions(join(dir, main)) / requests,
+          allThreadsPerRequest: files.reduce((sum, name) => sum + totalInstructions(join(dir, name)), 0) / requests,
+        });
+      }
+    } finally {
+      await server.stop();
+    }
+    const last = LEDGER_SHAPE.windows;
+    functions = [...selfInstructions(join(dir, `callgrind.${pid}.${last}-01`), perfMap)]
+      .map(([name, instructions]) => ({ name, perRequest: instructions / LEDGER_SHAPE.windowRequests }))
+      .sort((a, b) => b.perRequest - a.perRequest);
+    // Keep the last window's dumps and the map that names their code; the rest is gigabytes of nothing new.
+    for (const name of readdirSync(dir)) if (!name.startsWith(`callgrind.${pid}.${last}-`)) rmSync(join(dir, name), { force: true });
+    copyFileSync(perfMap, join(dir, "perf.map"));
+  } finally {
+    // Node writes the map to /tmp; nothing of the run stays there, whatever happened.
+    rmSync(perfMap, { force: true });
+  }
+  const kept = windows.slice(-LEDGER_SHAPE.windowsKept);
+  return {
+    server: which,
+    engine,
+    windows,
+    mainPerRequest: median(kept.map((w) => w.mainPerRequest)),
+    allThreadsPerRequest: median(kept.map((w) => w.allThreadsPerRequest)),
+    functions,
+    dir,
+    errors,
+  };
+}
+
+export interface LedgerWork {
+  adminUrl: string;
+  mysqlAdminUrl: string;
+  poolSize: number;
+  outDir: string;
+}
+
+export async function runInstructionLedger(
+  work: LedgerWork,
+  step: (label: string, estimateS: number, run: () => Promise<InstructionLedger>) => Promise<InstructionLedger>,
+): Promise<InstructionLedger[]> {
+  const ledgers: InstructionLedger[] = [];
+  for (const engine of ["postgres", "mysql"] as const) {
+    const benchUrl = benchUrlOf(engine === "postgres" ? work.adminUrl : work.mysqlAdminUrl);
+    if (engine === "postgres") await preparePostgres(work.adminUrl);
+    else await prepareMysql(work.mysqlAdminUrl);
+    for (const which of ["gateway", "naive"] as const) {
+      ledgers.push(await step(`${engine}: ${which} under callgrind`, LEDGER_ESTIMATE_S, () => countOne(engine, which, benchUrl, work.poolSize, work.outDir)));
+    }
+  }
+  return ledgers;
+}
+
+const thousands = (value: number): string => Math.round(value).toLocaleString("en-US");
+const signed = (value: number): string => `${value >= 0 ? "+" : "-"}${thousands(Math.abs(value))}`;
+
+/** The ledger's report: per engine, both servers' instructions per request, the ratio, and where the gateway's main thread spends more. */
+export function ledgerLines(ledgers: readonly InstructionLedger[]): string[] {
+  const out: string[] = [];
+  for (const engine of ["postgres", "mysql"] as const) {
+    const gateway = ledgers.find((l) => l.engine === engine && l.server === "gateway");
+    const naive = ledgers.find((l) => l.engine === engine && l.server === "naive");
+    if (!gateway || !naive) continue;
+    const { callers, warmupRequests, windows, windowRequests, windowsKept } = LEDGER_SHAPE;
+    out.push(
+      "",
+      `instruction ledger, ${engine === "postgres" ? "PostgreSQL" : "MariaDB"}: instructions per point select under callgrind (${callers} callers; ${thousands(warmupRequests)} requests of warm-up, then ${windows} windows of ${thousands(windowRequests)}; median of the last ${windowsKept})`,
+      `  main thread: poolgate ${thousands(gateway.mainPerRequest)}, naive forwarder ${thousands(naive.mainPerRequest)}: ${(gateway.mainPerRequest / naive.mainPerRequest).toFixed(3)}x (target: <= 1)`,
+      `  all threads: poolgate ${thousands(gateway.allThreadsPerRequest)}, naive forwarder ${thousands(naive.allThreadsPerRequest)}: ${(gateway.allThreadsPerRequest / naive.allThreadsPerRequest).toFixed(3)}x`,
+      `  main thread by window: poolgate ${gateway.windows.map((w) => thousands(w.mainPerRequest)).join(" ")}; naive ${naive.windows.map((w) => thousands(w.mainPerRequest)).join(" ")}`,
+    );
+    if (gateway.errors + naive.errors > 0) out.push(`  errors: poolgate ${gateway.errors}, naive ${naive.errors}`);
+    const naiveBy = new Map(naive.functions.map((f) => [f.name, f.perRequest]));
+    const gatewayBy = new Map(gateway.functions.map((f) => [f.name, f.perRequest]));
+    const differences = [...new Set([...naiveBy.keys(), ...gatewayBy.keys()])].map((name) => ({ name, more: (gatewayBy.get(name) ?? 0) - (naiveBy.get(name) ?? 0) }));
+    differences.sort((a, b) => b.more - a.more);
+    const label = (d: { name: string; more: number }) => `${signed(d.more)} ${d.name.length > 90 ? `${d.name.slice(0, 87)}...` : d.name}`;
+    out.push("  where poolgate's main thread spends more than the naive forwarder's (instructions per request, last window):");
+    out.push(...differences.slice(0, 15).map((d) => `    ${label(d)}`));
+    out.push("  and less:", ...differences.slice(-5).reverse().map((d) => `    ${label(d)}`));
+    out.push(`  callgrind files of the last window, and the perf map naming their generated code: ${gateway.dir}, ${naive.dir}`);
+  }
+  return out;
+}
