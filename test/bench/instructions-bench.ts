@@ -12,7 +12,8 @@
  * scavenger's share on it) is reported apart from all threads (V8 compiles optimised code and marks
  * the heap on helper threads, in bursts that land in one window or the next): the median of the last
  * windows is kept. Where the gateway's main thread spends more than the naive forwarder's is listed by
- * function, generated code named through the perf map `node --perf-basic-prof` writes.
+ * function (in the kept window of the median count), generated code named through the perf map
+ * `node --perf-basic-prof` writes.
  */
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readdirSync, rmSync } from "node:fs";
@@ -40,9 +41,9 @@ export interface InstructionLedger {
   /** Medians over the last LEDGER_SHAPE.windowsKept windows. */
   mainPerRequest: number;
   allThreadsPerRequest: number;
-  /** The main thread's own instructions per request by function, in the last window (the largest first). */
+  /** The main thread's own instructions per request by function, in the kept window of the median count (the largest first). */
   functions: { name: string; perRequest: number }[];
-  /** Where the last window's callgrind files and the perf map were kept. */
+  /** Where that window's callgrind files and the perf map were kept. */
   dir: string;
   errors: number;
 }
@@ -107,12 +108,17 @@ async function countOne(engine: BenchDialect, which: InstructionLedger["server"]
     } finally {
       await server.stop();
     }
-    const last = LEDGER_SHAPE.windows;
-    functions = [...selfInstructions(join(dir, `callgrind.${pid}.${last}-01`), perfMap)]
+    // The functions of the kept window whose count is the median: a window where V8 threw optimised
+    // code away (and ran it unoptimised until it was compiled again) would list that, not the steady cost.
+    const first = LEDGER_SHAPE.windows - LEDGER_SHAPE.windowsKept;
+    const byCount = windows.slice(first).map((w, i) => ({ at: first + i + 1, main: w.mainPerRequest }));
+    byCount.sort((a, b) => a.main - b.main);
+    const chosen = (byCount[byCount.length >> 1] as { at: number }).at;
+    functions = [...selfInstructions(join(dir, `callgrind.${pid}.${chosen}-01`), perfMap)]
       .map(([name, instructions]) => ({ name, perRequest: instructions / LEDGER_SHAPE.windowRequests }))
       .sort((a, b) => b.perRequest - a.perRequest);
-    // Keep the last window's dumps and the map that names their code; the rest is gigabytes of nothing new.
-    for (const name of readdirSync(dir)) if (!name.startsWith(`callgrind.${pid}.${last}-`)) rmSync(join(dir, name), { force: true });
+    // Keep that window's dumps and the map that names their code; the rest is gigabytes of nothing new.
+    for (const name of readdirSync(dir)) if (!name.startsWith(`callgrind.${pid}.${chosen}-`)) rmSync(join(dir, name), { force: true });
     copyFileSync(perfMap, join(dir, "perf.map"));
   } finally {
     // Node writes the map to /tmp; nothing of the run stays there, whatever happened.
@@ -178,10 +184,10 @@ export function ledgerLines(ledgers: readonly InstructionLedger[]): string[] {
     const differences = [...new Set([...naiveBy.keys(), ...gatewayBy.keys()])].map((name) => ({ name, more: (gatewayBy.get(name) ?? 0) - (naiveBy.get(name) ?? 0) }));
     differences.sort((a, b) => b.more - a.more);
     const label = (d: { name: string; more: number }) => `${signed(d.more)} ${d.name.length > 90 ? `${d.name.slice(0, 87)}...` : d.name}`;
-    out.push("  where poolgate's main thread spends more than the naive forwarder's (instructions per request, last window):");
+    out.push("  where poolgate's main thread spends more than the naive forwarder's (instructions per request, the window of the median):");
     out.push(...differences.slice(0, 15).map((d) => `    ${label(d)}`));
     out.push("  and less:", ...differences.slice(-5).reverse().map((d) => `    ${label(d)}`));
-    out.push(`  callgrind files of the last window, and the perf map naming their generated code: ${gateway.dir}, ${naive.dir}`);
+    out.push(`  callgrind files of that window, and the perf map naming their generated code: ${gateway.dir}, ${naive.dir}`);
   }
   return out;
 }

@@ -11,7 +11,7 @@ export const PARTS = ["throughput", "burst", "inserts", "conflicts", "mysql", "t
 export type Part = (typeof PARTS)[number];
 /**
  * What a plain `npm run bench` runs: every part but the profile, which slows the servers it watches,
- * and the instruction ledger (about 15 minutes under valgrind), which are asked for by name.
+ * and the instruction ledger (about 20 minutes under valgrind), which are asked for by name.
  */
 const DEFAULT_PARTS = PARTS.filter((part) => part !== "profile" && part !== "instructions");
 /** `npm run bench -- --profile` (or POOLGATE_BENCH_PROFILE=1): the profile part, alone unless POOLGATE_BENCH_ONLY names others. */
