@@ -21,6 +21,7 @@ import { join, resolve } from "node:path";
 import { selfInstructions, totalInstructions } from "./callgrind-profile.js";
 import { benchUrlOf, prepareMysql, preparePostgres } from "./databases.js";
 import { runJson, type Server, startGateway, startServer } from "./processes.js";
+import { median } from "./targets.js";
 import type { BenchDialect, DriverResult } from "./workload.js";
 
 /** Requests before the first window, the windows, and each window's requests (split over the callers). */
@@ -49,12 +50,6 @@ export interface InstructionLedger {
 }
 
 export const valgrindInstalled = (): boolean => spawnSync("valgrind", ["--version"]).status === 0 && spawnSync("callgrind_control", ["-h"]).status === 0;
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-};
 
 /**
  * Valgrind names its control pipes after the HOST variable of the process it runs, and
@@ -158,36 +153,4 @@ export async function runInstructionLedger(
     }
   }
   return ledgers;
-}
-
-const thousands = (value: number): string => Math.round(value).toLocaleString("en-US");
-const signed = (value: number): string => `${value >= 0 ? "+" : "-"}${thousands(Math.abs(value))}`;
-
-/** The ledger's report: per engine, both servers' instructions per request, the ratio, and where the gateway's main thread spends more. */
-export function ledgerLines(ledgers: readonly InstructionLedger[]): string[] {
-  const out: string[] = [];
-  for (const engine of ["postgres", "mysql"] as const) {
-    const gateway = ledgers.find((l) => l.engine === engine && l.server === "gateway");
-    const naive = ledgers.find((l) => l.engine === engine && l.server === "naive");
-    if (!gateway || !naive) continue;
-    const { callers, warmupRequests, windows, windowRequests, windowsKept } = LEDGER_SHAPE;
-    out.push(
-      "",
-      `instruction ledger, ${engine === "postgres" ? "PostgreSQL" : "MariaDB"}: instructions per point select under callgrind (${callers} callers; ${thousands(warmupRequests)} requests of warm-up, then ${windows} windows of ${thousands(windowRequests)}; median of the last ${windowsKept})`,
-      `  main thread: poolgate ${thousands(gateway.mainPerRequest)}, naive forwarder ${thousands(naive.mainPerRequest)}: ${(gateway.mainPerRequest / naive.mainPerRequest).toFixed(3)}x (target: <= 1)`,
-      `  all threads: poolgate ${thousands(gateway.allThreadsPerRequest)}, naive forwarder ${thousands(naive.allThreadsPerRequest)}: ${(gateway.allThreadsPerRequest / naive.allThreadsPerRequest).toFixed(3)}x`,
-      `  main thread by window: poolgate ${gateway.windows.map((w) => thousands(w.mainPerRequest)).join(" ")}; naive ${naive.windows.map((w) => thousands(w.mainPerRequest)).join(" ")}`,
-    );
-    if (gateway.errors + naive.errors > 0) out.push(`  errors: poolgate ${gateway.errors}, naive ${naive.errors}`);
-    const naiveBy = new Map(naive.functions.map((f) => [f.name, f.perRequest]));
-    const gatewayBy = new Map(gateway.functions.map((f) => [f.name, f.perRequest]));
-    const differences = [...new Set([...naiveBy.keys(), ...gatewayBy.keys()])].map((name) => ({ name, more: (gatewayBy.get(name) ?? 0) - (naiveBy.get(name) ?? 0) }));
-    differences.sort((a, b) => b.more - a.more);
-    const label = (d: { name: string; more: number }) => `${signed(d.more)} ${d.name.length > 90 ? `${d.name.slice(0, 87)}...` : d.name}`;
-    out.push("  where poolgate's main thread spends more than the naive forwarder's (instructions per request, the window of the median):");
-    out.push(...differences.slice(0, 15).map((d) => `    ${label(d)}`));
-    out.push("  and less:", ...differences.slice(-5).reverse().map((d) => `    ${label(d)}`));
-    out.push(`  callgrind files of that window, and the perf map naming their generated code: ${gateway.dir}, ${naive.dir}`);
-  }
-  return out;
 }

@@ -5,7 +5,7 @@
  */
 import { profileLines } from "./cpu-profile.js";
 import { INSERT_PARTS } from "./inserts.js";
-import { ledgerLines } from "./instructions-bench.js";
+import { type InstructionLedger, LEDGER_SHAPE } from "./instructions-bench.js";
 import { type BenchResults, HTTP_ALONE, PIPELINED_FORWARDER, type ConflictRow, type FailoverEngineResult, type FailoverRunFigures, type InsertRow, type IsolationRow, type StreamingRow, type TargetRow } from "./results.js";
 
 /** The field reports' figures (/work/shared/reference/seed-scenarios.md), quoted beside ours. */
@@ -444,4 +444,35 @@ function conflictsVerdict(rows: ConflictRow[]): string {
     immediate.map((r) => `${r.target}: ${num(r.meanRetries, 1)} retries (max ${r.maxRetries}), ${num(r.medianMs, 0)} ms`).join("; ") +
     ` (report 2: backoff about half the retries for a few % more time)`
   );
+}
+
+const signed = (value: number): string => `${value >= 0 ? "+" : "-"}${num(Math.abs(value), 0)}`;
+
+/** The ledger's report: per engine, both servers' instructions per request, the ratio, and where the gateway's main thread spends more. */
+export function ledgerLines(ledgers: readonly InstructionLedger[]): string[] {
+  const out: string[] = [];
+  for (const engine of ["postgres", "mysql"] as const) {
+    const gateway = ledgers.find((l) => l.engine === engine && l.server === "gateway");
+    const naive = ledgers.find((l) => l.engine === engine && l.server === "naive");
+    if (!gateway || !naive) continue;
+    const { callers, warmupRequests, windows, windowRequests, windowsKept } = LEDGER_SHAPE;
+    out.push(
+      "",
+      `instruction ledger, ${engine === "postgres" ? "PostgreSQL" : "MariaDB"}: instructions per point select under callgrind (${callers} callers; ${num(warmupRequests, 0)} requests of warm-up, then ${windows} windows of ${num(windowRequests, 0)}; median of the last ${windowsKept})`,
+      `  main thread: poolgate ${num(gateway.mainPerRequest, 0)}, naive forwarder ${num(naive.mainPerRequest, 0)}: ${(gateway.mainPerRequest / naive.mainPerRequest).toFixed(3)}x (target: <= 1)`,
+      `  all threads: poolgate ${num(gateway.allThreadsPerRequest, 0)}, naive forwarder ${num(naive.allThreadsPerRequest, 0)}: ${(gateway.allThreadsPerRequest / naive.allThreadsPerRequest).toFixed(3)}x`,
+      `  main thread by window: poolgate ${gateway.windows.map((w) => num(w.mainPerRequest, 0)).join(" ")}; naive ${naive.windows.map((w) => num(w.mainPerRequest, 0)).join(" ")}`,
+    );
+    if (gateway.errors + naive.errors > 0) out.push(`  errors: poolgate ${gateway.errors}, naive ${naive.errors}`);
+    const naiveBy = new Map(naive.functions.map((f) => [f.name, f.perRequest]));
+    const gatewayBy = new Map(gateway.functions.map((f) => [f.name, f.perRequest]));
+    const differences = [...new Set([...naiveBy.keys(), ...gatewayBy.keys()])].map((name) => ({ name, more: (gatewayBy.get(name) ?? 0) - (naiveBy.get(name) ?? 0) }));
+    differences.sort((a, b) => b.more - a.more);
+    const label = (d: { name: string; more: number }) => `${signed(d.more)} ${d.name.length > 90 ? `${d.name.slice(0, 87)}...` : d.name}`;
+    out.push("  where poolgate's main thread spends more than the naive forwarder's (instructions per request, the window of the median):");
+    out.push(...differences.slice(0, 15).map((d) => `    ${label(d)}`));
+    out.push("  and less:", ...differences.slice(-5).reverse().map((d) => `    ${label(d)}`));
+    out.push(`  callgrind files of that window, and the perf map naming their generated code: ${gateway.dir}, ${naive.dir}`);
+  }
+  return out;
 }

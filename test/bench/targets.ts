@@ -125,7 +125,8 @@ function roundRatios(targets: Target[], byTarget: TargetResult[][], key: "throug
   return ratios;
 }
 
-const median = (values: number[]) => {
+/** The median of a list (the mean of the middle two for an even count); NaN for none. */
+export const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted.length === 0 ? Number.NaN : ((sorted[Math.floor((sorted.length - 1) / 2)] as number) + (sorted[Math.ceil((sorted.length - 1) / 2)] as number)) / 2;
 };
