@@ -7,17 +7,19 @@
  * session, a late KILL is absorbed by a no-op, and errors are read by error number.
  */
 import type { Connection } from "mysql2";
-import type { Column, Param } from "../../../schemas/query.js";
+import type { Param } from "../../../schemas/query.js";
 import { GatewayError } from "../../errors.js";
 import type { EngineConnection, ExecuteOptions, InstanceState, ListedInstance, RowCursor, StatementResult, StreamOptions, TransactionOptions } from "../engine.js";
-import { INTERNAL_RESULT_LIMITS, ResultBudget } from "../result-budget.js";
+import { INTERNAL_RESULT_LIMITS } from "../result-budget.js";
 import { type CancelStrategy, SessionLifecycle, type StatementFailure } from "../session-lifecycle.js";
 import type { SqlReader } from "../sql-analysis.js";
 import { ISOLATION_SQL } from "../transaction-sql.js";
 import { INTERRUPTED, isServerError, mapStatementError, type MysqlDriverError } from "./errors.js";
-import { type CommandEmitter, MysqlRowCursor } from "./row-cursor.js";
+import { deliverEvents, type Mysql2Command } from "./command-events.js";
+import { ResultCollector, type ResultSetHeader } from "./result-collector.js";
+import { MysqlRowCursor } from "./row-cursor.js";
 import { ResultShapes } from "./result-shapes.js";
-import { approximateBytes, columnDetails, type Converter, convertRow, encodeParams, type MysqlField } from "./values.js";
+import { columnDetails, encodeParams } from "./values.js";
 
 export type MysqlFlavour = "mariadb" | "mysql";
 
@@ -32,14 +34,6 @@ export interface MysqlConnectionSettings {
   /** The cluster's SQL reader: which statements leave no session state. */
   reader: SqlReader;
 }
-
-/** The OK packet mysql2 reports for statements without a result set. */
-interface ResultSetHeader {
-  affectedRows: number;
-  insertId: number | string;
-  serverStatus?: number;
-}
-
 
 interface Mysql2Internals {
   threadId: number;
@@ -81,26 +75,12 @@ const INTERNAL: ExecuteOptions = { timeoutMs: 0, bigNumbers: "string", maxResult
  * on every call.
  */
 interface PositionalCommands {
-  execute(sql: string, values: unknown[]): CommandEmitter;
-  query(sql: string): CommandEmitter;
+  execute(sql: string, values: unknown[]): Mysql2Command;
+  query(sql: string): Mysql2Command;
 }
 
 /** Statement texts whose result columns and converters a session keeps (bounded; the oldest goes first). */
 const RESULT_SHAPES_KEPT = 256;
-
-/** One statement's outcome as it streamed in. */
-interface Collected {
-  fields: MysqlField[] | undefined;
-  /** The wire columns of `fields` (shared by executions of the statement that describe it alike). */
-  columns: Column[];
-  converters: Converter[];
-  rows: unknown[][];
-  header: ResultSetHeader | undefined;
-  /** The last result set (with columns), for CALL, whose final OK packet carries no rows. */
-  lastResultSet: { fields: MysqlField[]; columns: Column[]; rows: unknown[][] } | undefined;
-  /** Rows and bytes seen against the bounds; bytes are the converted values' approximate JSON size. */
-  budget: ResultBudget;
-}
 
 /**
  * The GTID a committed write produced, as MariaDB reported it in the write's own OK packet (the
@@ -134,6 +114,10 @@ export class MysqlConnection implements EngineConnection {
   private readonly lifecycle: SessionLifecycle;
   /** Columns and converters per statement text, reused while the server describes its result alike. */
   private readonly shapes = new ResultShapes(RESULT_SHAPES_KEPT);
+  /** Reads an OK packet's status flags: whether the session is in a transaction now. */
+  private readonly noteServerStatus = (serverStatus: number): void => {
+    this.transactionOpen = (serverStatus & SERVER_STATUS_IN_TRANS) !== 0;
+  };
   private get commands(): PositionalCommands {
     return this.connection as unknown as PositionalCommands;
   }
@@ -178,7 +162,7 @@ export class MysqlConnection implements EngineConnection {
       options.singleStatement === true || (options.gatewayTransaction === true && (this.lifecycle.mayHoldState || (analysis.statementCount > 1 && !analysis.leavesNoState)));
     if (!analysis.leavesNoState) this.lifecycle.noteStateChange();
     const wasInTransaction = this.transactionOpen;
-    let collected: Collected;
+    let collected: ResultCollector;
     try {
       collected = await this.run(sql, params, options, params.length > 0 || (mustPrepare && !analysis.savepointOnly));
     } catch (err) {
@@ -219,9 +203,7 @@ export class MysqlConnection implements EngineConnection {
     if (command === "CALL") throw new GatewayError("INVALID_REQUEST", "a CALL may answer several result sets, which a stream cannot carry; use /v1/query");
     if (!this.settings.reader.analyse(sql).leavesNoState) this.lifecycle.noteStateChange();
     const prepared = params.length > 0 || options.readOnlyPrincipal === true;
-    const cursor = new MysqlRowCursor(this.connection, command, options, (status) => {
-      this.transactionOpen = (status & SERVER_STATUS_IN_TRANS) !== 0;
-    });
+    const cursor = new MysqlRowCursor(this.connection, command, options, this.noteServerStatus);
     this.failInFlight = (cause) => cursor.abort(cause);
     try {
       await cursor.start(
@@ -452,65 +434,19 @@ export class MysqlConnection implements EngineConnection {
   }
 
   /** Sends one statement (prepared when it has parameters) under its deadline, and collects its result. */
-  private run(sql: string, params: readonly Param[], options: ExecuteOptions, prepared = params.length > 0): Promise<Collected> {
+  private run(sql: string, params: readonly Param[], options: ExecuteOptions, prepared = params.length > 0): Promise<ResultCollector> {
     return this.lifecycle.run(options.timeoutMs, () => this.collect(sql, params, options, prepared));
   }
 
-  /** Sends one statement and collects its result while it streams in, converted and size-bounded. */
-  private async collect(sql: string, params: readonly Param[], options: ExecuteOptions, prepared: boolean): Promise<Collected> {
-    const collected: Collected = {
-      fields: undefined,
-      columns: [],
-      converters: [],
-      rows: [],
-      header: undefined,
-      lastResultSet: undefined,
-      budget: new ResultBudget({ maxRows: options.maxResultRows, maxBytes: options.maxResultBytes }),
-    };
+  /** Sends one statement and collects its result while it streams in, converted and size-bounded (result-collector.ts). */
+  private async collect(sql: string, params: readonly Param[], options: ExecuteOptions, prepared: boolean): Promise<ResultCollector> {
     try {
-      await new Promise<void>((resolve, reject) => {
+      return await new Promise<ResultCollector>((resolve, reject) => {
         this.failInFlight = reject;
+        const collector = new ResultCollector(sql, options, this.shapes, this.noteServerStatus, resolve, reject);
         // Prepared: one statement only, enforced by the server.
-        const command = prepared ? this.commands.execute(sql, encodeParams(params)) : this.commands.query(sql);
-        let settled = false;
-        command
-          .on("fields", (fields) => {
-            collected.fields = fields;
-            collected.rows = [];
-            collected.header = undefined;
-            const shape = fields ? this.shapes.of(sql, fields, options.bigNumbers) : undefined;
-            collected.columns = shape?.columns ?? [];
-            collected.converters = shape?.converters ?? [];
-            if (fields) collected.lastResultSet = { fields, columns: collected.columns, rows: collected.rows };
-          })
-          .on("result", (row) => {
-            if (!Array.isArray(row)) {
-              const header = row as ResultSetHeader;
-              collected.header = header;
-              collected.fields = undefined;
-              if (header.serverStatus !== undefined) this.transactionOpen = (header.serverStatus & SERVER_STATUS_IN_TRANS) !== 0;
-              return;
-            }
-            if (!collected.budget.nextRow()) return;
-            convertRow(row, collected.converters);
-            if (!collected.budget.keep(approximateBytes(row))) {
-              collected.rows.length = 0;
-              return;
-            }
-            collected.rows.push(row);
-          })
-          .on("error", (err) => {
-            if (settled) return;
-            settled = true;
-            reject(err);
-          })
-          .on("end", () => {
-            if (settled) return;
-            settled = true;
-            resolve();
-          });
+        deliverEvents(prepared ? this.commands.execute(sql, encodeParams(params)) : this.commands.query(sql), collector);
       });
-      return collected;
     } finally {
       this.failInFlight = undefined;
     }

@@ -11,15 +11,8 @@ import type { Column } from "../../../schemas/query.js";
 import { GatewayError } from "../../errors.js";
 import type { RowCursor, StreamOptions, StreamSummary } from "../engine.js";
 import type { StatementControl } from "../session-lifecycle.js";
+import { type CommandReceiver, deliverEvents, type Mysql2Command } from "./command-events.js";
 import { approximateBytes, columnsOf, type Converter, convertersFor, convertRow, type MysqlField } from "./values.js";
-
-/** What mysql2's command objects emit in event mode. */
-export interface CommandEmitter {
-  on(event: "fields", listener: (fields: MysqlField[] | undefined) => void): CommandEmitter;
-  on(event: "result", listener: (row: unknown) => void): CommandEmitter;
-  on(event: "error", listener: (err: Error) => void): CommandEmitter;
-  on(event: "end", listener: () => void): CommandEmitter;
-}
 
 interface Header {
   affectedRows: number;
@@ -31,7 +24,7 @@ interface Waiter {
   reject(err: Error): void;
 }
 
-export class MysqlRowCursor implements RowCursor {
+export class MysqlRowCursor implements RowCursor, CommandReceiver {
   columns: Column[] = [];
   private converters: Converter[] = [];
   private pending: unknown[][] = [];
@@ -48,6 +41,7 @@ export class MysqlRowCursor implements RowCursor {
   private outcome: Promise<GatewayError | undefined> = Promise.resolve(undefined);
   private first: unknown[][] | undefined;
   private endSeen = false;
+  private resolveRun: (() => void) | undefined;
   private rejectRun: ((err: Error) => void) | undefined;
 
   constructor(
@@ -67,23 +61,13 @@ export class MysqlRowCursor implements RowCursor {
    * Sends the statement (`send` returns mysql2's command) under the lifecycle's `run`, and resolves
    * once the first batch, or the end, is in: a failure before any row is thrown from here.
    */
-  async start(run: (submit: (control: StatementControl) => Promise<void>) => Promise<void>, send: () => CommandEmitter): Promise<void> {
+  async start(run: (submit: (control: StatementControl) => Promise<void>) => Promise<void>, send: () => Mysql2Command): Promise<void> {
     const ran = run((control) => {
       this.control = control;
       return new Promise<void>((resolve, reject) => {
+        this.resolveRun = resolve;
         this.rejectRun = reject;
-        send()
-          .on("fields", (fields) => this.onFields(fields))
-          .on("result", (row) => this.onRow(row))
-          .on("error", (err) => {
-            this.fail(err);
-            reject(err);
-          })
-          .on("end", () => {
-            this.endSeen = true;
-            this.deliver();
-            resolve();
-          });
+        deliverEvents(send(), this);
       });
     });
     this.outcome = ran.then(
@@ -139,19 +123,30 @@ export class MysqlRowCursor implements RowCursor {
     this.rejectRun?.(cause);
   }
 
+  onCommandError(err: Error): void {
+    this.fail(err);
+    this.rejectRun?.(err);
+  }
+
+  onCommandEnd(): void {
+    this.endSeen = true;
+    this.deliver();
+    this.resolveRun?.();
+  }
+
   /** Whether the statement has already ended on the server (its outcome is only waited for). */
   private finished(): boolean {
     return this.failure !== undefined || this.endSeen;
   }
 
-  private onFields(fields: MysqlField[] | undefined): void {
+  onCommandFields(fields: MysqlField[] | undefined): void {
     if (!fields) return;
     this.sawFields = true;
     this.columns = columnsOf(fields);
     this.converters = convertersFor(fields, this.options.bigNumbers);
   }
 
-  private onRow(row: unknown): void {
+  onCommandRow(row: unknown): void {
     if (!Array.isArray(row)) {
       const header = row as Header;
       this.header = header;
