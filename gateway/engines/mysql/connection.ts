@@ -114,6 +114,10 @@ export class MysqlConnection implements EngineConnection {
   private readonly lifecycle: SessionLifecycle;
   /** Columns and converters per statement text, reused while the server describes its result alike. */
   private readonly shapes = new ResultShapes(RESULT_SHAPES_KEPT);
+  /** A statement's promise settled: the session's death no longer concerns it (its reject is let go, and its result with it). */
+  private readonly statementSettled = (reject: (err: Error) => void): void => {
+    if (this.failInFlight === reject) this.failInFlight = undefined;
+  };
   /** Reads an OK packet's status flags: whether the session is in a transaction now. */
   private readonly noteServerStatus = (serverStatus: number): void => {
     this.transactionOpen = (serverStatus & SERVER_STATUS_IN_TRANS) !== 0;
@@ -438,18 +442,22 @@ export class MysqlConnection implements EngineConnection {
     return this.lifecycle.run(options.timeoutMs, () => this.collect(sql, params, options, prepared));
   }
 
-  /** Sends one statement and collects its result while it streams in, converted and size-bounded (result-collector.ts). */
-  private async collect(sql: string, params: readonly Param[], options: ExecuteOptions, prepared: boolean): Promise<ResultCollector> {
-    try {
-      return await new Promise<ResultCollector>((resolve, reject) => {
-        this.failInFlight = reject;
-        const collector = new ResultCollector(sql, options, this.shapes, this.noteServerStatus, resolve, reject);
+  /**
+   * Sends one statement and collects its result while it streams in, converted and size-bounded
+   * (result-collector.ts). Not async: the collector settles the promise, and tells `statementSettled`.
+   */
+  private collect(sql: string, params: readonly Param[], options: ExecuteOptions, prepared: boolean): Promise<ResultCollector> {
+    return new Promise<ResultCollector>((resolve, reject) => {
+      this.failInFlight = reject;
+      const collector = new ResultCollector(sql, options, this.shapes, this.noteServerStatus, resolve, reject, this.statementSettled);
+      try {
         // Prepared: one statement only, enforced by the server.
         deliverEvents(prepared ? this.commands.execute(sql, encodeParams(params)) : this.commands.query(sql), collector);
-      });
-    } finally {
-      this.failInFlight = undefined;
-    }
+      } catch (err) {
+        // mysql2 refused the statement before sending it (a parameter it cannot bind).
+        collector.onCommandError(err instanceof Error ? err : new Error(String(err)));
+      }
+    });
   }
 
   /** MySQL's way to stop a statement: KILL QUERY from a side session; a late one is absorbed by a no-op. */

@@ -39,6 +39,8 @@ export class ResultCollector implements CommandReceiver {
     private readonly onStatus: (serverStatus: number) => void,
     private readonly resolve: (collected: ResultCollector) => void,
     private readonly reject: (err: Error) => void,
+    /** Told once the promise settled, with its reject (the connection lets go of it). */
+    private readonly onSettled: (reject: (err: Error) => void) => void,
   ) {
     this.budget = new ResultBudget({ maxRows: options.maxResultRows, maxBytes: options.maxResultBytes });
   }
@@ -77,10 +79,12 @@ export class ResultCollector implements CommandReceiver {
 
   /** A promise settles once: an end after an error, or anything after the session died under the statement, does nothing. */
   onCommandError(err: Error): void {
+    this.onSettled(this.reject);
     this.reject(err);
   }
 
   onCommandEnd(): void {
+    this.onSettled(this.reject);
     this.resolve(this);
   }
 }

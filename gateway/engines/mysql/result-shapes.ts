@@ -16,7 +16,9 @@ export interface ResultShape {
 interface Entry {
   fields: readonly MysqlField[];
   columns: Column[];
-  converters: { string?: Converter[]; number?: Converter[] };
+  /** The shape with big numbers as strings, and as numbers: made when first asked for, then handed out as they are. */
+  bigNumbersAsStrings: ResultShape | undefined;
+  bigNumbersAsNumbers: ResultShape | undefined;
 }
 
 /** Whether two descriptions give the same columns and converters (everything columnsOf and convertersFor read). */
@@ -50,7 +52,7 @@ export class ResultShapes {
   of(sql: string, fields: readonly MysqlField[], bigNumbers: "string" | "number"): ResultShape {
     let entry = this.entries.get(sql);
     if (entry === undefined || !describeAlike(entry.fields, fields)) {
-      entry = { fields, columns: columnsOf(fields), converters: {} };
+      entry = { fields, columns: columnsOf(fields), bigNumbersAsStrings: undefined, bigNumbersAsNumbers: undefined };
       if (this.entries.size >= this.capacity) {
         const oldest = this.entries.keys().next().value;
         if (oldest !== undefined) this.entries.delete(oldest);
@@ -58,8 +60,8 @@ export class ResultShapes {
       this.entries.delete(sql);
       if (this.capacity > 0) this.entries.set(sql, entry);
     }
-    const converters = (entry.converters[bigNumbers] ??= convertersFor(fields, bigNumbers));
-    return { columns: entry.columns, converters };
+    if (bigNumbers === "string") return (entry.bigNumbersAsStrings ??= { columns: entry.columns, converters: convertersFor(fields, "string") });
+    return (entry.bigNumbersAsNumbers ??= { columns: entry.columns, converters: convertersFor(fields, "number") });
   }
 
   clear(): void {
