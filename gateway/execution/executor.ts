@@ -16,7 +16,7 @@ import type { IdempotencyStore } from "../idempotency/store.js";
 import type { RouteRequest } from "../routing/router.js";
 import type { Endpoint } from "../topology/endpoint.js";
 import { isReadOnlyRefusal, type Leases } from "./leases.js";
-import type { Plan } from "./plan.js";
+import type { Plan, PlannedStatement } from "./plan.js";
 import type { Attempted } from "./retry.js";
 
 export interface Written<T> {
@@ -110,30 +110,46 @@ export class Executor {
     const [statement] = plan.statements as [Plan["statements"][number]];
     let route = plan.route;
     return this.leases.retrying(plan.retry, route, async () => {
-      const run = (target: Endpoint) =>
-        this.leases.run(target, route.intent, plan.runAs, route.deadline, async (connection) => {
+      const run = (target: Endpoint): Promise<StatementResult> =>
+        this.leases.run(target, route.intent, plan.runAs, route.deadline, (connection) => {
           const options = within(plan.options, route, this.clock);
-          const wantsToken = plan.withToken && route.intent === "write";
-          let value: StatementResult;
-          try {
-            value = await connection.execute(statement.sql, statement.params, wantsToken ? Object.assign({}, options, { withCommitPosition: true }) : options);
-          } catch (err) {
-            throw plan.commitsInParts ? partOfItMayHaveCommitted(err) : err;
-          }
-          // A read has no token to read (tokenAfter's promise and turn are skipped on the hot path).
-          return { value: [value], consistencyToken: value.commitPosition ?? (wantsToken ? await this.tokenAfter(plan, route, connection) : undefined) };
+          // A read (no token to read) whose failure needs no rewording is the engine's own promise: no turn of its own.
+          if (!(plan.withToken && route.intent === "write") && !plan.commitsInParts) return connection.execute(statement.sql, statement.params, options);
+          return this.statementWithToken(plan, route, connection, statement, options);
         });
       const endpoint = this.leases.endpointNow(route, plan.primaryOnly) ?? (await this.leases.endpointFor(route, plan.primaryOnly));
       try {
-        return await run(endpoint);
+        const value = await run(endpoint);
+        return { value: [value], consistencyToken: value.commitPosition };
       } catch (err) {
         // A "read" that wrote after all (a user function not in routing.writingFunctions): a replica
         // refused it, so nothing was applied; it runs on the primary, as a write.
         if (!(route.intent === "read" && endpoint.role === "replica" && isReadOnlyRefusal(err))) throw err;
         route = Object.assign({}, route, { intent: "write" as const });
-        return run(await this.leases.endpointFor(route, plan.primaryOnly));
+        const value = await run(await this.leases.endpointFor(route, plan.primaryOnly));
+        return { value: [value], consistencyToken: value.commitPosition };
       }
     });
+  }
+
+  /**
+   * One statement of `plan` on its session, with the consistency token of a write as its
+   * commitPosition: the engine's, read with the statement where it can, else read after it on the same
+   * session. A failure of SQL that commits in parts says that some of it may have committed.
+   */
+  private async statementWithToken(plan: Plan, route: RouteRequest, connection: EngineConnection, statement: PlannedStatement, options: ExecuteOptions): Promise<StatementResult> {
+    const wantsToken = plan.withToken && route.intent === "write";
+    let value: StatementResult;
+    try {
+      value = await connection.execute(statement.sql, statement.params, wantsToken ? Object.assign({}, options, { withCommitPosition: true }) : options);
+    } catch (err) {
+      throw plan.commitsInParts ? partOfItMayHaveCommitted(err) : err;
+    }
+    if (wantsToken && value.commitPosition === undefined) {
+      const token = await this.tokenAfter(plan, route, connection);
+      if (token !== undefined) value.commitPosition = token;
+    }
+    return value;
   }
 
   private batch(plan: Plan): Promise<Attempted<Written<StatementResult[]>>> {

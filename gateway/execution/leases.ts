@@ -88,6 +88,17 @@ export class Leases {
   }
 
   /**
+   * A session of the endpoint that is ready now (Pool.acquireNow), counted as outstanding work on it;
+   * undefined when one must be waited for or checked first (then `take`). Work for the primary asks
+   * under the primary's lease, as `take` does: none is lent where the primary no longer is.
+   */
+  private takeNow(endpoint: Endpoint, pool: Pool, onReplica: boolean, runAs: RunAs): PoolEntry | undefined {
+    const entry = pool.acquireNow({ tenant: runAs.tenant, share: runAs.share }, onReplica ? undefined : this.topology.primaryLease(endpoint));
+    if (entry !== undefined) endpoint.outstanding++;
+    return entry;
+  }
+
+  /**
    * Borrows a session of the endpoint for `work`, and reports failover signs on the way out. The
    * route's deadline bounds the wait for a session.
    */
@@ -95,7 +106,8 @@ export class Leases {
     // `onReplica` is what the endpoint was when the work was sent there, not when an error comes back.
     const onReplica = endpoint.role === "replica";
     const pool = this.pools.get(endpoint, runAs.login);
-    const entry = await this.take(endpoint, pool, intent, onReplica, runAs, deadline);
+    // A ready session is taken without a promise or a turn; else the pool's wait (or check).
+    const entry = this.takeNow(endpoint, pool, onReplica, runAs) ?? (await this.take(endpoint, pool, intent, onReplica, runAs, deadline));
     try {
       return await work(entry.connection);
     } catch (err) {
@@ -116,7 +128,7 @@ export class Leases {
   async stream(endpoint: Endpoint, intent: Intent, runAs: RunAs, deadline: number, open: (connection: EngineConnection) => Promise<RowCursor>): Promise<RowCursor> {
     const onReplica = endpoint.role === "replica";
     const pool = this.pools.get(endpoint, runAs.login);
-    const entry = await this.take(endpoint, pool, intent, onReplica, runAs, deadline);
+    const entry = this.takeNow(endpoint, pool, onReplica, runAs) ?? (await this.take(endpoint, pool, intent, onReplica, runAs, deadline));
     let released = false;
     const release = (): void => {
       if (released) return;

@@ -148,6 +148,26 @@ export class Pool {
     return this.acquireUntil(claim.tenant, startedAt, deadline, options.signal);
   }
 
+  /**
+   * acquire's answer when it needs neither a wait nor a round trip, without a promise: an idle entry
+   * of the claim's tenant (or one nobody has used), checked recently enough, and no eligible caller
+   * queued ahead. Undefined otherwise (the pool is closed, the signal aborted, a wait or a check is
+   * needed): the caller then goes through acquire, which decides the rest.
+   */
+  acquireNow(claim: AcquireClaim = UNCLAIMED, signal?: AbortSignal): PoolEntry | undefined {
+    if (this.closed || signal?.aborted === true) return undefined;
+    const tenant = claim.tenant;
+    this.registerTenant(claim);
+    if (!this.eligible(tenant) || this.waiters.countEligible(this.eligible) !== 0) return undefined;
+    const at = this.idleIndexFor(tenant);
+    if (at < 0) return undefined;
+    const entry = this.idle[at] as PoolEntry;
+    const now = this.clock.now();
+    if (crossesTenant(entry, tenant) || now - entry.lastAccessedAt > this.settings.aliveBypassMs) return undefined;
+    this.removeIdleAt(at);
+    return this.lend(entry, tenant, now);
+  }
+
   /** Borrowed entries per tenant (tenants holding none are not listed). */
   inUseByTenant(): Map<string, number> {
     const counts = new Map<string, number>();
@@ -184,14 +204,25 @@ export class Pool {
    * recent one of another tenant.
    */
   private takeIdle(tenant: string): PoolEntry | undefined {
+    const at = this.idleIndexFor(tenant);
+    if (at < 0) return undefined;
+    const entry = this.idle[at] as PoolEntry;
+    this.removeIdleAt(at);
+    return entry;
+  }
+
+  /** Where takeIdle's entry is in `idle` (-1: none is idle). */
+  private idleIndexFor(tenant: string): number {
     for (let i = this.idle.length - 1; i >= 0; i--) {
       const entry = this.idle[i] as PoolEntry;
-      if (entry.lastTenant === undefined || entry.lastTenant === tenant) {
-        this.idle.splice(i, 1);
-        return entry;
-      }
+      if (entry.lastTenant === undefined || entry.lastTenant === tenant) return i;
     }
-    return this.idle.pop();
+    return this.idle.length - 1;
+  }
+
+  private removeIdleAt(at: number): void {
+    if (at === this.idle.length - 1) this.idle.pop();
+    else this.idle.splice(at, 1);
   }
 
   /**

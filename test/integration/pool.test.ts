@@ -281,6 +281,67 @@ describe("pool", () => {
     expect(pool.entries.has(borrowed)).toBe(true);
     await waitFor(() => pool.state().idle === 3, 5000, "refill after the retirement");
   });
+
+  describe("acquireNow: a ready session without a promise", () => {
+    it("lends an idle session at once, counted as acquire counts it, and gives it back through release", async () => {
+      const pool = makePool({ maxSize: 2 });
+      pool.release(await pool.acquire());
+      const waitsBefore = pool.stats().acquireWaitMs.count;
+      const entry = pool.acquireNow();
+      expect(entry).toBeDefined();
+      expect(entry?.state).toBe("IN_USE");
+      expect(pool.state()).toMatchObject({ active: 1, idle: 0, waiting: 0 });
+      expect(pool.stats().acquireWaitMs.count).toBe(waitsBefore + 1);
+      const answer = await entry?.connection.execute("select 1 as one", [], { timeoutMs: 2000, bigNumbers: "string", maxResultBytes: 1 << 20, maxResultRows: 10 });
+      expect(answer?.rows).toEqual([[1]]);
+      pool.release(entry as NonNullable<typeof entry>);
+      expect(pool.state()).toMatchObject({ active: 0, idle: 1 });
+    });
+
+    it("answers nothing when no session is idle, and never opens one itself", async () => {
+      const pool = makePool({ maxSize: 2 });
+      expect(pool.acquireNow()).toBeUndefined();
+      expect(pool.stats()).toMatchObject({ total: 0, pendingCreates: 0 });
+    });
+
+    it("does not jump the queue: with a caller waiting, the session goes to the waiter", async () => {
+      const pool = makePool({ maxSize: 1 });
+      const held = await pool.acquire();
+      const waiting = pool.acquire();
+      expect(pool.state().waiting).toBe(1);
+      expect(pool.acquireNow()).toBeUndefined();
+      pool.release(held);
+      const served = await waiting;
+      expect(served).toBe(held);
+      pool.release(served);
+    });
+
+    it("leaves a session another principal used, or one idle past aliveBypassMs, to acquire (which resets or checks it first)", async () => {
+      const clock = new ManualClock();
+      const pool = makePool({ maxSize: 1, aliveBypassMs: 500 }, clock);
+      const first = await pool.acquire({ tenant: "alice", share: 1 });
+      pool.release(first);
+      expect(pool.acquireNow({ tenant: "bob", share: 1 })).toBeUndefined();
+      expect(pool.state()).toMatchObject({ idle: 1, active: 0 });
+      clock.advance(501);
+      expect(pool.acquireNow({ tenant: "alice", share: 1 })).toBeUndefined();
+      expect(pool.state()).toMatchObject({ idle: 1, active: 0 });
+      const checked = await pool.acquire({ tenant: "alice", share: 1 });
+      expect(checked).toBe(first);
+      pool.release(checked);
+      expect(pool.acquireNow({ tenant: "alice", share: 1 })).toBe(first);
+      pool.release(first);
+    });
+
+    it("answers nothing under an aborted signal (a primary's lease) or once the pool is closed", async () => {
+      const pool = makePool({ maxSize: 1 });
+      pool.release(await pool.acquire());
+      expect(pool.acquireNow(undefined, AbortSignal.abort(new Error("no longer the primary")))).toBeUndefined();
+      expect(pool.state()).toMatchObject({ idle: 1, active: 0 });
+      await pool.close(1000);
+      expect(pool.acquireNow()).toBeUndefined();
+    });
+  });
 });
 
 /** Sessions held by the other pools of this file that are still open. */
