@@ -4,12 +4,8 @@
  * arrive: the boundaries of each width, both signs, and the largest safe integers, read back exactly
  * from a BIGINT column, from `SELECT ?`, and through an index lookup and a LIMIT.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Engine, EngineConnection, ExecuteOptions } from "../../gateway/engines/engine.js";
-import { engineForUrl } from "../../gateway/engines/engine-for-url.js";
-import { createTestMysqlDatabase, type TestMysqlDatabase } from "../support/mysql.js";
-
-const OPTIONS: ExecuteOptions = { timeoutMs: 20000, bigNumbers: "string", maxResultBytes: 1 << 20, maxResultRows: 1000 };
+import { describe, expect, it } from "vitest";
+import { ENGINE_TEST_OPTIONS as OPTIONS, useMysqlEngineSession } from "../support/mysql-engine-session.js";
 
 const BOUNDARIES = [
   0, 1, -1, 127, -128, 128, -129, 255, 256, 32767, -32768, 65535, 65536, 8388607, -8388608, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, -(2 ** 31) - 1, 2 ** 32 - 1, 2 ** 32,
@@ -17,23 +13,10 @@ const BOUNDARIES = [
 ];
 
 describe("integer parameters on MySQL arrive exactly", () => {
-  let db: TestMysqlDatabase;
-  let engine: Engine;
-  let connection: EngineConnection;
-
-  beforeAll(async () => {
-    db = await createTestMysqlDatabase();
-    engine = engineForUrl(db.url, { preparedCacheSize: 8, cancelGraceMs: 5000, writingFunctions: [] });
-    connection = await engine.connect({ url: db.url }, 10000);
-    await connection.execute("create table ints (n bigint primary key, u bigint unsigned)", [], OPTIONS);
-  });
-
-  afterAll(async () => {
-    await connection?.close();
-    await db?.drop();
-  });
+  const session = useMysqlEngineSession(["create table ints (n bigint primary key, u bigint unsigned)"]);
 
   it("stores, selects and finds each boundary value, signed and unsigned", async () => {
+    const connection = session.connection;
     for (const n of BOUNDARIES) {
       await connection.execute("insert into ints (n, u) values (?, ?)", [n, Math.abs(n)], OPTIONS);
       const echoed = await connection.execute("select ?, ? + 0, cast(? as char)", [n, n, n], OPTIONS);
@@ -50,7 +33,7 @@ describe("integer parameters on MySQL arrive exactly", () => {
   });
 
   it("binds integers past the safe range as they were given (a double), never a wrapped value", async () => {
-    const beyond = await connection.execute("select ? > 9007199254740991, ? < -9007199254740991", [2 ** 60, -(2 ** 60)], OPTIONS);
+    const beyond = await session.connection.execute("select ? > 9007199254740991, ? < -9007199254740991", [2 ** 60, -(2 ** 60)], OPTIONS);
     expect(beyond.rows).toEqual([[1, 1]]);
   });
 });

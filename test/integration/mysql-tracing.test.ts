@@ -6,14 +6,9 @@
  * gateway's answers (buffered and streamed) are what they are without a tracer.
  */
 import diagnostics from "node:diagnostics_channel";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Engine, EngineConnection, ExecuteOptions } from "../../gateway/engines/engine.js";
-import { engineForUrl } from "../../gateway/engines/engine-for-url.js";
+import { describe, expect, it } from "vitest";
 import { GatewayError } from "../../gateway/errors.js";
-import { createTestMysqlDatabase, type TestMysqlDatabase } from "../support/mysql.js";
-
-const OPTIONS: ExecuteOptions = { timeoutMs: 20000, bigNumbers: "string", maxResultBytes: 1 << 20, maxResultRows: 1000 };
-const TIMEOUT_MS = 10000;
+import { ENGINE_TEST_OPTIONS as OPTIONS, useMysqlEngineSession } from "../support/mysql-engine-session.js";
 
 interface Traced {
   started: string[];
@@ -40,23 +35,10 @@ function traceMysql2(): Traced & { stop(): void } {
 }
 
 describe("the MySQL engine with mysql2's tracing channels subscribed (an APM agent)", () => {
-  let db: TestMysqlDatabase;
-  let engine: Engine;
-  let connection: EngineConnection;
-
-  beforeAll(async () => {
-    db = await createTestMysqlDatabase();
-    engine = engineForUrl(db.url, { preparedCacheSize: 8, cancelGraceMs: 5000, writingFunctions: [] });
-    connection = await engine.connect({ url: db.url }, TIMEOUT_MS);
-    await connection.execute("create table traced (id int primary key, name varchar(20))", [], OPTIONS);
-  });
-
-  afterAll(async () => {
-    await connection?.close();
-    await db?.drop();
-  });
+  const session = useMysqlEngineSession(["create table traced (id int primary key, name varchar(20))"]);
 
   it("answers as without a tracer, and the tracer sees each statement end or fail", async () => {
+    const connection = session.connection;
     const tracer = traceMysql2();
     try {
       const inserted = await connection.execute("insert into traced (id, name) values (?, ?), (?, ?)", [1, "one", 2, "two"], OPTIONS);
