@@ -75,6 +75,11 @@ export function readOnlyFailure(err: unknown): unknown {
   return err;
 }
 
+/** One statement's answer, with its commit position (if any) as the consistency token. */
+function writtenOne(value: StatementResult): Written<StatementResult[]> {
+  return { value: [value], consistencyToken: value.commitPosition };
+}
+
 /** The plan's options for one attempt, once it has its session: its statements get what is left of its timeout. */
 function within(options: ExecuteOptions, route: RouteRequest, clock: Clock): ExecuteOptions {
   const remainingMs = Math.ceil(route.deadline - clock.now());
@@ -113,32 +118,37 @@ export class Executor {
       const run = (target: Endpoint): Promise<StatementResult> =>
         this.leases.run(target, route.intent, plan.runAs, route.deadline, (connection) => {
           const options = within(plan.options, route, this.clock);
+          const wantsToken = plan.withToken && route.intent === "write";
           // A read (no token to read) whose failure needs no rewording is the engine's own promise: no turn of its own.
-          if (!(plan.withToken && route.intent === "write") && !plan.commitsInParts) return connection.execute(statement.sql, statement.params, options);
-          return this.statementWithToken(plan, route, connection, statement, options);
+          if (!wantsToken && !plan.commitsInParts) return connection.execute(statement.sql, statement.params, options);
+          return this.statementWithToken(plan, route, connection, statement, options, wantsToken);
         });
       const endpoint = this.leases.endpointNow(route, plan.primaryOnly) ?? (await this.leases.endpointFor(route, plan.primaryOnly));
       try {
-        const value = await run(endpoint);
-        return { value: [value], consistencyToken: value.commitPosition };
+        return writtenOne(await run(endpoint));
       } catch (err) {
         // A "read" that wrote after all (a user function not in routing.writingFunctions): a replica
         // refused it, so nothing was applied; it runs on the primary, as a write.
         if (!(route.intent === "read" && endpoint.role === "replica" && isReadOnlyRefusal(err))) throw err;
         route = Object.assign({}, route, { intent: "write" as const });
-        const value = await run(await this.leases.endpointFor(route, plan.primaryOnly));
-        return { value: [value], consistencyToken: value.commitPosition };
+        return writtenOne(await run(await this.leases.endpointFor(route, plan.primaryOnly)));
       }
     });
   }
 
   /**
-   * One statement of `plan` on its session, with the consistency token of a write as its
-   * commitPosition: the engine's, read with the statement where it can, else read after it on the same
-   * session. A failure of SQL that commits in parts says that some of it may have committed.
+   * One statement of `plan` on its session, with (when `wantsToken`) the write's consistency token as
+   * its commitPosition: the engine's, read with the statement where it can, else read after it on the
+   * same session. A failure of SQL that commits in parts says that some of it may have committed.
    */
-  private async statementWithToken(plan: Plan, route: RouteRequest, connection: EngineConnection, statement: PlannedStatement, options: ExecuteOptions): Promise<StatementResult> {
-    const wantsToken = plan.withToken && route.intent === "write";
+  private async statementWithToken(
+    plan: Plan,
+    route: RouteRequest,
+    connection: EngineConnection,
+    statement: PlannedStatement,
+    options: ExecuteOptions,
+    wantsToken: boolean,
+  ): Promise<StatementResult> {
     let value: StatementResult;
     try {
       value = await connection.execute(statement.sql, statement.params, wantsToken ? Object.assign({}, options, { withCommitPosition: true }) : options);

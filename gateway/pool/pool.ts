@@ -155,15 +155,15 @@ export class Pool {
    * needed): the caller then goes through acquire, which decides the rest.
    */
   acquireNow(claim: AcquireClaim = UNCLAIMED, signal?: AbortSignal): PoolEntry | undefined {
-    if (this.closed || signal?.aborted === true) return undefined;
+    // Nothing idle (every caller queues under load): acquire decides, with nothing done twice.
+    if (this.closed || this.idle.length === 0 || signal?.aborted === true) return undefined;
     const tenant = claim.tenant;
     this.registerTenant(claim);
-    if (!this.eligible(tenant) || this.waiters.countEligible(this.eligible) !== 0) return undefined;
-    const at = this.idleIndexFor(tenant);
+    const at = this.idleIndexForNewCaller(tenant);
     if (at < 0) return undefined;
     const entry = this.idle[at] as PoolEntry;
     const now = this.clock.now();
-    if (crossesTenant(entry, tenant) || now - entry.lastAccessedAt > this.settings.aliveBypassMs) return undefined;
+    if (!this.lendableAtOnce(entry, tenant, now)) return undefined;
     this.removeIdleAt(at);
     return this.lend(entry, tenant, now);
   }
@@ -185,33 +185,33 @@ export class Pool {
   private acquireUntil(tenant: string, startedAt: number, deadline: number, signal: AbortSignal | undefined): Promise<PoolEntry> {
     if (this.closed) return Promise.reject(this.drainingError());
     if (signal?.aborted) return Promise.reject(this.abandonedError(signal));
-    // Idle connections go to a new caller only if nobody who could take them is queued ahead of it.
-    if (this.eligible(tenant) && this.waiters.countEligible(this.eligible) === 0) {
-      const entry = this.takeIdle(tenant);
-      if (entry) {
-        if (!crossesTenant(entry, tenant) && this.clock.now() - entry.lastAccessedAt <= this.settings.aliveBypassMs) {
-          return Promise.resolve(this.lend(entry, tenant, startedAt));
-        }
-        return this.prepareThenLend(entry, tenant, startedAt, deadline, signal);
-      }
-    }
-    return this.enqueue(tenant, startedAt, deadline, signal);
+    const at = this.idleIndexForNewCaller(tenant);
+    if (at < 0) return this.enqueue(tenant, startedAt, deadline, signal);
+    const entry = this.idle[at] as PoolEntry;
+    this.removeIdleAt(at);
+    if (this.lendableAtOnce(entry, tenant, this.clock.now())) return Promise.resolve(this.lend(entry, tenant, startedAt));
+    return this.prepareThenLend(entry, tenant, startedAt, deadline, signal);
   }
 
   /**
-   * The idle entry for a tenant: the most recent one it used itself or one nobody has used, so that
-   * with one principal (or a few, and room enough) sessions never need the full reset; else the most
-   * recent one of another tenant.
+   * Where in `idle` the entry a new caller of `tenant` may take is; -1 when none is idle, or when
+   * someone who could take it is queued ahead (idle connections never jump the queue).
    */
-  private takeIdle(tenant: string): PoolEntry | undefined {
-    const at = this.idleIndexFor(tenant);
-    if (at < 0) return undefined;
-    const entry = this.idle[at] as PoolEntry;
-    this.removeIdleAt(at);
-    return entry;
+  private idleIndexForNewCaller(tenant: string): number {
+    if (!this.eligible(tenant) || this.waiters.countEligible(this.eligible) !== 0) return -1;
+    return this.idleIndexFor(tenant);
   }
 
-  /** Where takeIdle's entry is in `idle` (-1: none is idle). */
+  /** Whether an idle entry can go to `tenant` with no round trip first: not another principal's, and checked within aliveBypassMs. */
+  private lendableAtOnce(entry: PoolEntry, tenant: string, now: number): boolean {
+    return !crossesTenant(entry, tenant) && now - entry.lastAccessedAt <= this.settings.aliveBypassMs;
+  }
+
+  /**
+   * Where the idle entry for a tenant is in `idle` (-1: none is idle): the most recent one it used
+   * itself or one nobody has used, so that with one principal (or a few, and room enough) sessions
+   * never need the full reset; else the most recent one of another tenant.
+   */
   private idleIndexFor(tenant: string): number {
     for (let i = this.idle.length - 1; i >= 0; i--) {
       const entry = this.idle[i] as PoolEntry;
