@@ -58,6 +58,23 @@ describe("metrics and request logs", () => {
     expect(await answer.text()).toContain("# TYPE poolgate_request_duration_seconds histogram");
   });
 
+  it("shows a stall of the event loop at its full length in the lag metrics (sampled every 100 ms)", async () => {
+    const scrape = async () => (await fetch(`${gateway.baseUrl}/metrics`, { headers: ops })).text();
+    // A scrape reads and resets the loop's delay histogram, and Node drops the first interval after a
+    // reset (it only sets where the next one starts): the stall comes after that first sample.
+    await scrape();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const stalledUntil = performance.now() + 400;
+    while (performance.now() < stalledUntil) {
+      // The gateway runs in this process: its event loop is held here.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const text = await scrape();
+    expect(sample(text, "poolgate_nodejs_eventloop_lag_max_seconds", "")).toBeUndefined();
+    const maxLine = text.split("\n").find((line) => line.startsWith("poolgate_nodejs_eventloop_lag_max_seconds "));
+    expect(Number(maxLine?.split(" ").at(-1))).toBeGreaterThanOrEqual(0.3);
+  });
+
   it("counts requests by route, cluster, intent and outcome, retries by reason, and shows the pools", async () => {
     for (let i = 0; i < 5; i++) expect((await gateway.post("/v1/query", { sql: "select $1::text as v", params: [SECRET_PARAM] }, app)).status).toBe(200);
     for (let i = 0; i < 3; i++) expect((await gateway.post("/v1/query", { sql: "update counters set n = n where id = 1" }, app)).status).toBe(200);
