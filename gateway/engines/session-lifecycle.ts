@@ -17,6 +17,7 @@
  */
 import { performance } from "node:perf_hooks";
 import { GatewayError } from "../errors.js";
+import { promiseFrom } from "../promise-from.js";
 import type { EngineConnection } from "./engine.js";
 
 /** How a failed statement ended, as the engine reads its error. */
@@ -272,15 +273,38 @@ export class SessionLifecycle {
    * Runs one statement (`submit` sends it and settles when it ends) under its deadline, and turns a
    * failure into the gateway's error. A streamed statement drives its deadline through `control`.
    */
-  async run<T>(timeoutMs: number, submit: (control: StatementControl) => Promise<T>): Promise<T> {
-    if (this.dead) throw new GatewayError("CONNECTION_LOST", "the database session closed before the statement was sent");
+  run<T>(timeoutMs: number, submit: (control: StatementControl) => Promise<T>): Promise<T> {
+    if (this.dead) return Promise.reject(new GatewayError("CONNECTION_LOST", "the database session closed before the statement was sent"));
     const deadline = new StatementDeadline(timeoutMs, this.graceMs, this.strategy, this.alarm, this.noteCancelSent);
+    // Not async: a statement that ended in time is answered in the turn its result arrives, with no
+    // promise or turn of the lifecycle's own; a cancelled or failed one takes the slow paths below.
+    return promiseFrom(() => submit(deadline)).then(
+      (result) => {
+        if (deadline.cancelled) return this.afterLateEnd(result, deadline, timeoutMs);
+        deadline.stop();
+        return result;
+      },
+      (err: unknown) => this.afterFailure(err, deadline, timeoutMs),
+    );
+  }
+
+  /**
+   * The statement ended on its own although its cancel went out: the cancel may land on the next
+   * statement unless the engine absorbs it; a failure on the way is the statement's.
+   */
+  private async afterLateEnd<T>(result: T, deadline: StatementDeadline, timeoutMs: number): Promise<T> {
     try {
-      const result = await submit(deadline);
-      if (deadline.cancelled) await this.absorbLateCancel(deadline.cancelled);
-      return result;
+      await this.absorbLateCancel(deadline.cancelled as Promise<boolean>);
     } catch (err) {
-      // Whether the cancel was carried out decides whether it can still reach the next statement.
+      return this.afterFailure(err, deadline, timeoutMs);
+    }
+    deadline.stop();
+    return result;
+  }
+
+  /** The statement failed: classified, once whether its cancel was carried out is known (that decides whether it can still reach the next statement). */
+  private async afterFailure(err: unknown, deadline: StatementDeadline, timeoutMs: number): Promise<never> {
+    try {
       const carriedOut = deadline.cancelled ? await deadline.cancelled : false;
       throw this.failure(err, deadline.passed, carriedOut, timeoutMs, deadline.reason);
     } finally {

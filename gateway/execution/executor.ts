@@ -114,25 +114,26 @@ export class Executor {
   private statement(plan: Plan): Promise<Attempted<Written<StatementResult[]>>> {
     const [statement] = plan.statements as [Plan["statements"][number]];
     let route = plan.route;
-    return this.leases.retrying(plan.retry, route, async () => {
-      const run = (target: Endpoint): Promise<StatementResult> =>
-        this.leases.run(target, route.intent, plan.runAs, route.deadline, (connection) => {
-          const options = within(plan.options, route, this.clock);
-          const wantsToken = plan.withToken && route.intent === "write";
-          // A read (no token to read) whose failure needs no rewording is the engine's own promise: no turn of its own.
-          if (!wantsToken && !plan.commitsInParts) return connection.execute(statement.sql, statement.params, options);
-          return this.statementWithToken(plan, route, connection, statement, options, wantsToken);
-        });
-      const endpoint = this.leases.endpointNow(route, plan.primaryOnly) ?? (await this.leases.endpointFor(route, plan.primaryOnly));
-      try {
-        return writtenOne(await run(endpoint));
-      } catch (err) {
+    const run = (target: Endpoint): Promise<StatementResult> =>
+      this.leases.run(target, route.intent, plan.runAs, route.deadline, (connection) => {
+        const options = within(plan.options, route, this.clock);
+        const wantsToken = plan.withToken && route.intent === "write";
+        // A read (no token to read) whose failure needs no rewording is the engine's own promise: no turn of its own.
+        if (!wantsToken && !plan.commitsInParts) return connection.execute(statement.sql, statement.params, options);
+        return this.statementWithToken(plan, route, connection, statement, options, wantsToken);
+      });
+    const runOn = (endpoint: Endpoint): Promise<Written<StatementResult[]>> =>
+      run(endpoint).then(writtenOne, (err: unknown) => {
         // A "read" that wrote after all (a user function not in routing.writingFunctions): a replica
         // refused it, so nothing was applied; it runs on the primary, as a write.
         if (!(route.intent === "read" && endpoint.role === "replica" && isReadOnlyRefusal(err))) throw err;
         route = Object.assign({}, route, { intent: "write" as const });
-        return writtenOne(await run(await this.leases.endpointFor(route, plan.primaryOnly)));
-      }
+        return this.leases.endpointFor(route, plan.primaryOnly).then(run).then(writtenOne);
+      });
+    // Not async: where the route needs no wait, an attempt is the lease's promise and one step more.
+    return this.leases.retrying(plan.retry, route, () => {
+      const endpoint = this.leases.endpointNow(route, plan.primaryOnly);
+      return endpoint !== undefined ? runOn(endpoint) : this.leases.endpointFor(route, plan.primaryOnly).then(runOn);
     });
   }
 

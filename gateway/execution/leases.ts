@@ -12,6 +12,7 @@ import type { EngineConnection, RowCursor } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
 import { type ClusterEvents, UNHEARD } from "../events.js";
 import type { Clock } from "../clock.js";
+import { promiseFrom } from "../promise-from.js";
 import type { Pool } from "../pool/pool.js";
 import type { PoolEntry } from "../pool/pool-entry.js";
 import type { RouteRequest, Router } from "../routing/router.js";
@@ -102,15 +103,35 @@ export class Leases {
    * Borrows a session of the endpoint for `work`, and reports failover signs on the way out. The
    * route's deadline bounds the wait for a session.
    */
-  async run<T>(endpoint: Endpoint, intent: Intent, runAs: RunAs, deadline: number, work: (connection: EngineConnection) => Promise<T>): Promise<T> {
+  run<T>(endpoint: Endpoint, intent: Intent, runAs: RunAs, deadline: number, work: (connection: EngineConnection) => Promise<T>): Promise<T> {
     // `onReplica` is what the endpoint was when the work was sent there, not when an error comes back.
     const onReplica = endpoint.role === "replica";
     const pool = this.pools.get(endpoint, runAs.login);
     // A ready session is taken without a promise or a turn; else the pool's wait (or check).
-    const entry = this.takeNow(endpoint, pool, onReplica, runAs) ?? (await this.take(endpoint, pool, intent, onReplica, runAs, deadline));
+    const entry = this.takeNow(endpoint, pool, onReplica, runAs);
+    if (entry !== undefined) return this.runOn(entry, endpoint, pool, intent, onReplica, work);
+    return this.take(endpoint, pool, intent, onReplica, runAs, deadline).then((taken) => this.runOn(taken, endpoint, pool, intent, onReplica, work));
+  }
+
+  /**
+   * `work` on a session taken for it, released when it settles. Not async: work that succeeds is
+   * answered in the turn it ends, with no promise or turn of the lease's own; a failure is classified
+   * (failed) before the session goes back.
+   */
+  private runOn<T>(entry: PoolEntry, endpoint: Endpoint, pool: Pool, intent: Intent, onReplica: boolean, work: (connection: EngineConnection) => Promise<T>): Promise<T> {
+    return promiseFrom(() => work(entry.connection)).then(
+      (value) => {
+        endpoint.outstanding--;
+        pool.release(entry);
+        return value;
+      },
+      (err: unknown) => this.failed(err, entry, endpoint, pool, intent, onReplica),
+    );
+  }
+
+  /** Work on a session failed: the failure as the retry policy reads it (classify), then the session goes back. */
+  private async failed(err: unknown, entry: PoolEntry, endpoint: Endpoint, pool: Pool, intent: Intent, onReplica: boolean): Promise<never> {
     try {
-      return await work(entry.connection);
-    } catch (err) {
       throw await this.classify(err, entry, endpoint, intent, onReplica);
     } finally {
       endpoint.outstanding--;

@@ -15,6 +15,7 @@
 import type { ErrorCode } from "../../schemas/errors.js";
 import { GatewayError } from "../errors.js";
 import type { Clock } from "../clock.js";
+import { promiseFrom } from "../promise-from.js";
 
 export interface RetrySettings {
   /** At most this many attempts; none: only the deadline (and maxTotalMs) bound the retries. */
@@ -54,8 +55,10 @@ function delayBefore(err: GatewayError, settings: RetrySettings, conflicts: numb
 /**
  * Runs `unit` until it succeeds, fails for good, or the next attempt would start at or after
  * `deadline` (clock ms: the request's timeoutMs from its start). Every failure carries the attempts.
+ * Not async: a first attempt that succeeds is answered in the turn it ends, with no promise or turn of
+ * the policy's own; retries run in `retryAfter`.
  */
-export async function runWithRetry<T>(
+export function runWithRetry<T>(
   settings: RetrySettings,
   deadline: number,
   clock: Clock,
@@ -63,31 +66,56 @@ export async function runWithRetry<T>(
   /** Told the code of every failure that is about to be retried. */
   onRetry?: (code: ErrorCode) => void,
 ): Promise<Attempted<T>> {
-  const startedAt = clock.now();
-  let conflicts = 0;
+  const retries: Retries<T> = { settings, deadline, clock, unit, onRetry, startedAt: clock.now(), conflicts: 0, retried: undefined };
+  return promiseFrom(() => unit(1)).then(
+    (value) => ({ value, attempts: 1 }),
+    (err: unknown) => retryAfter(err, 1, retries),
+  );
+}
+
+/** What a run of retries carries from one failure to the next. */
+interface Retries<T> {
+  settings: RetrySettings;
+  deadline: number;
+  clock: Clock;
+  unit: (attempt: number) => Promise<T>;
+  onRetry: ((code: ErrorCode) => void) | undefined;
+  startedAt: number;
+  conflicts: number;
   /** The failure being retried: the answer when a later attempt only ran out of the deadline waiting for a session. */
-  let retried: GatewayError | undefined;
-  for (let attempt = 1; ; attempt++) {
+  retried: GatewayError | undefined;
+}
+
+/** After attempt `failed` failed with `err`: waits and runs the unit again while the policy allows, else throws the failure. */
+async function retryAfter<T>(err: unknown, failed: number, retries: Retries<T>): Promise<Attempted<T>> {
+  for (let number = failed; ; number++) {
+    await retries.clock.sleep(delayAfterFailure(err, number, retries));
     try {
-      return { value: await unit(attempt), attempts: attempt };
-    } catch (err) {
-      if (!(err instanceof GatewayError)) throw err;
-      // A retry that spent the rest of the deadline waiting for a pooled session did not find the pool
-      // exhausted: the work kept failing until its time was up, and that failure is the answer (the
-      // waiter's timer rings at the deadline's millisecond, hence the one of slack).
-      if (retried !== undefined && err.code === "POOL_TIMEOUT" && clock.now() + 1 >= deadline) {
-        retried.attempts = attempt;
-        throw retried;
-      }
-      err.attempts = attempt;
-      if (CONFLICTS.has(err.code)) conflicts++;
-      const delay = delayBefore(err, settings, conflicts);
-      if (delay === undefined || (settings.maxAttempts !== undefined && attempt >= settings.maxAttempts)) throw err;
-      const resumeAt = clock.now() + delay;
-      if (resumeAt >= deadline || (settings.maxTotalMs !== undefined && resumeAt - startedAt > settings.maxTotalMs)) throw err;
-      onRetry?.(err.code);
-      retried = err;
-      await clock.sleep(delay);
+      return { value: await retries.unit(number + 1), attempts: number + 1 };
+    } catch (next) {
+      err = next;
     }
   }
+}
+
+/** How long to wait after attempt `number` failed with `err` before the next one; throws the answer when there is to be none. */
+function delayAfterFailure<T>(err: unknown, number: number, retries: Retries<T>): number {
+  if (!(err instanceof GatewayError)) throw err;
+  const { settings, deadline, clock } = retries;
+  // A retry that spent the rest of the deadline waiting for a pooled session did not find the pool
+  // exhausted: the work kept failing until its time was up, and that failure is the answer (the
+  // waiter's timer rings at the deadline's millisecond, hence the one of slack).
+  if (retries.retried !== undefined && err.code === "POOL_TIMEOUT" && clock.now() + 1 >= deadline) {
+    retries.retried.attempts = number;
+    throw retries.retried;
+  }
+  err.attempts = number;
+  if (CONFLICTS.has(err.code)) retries.conflicts++;
+  const delay = delayBefore(err, settings, retries.conflicts);
+  if (delay === undefined || (settings.maxAttempts !== undefined && number >= settings.maxAttempts)) throw err;
+  const resumeAt = clock.now() + delay;
+  if (resumeAt >= deadline || (settings.maxTotalMs !== undefined && resumeAt - retries.startedAt > settings.maxTotalMs)) throw err;
+  retries.onRetry?.(err.code);
+  retries.retried = err;
+  return delay;
 }

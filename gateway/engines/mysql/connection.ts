@@ -9,6 +9,7 @@
 import type { Connection } from "mysql2";
 import type { Param } from "../../../schemas/query.js";
 import { GatewayError } from "../../errors.js";
+import { promiseFrom } from "../../promise-from.js";
 import type { EngineConnection, ExecuteOptions, InstanceState, ListedInstance, RowCursor, StatementResult, StreamOptions, TransactionOptions } from "../engine.js";
 import { INTERNAL_RESULT_LIMITS } from "../result-budget.js";
 import { type CancelStrategy, SessionLifecycle, type StatementFailure } from "../session-lifecycle.js";
@@ -153,7 +154,23 @@ export class MysqlConnection implements EngineConnection {
     this.lifecycle.onDeath(listener);
   }
 
-  async execute(sql: string, params: readonly Param[], options: ExecuteOptions): Promise<StatementResult> {
+  /**
+   * Not async: the answer is built in the turn the statement's result arrives (resultOf), with no
+   * promise or turn of its own; a failure goes through afterConflict first.
+   */
+  execute(sql: string, params: readonly Param[], options: ExecuteOptions): Promise<StatementResult> {
+    const wasInTransaction = this.transactionOpen;
+    return promiseFrom(() => this.send(sql, params, options)).then(
+      (collected) => this.resultOf(collected, sql, options),
+      (err: unknown) =>
+        this.afterConflict(err, wasInTransaction, options.timeoutMs).then(() => {
+          throw err;
+        }),
+    );
+  }
+
+  /** Sends a statement of the caller's (prepared where it must be), noting what it may leave in the session. */
+  private send(sql: string, params: readonly Param[], options: ExecuteOptions): Promise<ResultCollector> {
     if (this.rolledBackByServer) {
       // MySQL would run this in autocommit mode, outside the transaction the caller believes is open.
       throw new GatewayError("TRANSACTION_ABORTED", "the database rolled this transaction back after a conflict; roll it back and run it again from the start");
@@ -165,14 +182,11 @@ export class MysqlConnection implements EngineConnection {
     const mustPrepare =
       options.singleStatement === true || (options.gatewayTransaction === true && (this.lifecycle.mayHoldState || (analysis.statementCount > 1 && !analysis.leavesNoState)));
     if (!analysis.leavesNoState) this.lifecycle.noteStateChange();
-    const wasInTransaction = this.transactionOpen;
-    let collected: ResultCollector;
-    try {
-      collected = await this.run(sql, params, options, params.length > 0 || (mustPrepare && !analysis.savepointOnly));
-    } catch (err) {
-      await this.afterConflict(err, wasInTransaction, options.timeoutMs);
-      throw err;
-    }
+    return this.run(sql, params, options, params.length > 0 || (mustPrepare && !analysis.savepointOnly));
+  }
+
+  /** A collected statement as the gateway answers it (a CALL by its last result set; a write by its header). */
+  private resultOf(collected: ResultCollector, sql: string, options: ExecuteOptions): StatementResult {
     if (collected.budget.overLimit) throw collected.budget.tooLarge();
     const command = commandOf(sql);
     const resultSet = command === "CALL" ? collected.lastResultSet : undefined;

@@ -11,7 +11,9 @@ import { parseBody } from "../validate.js";
 import { idempotencyKeyOf, nativeAnswer } from "../idempotency-header.js";
 
 export function registerQueryRoutes(app: FastifyInstance, context: HttpContext): void {
-  app.post("/v1/query", async (request, reply) => {
+  // Not async: a refusal thrown here is Fastify's to answer (the error handler), and the answer is
+  // sent in the turn the work ends, with no promise or turn of the handler's own.
+  app.post("/v1/query", (request, reply) => {
     const body = parseBody(queryRequestSchema, request.body);
     keepStatementParamSources(request.body, body.params);
     const { cluster, runAs } =
@@ -27,11 +29,12 @@ export function registerQueryRoutes(app: FastifyInstance, context: HttpContext):
         : { key, surface: "native", shape: { rowMode, bigNumbers: body.bigNumbers }, answer: (results: readonly StatementResult[]) => serializeResult(results[0] as StatementResult, rowMode) };
     const plan = cluster.pipeline.plan(workRequestOf(body, [{ sql: body.sql, params: body.params }], scope, idempotency), NATIVE_SURFACE, runAs);
     noteWork(request, cluster.name, scope === "transaction" ? "transaction" : plan.intent);
-    const { value, attempts } = await cluster.pipeline.run(plan, body.transactionId);
-    if (value.recorded) return nativeAnswer(reply, value.recorded, { attempts, consistencyToken: value.consistencyToken });
-    // Serialised here (schema: QueryResponse) so Fastify sends the text as is.
-    const json = serializeResult(value.value[0] as StatementResult, rowMode, attempts, value.consistencyToken);
-    return reply.type("application/json; charset=utf-8").send(json);
+    return cluster.pipeline.run(plan, body.transactionId).then(({ value, attempts }) => {
+      if (value.recorded) return nativeAnswer(reply, value.recorded, { attempts, consistencyToken: value.consistencyToken });
+      // Serialised here (schema: QueryResponse) so Fastify sends the text as is.
+      const json = serializeResult(value.value[0] as StatementResult, rowMode, attempts, value.consistencyToken);
+      return reply.type("application/json; charset=utf-8").send(json);
+    });
   });
 
   app.post("/v1/batch", async (request, reply) => {
