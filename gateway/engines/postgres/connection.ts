@@ -8,6 +8,7 @@
 import type pg from "pg";
 import type { Column, Param } from "../../../schemas/query.js";
 import { GatewayError } from "../../errors.js";
+import { promiseFrom } from "../../promise-from.js";
 import type { EngineConnection, ExecuteOptions, InstanceState, ListedInstance, RowCursor, StatementResult, StreamOptions, TransactionOptions } from "../engine.js";
 import { INTERNAL_RESULT_LIMITS } from "../result-budget.js";
 import { type CancelStrategy, SessionLifecycle, type StatementFailure } from "../session-lifecycle.js";
@@ -63,6 +64,14 @@ function isCachedPlanChange(err: unknown): boolean {
   return err instanceof GatewayError && err.database?.sqlstate === "0A000" && err.message.includes(CACHED_PLAN_CHANGED);
 }
 
+/** A statement's result, with its columns; a write that read its commit position carries it. */
+function resultOf(query: StatementQuery, columns: StatementResult["columns"]): StatementResult {
+  const fields = query.fields;
+  const result: StatementResult = { command: query.command, columns, rows: query.rows, rowCount: query.rowCount, describeColumns: () => columnDetails(fields) };
+  if (query instanceof CommittedWriteQuery && query.position !== null) result.commitPosition = query.position;
+  return result;
+}
+
 export class PostgresConnection implements EngineConnection {
   reachedRole: "primary" | "replica" | undefined;
   private readonly prepared = new Map<string, PreparedStatement>();
@@ -99,36 +108,46 @@ export class PostgresConnection implements EngineConnection {
     this.lifecycle.onDeath(listener);
   }
 
-  async execute(sql: string, params: readonly Param[], options: ExecuteOptions): Promise<StatementResult> {
-    // Settings changed before this string (standard_conforming_strings...) may make the server split it otherwise than the reader.
-    const readAsReaderDoes = !this.lifecycle.mayHoldState;
-    const learning = this.noteSessionEffects(sql, options);
-    if (learning !== undefined) await learning;
+  /**
+   * Not async: where nothing is to be learnt first (a session setting, a column type), the answer is
+   * built in the turn the statement's result arrives, with no promise or turn of its own.
+   */
+  execute(sql: string, params: readonly Param[], options: ExecuteOptions): Promise<StatementResult> {
+    return promiseFrom(() => {
+      // Settings changed before this string (standard_conforming_strings...) may make the server split it otherwise than the reader.
+      const readAsReaderDoes = !this.lifecycle.mayHoldState;
+      const learning = this.noteSessionEffects(sql, options);
+      if (learning === undefined) return this.send(sql, params, options, readAsReaderDoes);
+      return learning.then(() => this.send(sql, params, options, readAsReaderDoes));
+    });
+  }
+
+  /** Sends a statement of the caller's and answers it; a cached statement the server refused for a changed result type is prepared again, once. */
+  private send(sql: string, params: readonly Param[], options: ExecuteOptions, readAsReaderDoes: boolean): Promise<StatementResult> {
     const values = encodeParams(params);
     const several = !options.singleStatement && !(options.gatewayTransaction && !readAsReaderDoes);
     const positioned = options.withCommitPosition === true && this.positionInline(sql);
-    let query: StatementQuery;
-    try {
-      query = await this.runStatement(this.statement(sql, values, options, several, positioned), options.timeoutMs);
-    } catch (err) {
-      if (!isCachedPlanChange(err)) throw err;
-      // The server refused a cached statement whose result type changed (ALTER TABLE...) before
-      // running it. Outside a transaction block it is re-prepared and sent again; inside one the
-      // transaction is already aborted, so the error goes to the caller and the next attempt re-prepares.
-      this.forgetStatement(sql);
-      if (this.internals.getTransactionStatus() !== "I") throw err;
-      query = await this.runStatement(this.statement(sql, values, options, several, positioned), options.timeoutMs);
-    }
+    const sent = () => this.runStatement(this.statement(sql, values, options, several, positioned), options.timeoutMs);
+    return sent().then(
+      (query) => this.answerOf(query, options),
+      (err: unknown) => {
+        if (!isCachedPlanChange(err)) throw err;
+        // The server refused a cached statement whose result type changed (ALTER TABLE...) before
+        // running it. Outside a transaction block it is re-prepared and sent again; inside one the
+        // transaction is already aborted, so the error goes to the caller and the next attempt re-prepares.
+        this.forgetStatement(sql);
+        if (this.internals.getTransactionStatus() !== "I") throw err;
+        return sent().then((query) => this.answerOf(query, options));
+      },
+    );
+  }
+
+  /** A statement's result as the gateway answers it, once the types of its columns are known (learnt first when they are not). */
+  private answerOf(query: StatementQuery, options: ExecuteOptions): StatementResult | Promise<StatementResult> {
     if (query.budget.overLimit) throw query.budget.tooLarge();
-    let columns = this.columnsOf(query, false);
-    if (columns === null) {
-      await this.learnTypes(query, options.timeoutMs);
-      columns = this.columnsOf(query, true) ?? [];
-    }
-    const fields = query.fields;
-    const result: StatementResult = { command: query.command, columns, rows: query.rows, rowCount: query.rowCount, describeColumns: () => columnDetails(fields) };
-    if (query instanceof CommittedWriteQuery && query.position !== null) result.commitPosition = query.position;
-    return result;
+    const columns = this.columnsOf(query, false);
+    if (columns !== null) return resultOf(query, columns);
+    return this.learnTypes(query, options.timeoutMs).then(() => resultOf(query, this.columnsOf(query, true) ?? []));
   }
 
   /**
