@@ -3,7 +3,7 @@ import { promiseFrom } from "./promise-from.js";
 
 describe("promiseFrom", () => {
   it("answers the promise the step returns", async () => {
-    await expect(promiseFrom(() => Promise.resolve(7))).resolves.toBe(7);
+    await expect(promiseFrom((n: number) => Promise.resolve(n + 1), 6)).resolves.toBe(7);
     const failure = new Error("failed later");
     await expect(promiseFrom(() => Promise.reject(failure))).rejects.toBe(failure);
   });
@@ -11,10 +11,10 @@ describe("promiseFrom", () => {
   it("turns a synchronous throw into the rejection, with the very value thrown", async () => {
     const failure = new Error("refused at once");
     let called = 0;
-    const answer = promiseFrom((): Promise<number> => {
-      called++;
+    const answer = promiseFrom((n: number): Promise<number> => {
+      called += n;
       throw failure;
-    });
+    }, 1);
     expect(called).toBe(1);
     await expect(answer).rejects.toBe(failure);
     await expect(

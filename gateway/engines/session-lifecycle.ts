@@ -278,7 +278,7 @@ export class SessionLifecycle {
     const deadline = new StatementDeadline(timeoutMs, this.graceMs, this.strategy, this.alarm, this.noteCancelSent);
     // Not async: a statement that ended in time is answered in the turn its result arrives, with no
     // promise or turn of the lifecycle's own; a cancelled or failed one takes the slow paths below.
-    return promiseFrom(() => submit(deadline)).then(
+    return promiseFrom(submit, deadline).then(
       (result) => {
         if (deadline.cancelled) return this.afterLateEnd(result, deadline, timeoutMs);
         deadline.stop();

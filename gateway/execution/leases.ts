@@ -5,6 +5,7 @@
  * and turned into what the retry policy understands (a refused write was not applied; a read lost on a
  * replica runs elsewhere). Both the autocommit executor and interactive transactions lease through here.
  */
+import type { ErrorCode } from "../../schemas/errors.js";
 import type { Intent } from "../../schemas/query.js";
 import type { PoolSet } from "../pool/pool-set.js";
 import type { GatewayConfig } from "../config/schema.js";
@@ -63,8 +64,13 @@ export class Leases {
 
   /** Runs `unit` again on the failures the retry policy allows, until the route's deadline. */
   retrying<T>(settings: RetrySettings, route: RouteRequest, unit: (attempt: number) => Promise<T>): Promise<Attempted<T>> {
-    return runWithRetry(settings, route.deadline, this.clock, unit, (code) => this.events.emit("retry", { code }));
+    return runWithRetry(settings, route.deadline, this.clock, unit, this.noteRetry);
   }
+
+  /** Every retried failure, told to the cluster's events (one function for all requests, not one per request). */
+  private readonly noteRetry = (code: ErrorCode): void => {
+    this.events.emit("retry", { code });
+  };
 
   /** The endpoint for a route: the primary when the surface runs everything there, else the router's choice. */
   endpointFor(route: RouteRequest, primaryOnly: boolean): Promise<Endpoint> {
@@ -119,7 +125,7 @@ export class Leases {
    * (failed) before the session goes back.
    */
   private runOn<T>(entry: PoolEntry, endpoint: Endpoint, pool: Pool, intent: Intent, onReplica: boolean, work: (connection: EngineConnection) => Promise<T>): Promise<T> {
-    return promiseFrom(() => work(entry.connection)).then(
+    return promiseFrom(work, entry.connection).then(
       (value) => {
         endpoint.outstanding--;
         pool.release(entry);

@@ -66,11 +66,14 @@ export function runWithRetry<T>(
   /** Told the code of every failure that is about to be retried. */
   onRetry?: (code: ErrorCode) => void,
 ): Promise<Attempted<T>> {
-  const retries: Retries<T> = { settings, deadline, clock, unit, onRetry, startedAt: clock.now(), conflicts: 0, retried: undefined };
-  return promiseFrom(() => unit(1)).then(
-    (value) => ({ value, attempts: 1 }),
-    (err: unknown) => retryAfter(err, 1, retries),
+  const startedAt = clock.now();
+  return promiseFrom(unit, 1).then(answeredAtFirst, (err: unknown) =>
+    retryAfter(err, 1, { settings, deadline, clock, unit, onRetry, startedAt, conflicts: 0, retried: undefined }),
   );
+}
+
+function answeredAtFirst<T>(value: T): Attempted<T> {
+  return { value, attempts: 1 };
 }
 
 /** What a run of retries carries from one failure to the next. */

@@ -165,7 +165,7 @@ export class Pool {
     const now = this.clock.now();
     if (!this.lendableAtOnce(entry, tenant, now)) return undefined;
     this.removeIdleAt(at);
-    return this.lend(entry, tenant, now);
+    return this.lend(entry, tenant, now, false, now);
   }
 
   /** Borrowed entries per tenant (tenants holding none are not listed). */
@@ -189,7 +189,8 @@ export class Pool {
     if (at < 0) return this.enqueue(tenant, startedAt, deadline, signal);
     const entry = this.idle[at] as PoolEntry;
     this.removeIdleAt(at);
-    if (this.lendableAtOnce(entry, tenant, this.clock.now())) return Promise.resolve(this.lend(entry, tenant, startedAt));
+    const now = this.clock.now();
+    if (this.lendableAtOnce(entry, tenant, now)) return Promise.resolve(this.lend(entry, tenant, startedAt, false, now));
     return this.prepareThenLend(entry, tenant, startedAt, deadline, signal);
   }
 
@@ -256,13 +257,16 @@ export class Pool {
     return this.acquireUntil(tenant, startedAt, deadline, signal);
   }
 
-  /** Lends an entry; `counted` when prepareThenLend already counted it against the tenant's share. */
-  private lend(entry: PoolEntry, tenant: string, startedAt: number, counted = false): PoolEntry {
+  /**
+   * Lends an entry; `counted` when prepareThenLend already counted it against the tenant's share.
+   * `now` is the clock as the caller last read it, when that was just now (one read per decision).
+   */
+  private lend(entry: PoolEntry, tenant: string, startedAt: number, counted = false, now = this.clock.now()): PoolEntry {
     entry.state = "IN_USE";
     entry.tenant = tenant;
     entry.lastTenant = tenant;
     if (!counted) this.countHeld(tenant, 1);
-    this.counters.recordAcquireWait(this.clock.now() - startedAt);
+    this.counters.recordAcquireWait(now - startedAt);
     return entry;
   }
 
@@ -326,7 +330,7 @@ export class Pool {
    * Gives a ready entry to the next eligible waiter (fair across tenants), after a full reset when
    * another tenant used it last; or makes it idle.
    */
-  private handOff(entry: PoolEntry): void {
+  private handOff(entry: PoolEntry, now = this.clock.now()): void {
     const waiter = this.waiters.shift(this.eligible);
     if (waiter) {
       if (crossesTenant(entry, waiter.tenant)) {
@@ -336,11 +340,11 @@ export class Pool {
         );
         return;
       }
-      waiter.resolve(this.lend(entry, waiter.tenant, waiter.enqueuedAt));
+      waiter.resolve(this.lend(entry, waiter.tenant, waiter.enqueuedAt, false, now));
       return;
     }
     entry.state = "NOT_IN_USE";
-    entry.lastAccessedAt = this.clock.now();
+    entry.lastAccessedAt = now;
     this.idle.push(entry);
   }
 
@@ -395,9 +399,10 @@ export class Pool {
    */
   private giveBack(entry: PoolEntry): void {
     const connection = entry.connection;
+    const now = this.clock.now();
     if (!connection.alive) {
       this.remove(entry, "evicted", "session died while in use");
-    } else if (this.closed || entry.retireOnRelease !== null || this.clock.now() >= entry.expiresAt) {
+    } else if (this.closed || entry.retireOnRelease !== null || now >= entry.expiresAt) {
       this.remove(entry, "retired", entry.retireOnRelease ?? (this.closed ? "pool closed" : "max lifetime"));
     } else if (connection.needsReset) {
       entry.state = "RESERVED";
@@ -416,7 +421,7 @@ export class Pool {
       this.verify(entry, entry.verifyBeforeUse);
       return;
     } else {
-      this.handOff(entry);
+      this.handOff(entry, now);
       return;
     }
     this.fill();
