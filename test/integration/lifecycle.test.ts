@@ -86,6 +86,27 @@ describe("lifecycle", () => {
     await waitFor(async () => (await gatewaySessions(db)).length === 0, 2000, "every gateway session to end");
   });
 
+  it("exits on SIGTERM when nothing reads its logs any more (its stdout's reader went away)", async () => {
+    // MySQL: its sessions close at once, so "drained" is written just before the exit.
+    const mysqlDb = await createTestMysqlDatabase();
+    try {
+      const run = startProcess({ POOLGATE_WRITER_URL: mysqlDb.url });
+      await waitFor(() => /listening on (http:\/\/[^"\s]+)/.test(run.output()), 30000, "listening log line");
+      // The reader of its stdout and stderr goes (a log collector that died, `npm start | head`): the
+      // lines it writes from now on ("shutting down", "drained") meet a broken pipe.
+      run.child.stdout?.destroy();
+      run.child.stderr?.destroy();
+      run.child.kill("SIGTERM");
+      const stillRunning = "still running 10 s after SIGTERM";
+      const exited = await Promise.race([run.exited, new Promise<string>((resolve) => setTimeout(() => resolve(stillRunning), 10000))]);
+      if (exited === stillRunning) run.child.kill("SIGKILL");
+      expect(exited).toBe(0);
+      await waitFor(async () => (await mysqlGatewaySessions(mysqlDb)).length === 0, 2000, "every gateway session to end");
+    } finally {
+      await mysqlDb.drop();
+    }
+  });
+
   it("serves a MySQL cluster from POOLGATE_WRITER_URL=mysql://... and drains it on SIGTERM", async () => {
     const mysqlDb = await createTestMysqlDatabase();
     try {
