@@ -160,12 +160,7 @@ export class Pool {
     const tenant = claim.tenant;
     this.registerTenant(claim);
     const at = this.idleIndexForNewCaller(tenant);
-    if (at < 0) return undefined;
-    const entry = this.idle[at] as PoolEntry;
-    const now = this.clock.now();
-    if (!this.lendableAtOnce(entry, tenant, now)) return undefined;
-    this.removeIdleAt(at);
-    return this.lend(entry, tenant, now, false, now);
+    return at < 0 ? undefined : this.lendIdleAtOnce(at, tenant, undefined);
   }
 
   /** Borrowed entries per tenant (tenants holding none are not listed). */
@@ -187,11 +182,23 @@ export class Pool {
     if (signal?.aborted) return Promise.reject(this.abandonedError(signal));
     const at = this.idleIndexForNewCaller(tenant);
     if (at < 0) return this.enqueue(tenant, startedAt, deadline, signal);
+    const lent = this.lendIdleAtOnce(at, tenant, startedAt);
+    if (lent !== undefined) return Promise.resolve(lent);
     const entry = this.idle[at] as PoolEntry;
     this.removeIdleAt(at);
-    const now = this.clock.now();
-    if (this.lendableAtOnce(entry, tenant, now)) return Promise.resolve(this.lend(entry, tenant, startedAt, false, now));
     return this.prepareThenLend(entry, tenant, startedAt, deadline, signal);
+  }
+
+  /**
+   * The idle entry at `at`, lent to `tenant` when it may go with no round trip first (lendableAtOnce);
+   * else undefined, and it stays idle. `startedAt`: when the caller began to wait (none: now).
+   */
+  private lendIdleAtOnce(at: number, tenant: string, startedAt: number | undefined): PoolEntry | undefined {
+    const entry = this.idle[at] as PoolEntry;
+    const now = this.clock.now();
+    if (!this.lendableAtOnce(entry, tenant, now)) return undefined;
+    this.removeIdleAt(at);
+    return this.lend(entry, tenant, startedAt ?? now, false, now);
   }
 
   /**
