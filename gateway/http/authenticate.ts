@@ -30,6 +30,17 @@ function header(request: FastifyRequest, name: string): string | undefined {
 }
 
 export function registerAuthentication(app: FastifyInstance, authenticator: Authenticator, policy: AccessPolicy): void {
+  if (!authenticator.enabled) {
+    // One trusted caller on loopback: every request's caller is the anonymous one, read through the
+    // requests' prototype, so nothing is set (and no hook runs) per request. Only it may be assigned.
+    app.decorateRequest("caller", {
+      getter: () => ANONYMOUS,
+      setter: (caller: Caller) => {
+        if (caller !== ANONYMOUS) throw new Error(`caller ${caller.principal} assigned with caller authentication off`);
+      },
+    });
+    return;
+  }
   const inFlight = new Map<string, number>();
   // Fastify wants reference-type decorations to start as null; the hook below sets one on every request.
   app.decorateRequest("caller", null as unknown as Caller);
@@ -49,14 +60,6 @@ export function registerAuthentication(app: FastifyInstance, authenticator: Auth
     });
   };
 
-  if (!authenticator.enabled) {
-    // One trusted caller on loopback: nothing to check, and no promise per request on the hot path.
-    app.addHook("onRequest", (request, _reply, done) => {
-      request.caller = ANONYMOUS;
-      done();
-    });
-    return;
-  }
   app.addHook("onRequest", async (request, reply) => {
     const config = request.routeOptions.config;
     const access = config.access ?? "caller";

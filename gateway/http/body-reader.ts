@@ -11,10 +11,26 @@
  * nothing more of it is kept; the others then see a settled body and do nothing.
  */
 import type { IncomingMessage } from "node:http";
-import { errorCodes, type FastifyRequest } from "fastify";
+import { errorCodes, type FastifyInstance, type FastifyRequest } from "fastify";
 import { parseJsonBody } from "./json-body.js";
 
 type Done = (err: Error | null, body?: unknown) => void;
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /**
+     * The JSON body's text as the caller sent it (before any rewrite): object and array parameters are
+     * bound as written (param-sources.ts), and a forwarded request carries it on. Kept on the request
+     * rather than beside the parsed body, so no weak table is written per request.
+     */
+    bodyText: string | undefined;
+  }
+}
+
+/** Declares the request's bodyText (undefined until a JSON body is read); once per server. */
+export function declareBodyText(app: FastifyInstance): void {
+  app.decorateRequest("bodyText", undefined);
+}
 
 /**
  * A Fastify content-type parser (addContentTypeParser's function form) for bodies of at most `limit`
@@ -47,12 +63,14 @@ export function jsonBodyReader(limit: number, prepare?: (text: string) => string
         return done(err);
       }
       if (!Number.isNaN(declared) && received !== declared) return done(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
+      const text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, received)).toString("utf8");
       let body: unknown;
       try {
-        body = parseJsonBody((chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, received)).toString("utf8"), prepare);
+        body = parseJsonBody(text, prepare);
       } catch (parseError) {
         return done(parseError as Error);
       }
+      request.bodyText = text;
       done(null, body);
     };
     payload.on("data", onData);

@@ -10,7 +10,6 @@ import { request as undiciRequest } from "undici";
 import { AUTH_HEADER } from "../auth/authenticator.js";
 import type { TransactionOwnership } from "../peers/transaction-ownership.js";
 import { DATA_API_IDEMPOTENCY_HEADER, IDEMPOTENCY_HEADER, REPLAY_HEADER } from "./idempotency-header.js";
-import { bodyTextOf } from "./json-body.js";
 
 const FORWARDED = "x-poolgate-forwarded";
 const NATIVE_END = /^\/v1\/transactions\/([^/?]+)\/(?:commit|rollback)(?:\?|$)/;
@@ -45,7 +44,7 @@ export function registerOwnerForwarding(app: FastifyInstance, ownership: Transac
       method: "POST",
       headers,
       // The caller's own text: re-serialising the parsed body would round large numbers in it.
-      body: request.body === undefined ? undefined : (bodyTextOf(request.body) ?? JSON.stringify(request.body)),
+      body: request.body === undefined ? undefined : (request.bodyText ?? JSON.stringify(request.body)),
     }).catch(() => undefined);
     if (!response) {
       request.log?.warn?.({ owner }, "transaction owner unreachable");

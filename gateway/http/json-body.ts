@@ -53,8 +53,6 @@ export function nestingDepth(text: string): number {
   return deepest;
 }
 
-const bodyTexts = new WeakMap<object, string>();
-
 /** Parses a request body; `prepare` may rewrite the text first (the Data API's 64-bit longValues). */
 export function parseJsonBody(text: string, prepare: (text: string) => string = (same) => same): unknown {
   if (text === "") throw new GatewayError("INVALID_REQUEST", "the JSON body is empty");
@@ -67,11 +65,5 @@ export function parseJsonBody(text: string, prepare: (text: string) => string = 
   } catch (err) {
     throw new GatewayError("MALFORMED_JSON", `request body is not valid JSON: ${(err as Error).message}`);
   }
-  if (typeof body === "object" && body !== null) bodyTexts.set(body, text);
   return body;
-}
-
-/** The text a parsed body (a JSON object or array) was parsed from, as the caller sent it. */
-export function bodyTextOf(body: unknown): string | undefined {
-  return typeof body === "object" && body !== null ? bodyTexts.get(body) : undefined;
 }

@@ -8,49 +8,57 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Logger } from "../logger.js";
 import type { GatewayMetrics } from "../observability/metrics.js";
 
-export interface RequestObservation {
-  cluster: string;
-  intent: string;
-  /** The failure's code; "ok" when the answer is a success. */
-  outcome: string | undefined;
-}
-
 declare module "fastify" {
   interface FastifyRequest {
-    observation: RequestObservation;
+    /** The cluster the request's work went to ("none" until a route names it). */
+    observedCluster: string;
+    /** The work's intent: read, write, transaction... ("none" until a route names it). */
+    observedIntent: string;
+    /** The failure's registry code (set by the error handlers); undefined when the answer is a success. */
+    observedOutcome: string | undefined;
   }
 }
 
 /** Notes the cluster and intent of the work a request asked for. */
 export function noteWork(request: FastifyRequest, cluster: string, intent: string): void {
-  request.observation.cluster = cluster;
-  request.observation.intent = intent;
+  request.observedCluster = cluster;
+  request.observedIntent = intent;
+}
+
+/**
+ * Runs work that notes its cluster and intent in a note of its own as it goes (the Data API service's
+ * WorkNote), and notes them on the request when the work ends, failed or not.
+ */
+export async function observedWork<T>(request: FastifyRequest, work: (note: { cluster: string; intent: string }) => Promise<T>): Promise<T> {
+  const note = { cluster: request.observedCluster, intent: request.observedIntent };
+  try {
+    return await work(note);
+  } finally {
+    noteWork(request, note.cluster, note.intent);
+  }
 }
 
 /** Notes how a request failed (set by the error handlers). */
 export function noteOutcome(request: FastifyRequest, outcome: string): void {
-  const observation = request.observation as RequestObservation | null;
-  if (observation) observation.outcome = outcome;
+  request.observedOutcome = outcome;
 }
 
 export function registerObservation(app: FastifyInstance, metrics: GatewayMetrics, logger: Logger, logRequests: boolean): void {
-  app.decorateRequest("observation", null as unknown as RequestObservation);
-  app.addHook("onRequest", (request, _reply, done) => {
-    request.observation = { cluster: "none", intent: "none", outcome: undefined };
-    done();
-  });
+  // Primitive decorations: Fastify sets them on every request as it builds it (refused ones included),
+  // so no hook and no object per request is needed to start the observation.
+  app.decorateRequest("observedCluster", "none");
+  app.decorateRequest("observedIntent", "none");
+  app.decorateRequest("observedOutcome", undefined);
   app.addHook("onResponse", (request, reply, done) => {
-    // Requests Fastify refused before the hooks ran (a malformed URL) have no observation yet.
-    const observation = (request.observation as RequestObservation | null) ?? { cluster: "none", intent: "none", outcome: undefined };
     // Fastify times every request itself (from its routing to the answer's end): read, not timed twice.
     const seconds = reply.elapsedTime / 1000;
     const status = reply.statusCode;
-    const outcome = observation.outcome ?? (status < 400 ? "ok" : `HTTP_${status}`);
+    const outcome = request.observedOutcome ?? (status < 400 ? "ok" : `HTTP_${status}`);
     // One read: Fastify builds routeOptions afresh on every access.
     const { url, config } = request.routeOptions;
     const route = url ?? "unmatched";
     const fromCaller = (config?.access ?? "caller") === "caller";
-    metrics.observeRequest({ route, cluster: observation.cluster, intent: observation.intent, outcome }, status, seconds, fromCaller);
+    metrics.observeRequest({ route, cluster: request.observedCluster, intent: request.observedIntent, outcome }, status, seconds, fromCaller);
     if (logRequests) {
       logger.info(
         {
@@ -60,8 +68,8 @@ export function registerObservation(app: FastifyInstance, metrics: GatewayMetric
           status,
           ms: Math.round(seconds * 10000) / 10,
           principal: request.caller?.principal,
-          cluster: observation.cluster,
-          intent: observation.intent,
+          cluster: request.observedCluster,
+          intent: request.observedIntent,
           outcome,
         },
         "request",

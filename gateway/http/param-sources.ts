@@ -6,7 +6,6 @@
  */
 import type { Param } from "../../schemas/query.js";
 import { jsonValueSources, withJsonSource } from "../engines/json-text.js";
-import { bodyTextOf } from "./json-body.js";
 
 /** One parameter list of a request: where it is in the body, and its validated values. */
 export interface ParamList {
@@ -18,8 +17,8 @@ export interface ParamList {
 const PARAMS_PATH: readonly string[] = ["params"];
 
 /** keepParamSources for a request of one statement, its parameters at `params` (none: nothing to do). */
-export function keepStatementParamSources(body: unknown, params: readonly Param[] | undefined): void {
-  if (params !== undefined && params.length > 0) keepParamSources(body, [{ path: PARAMS_PATH, params }]);
+export function keepStatementParamSources(bodyText: string | undefined, params: readonly Param[] | undefined): void {
+  if (params !== undefined && params.length > 0) keepParamSources(bodyText, [{ path: PARAMS_PATH, params }]);
 }
 
 /** Objects and arrays are JSON texts for the engines; `$bytea` and `$json` carry their own text. */
@@ -28,22 +27,21 @@ function takesJsonText(param: Param | undefined): param is unknown[] | Record<st
 }
 
 /**
- * Attaches, to each object or array parameter of `lists`, its text in `body` (the parsed request as
- * Fastify hands it on). Where a key is repeated in the body, the later occurrence is the one JSON.parse
+ * Attaches, to each object or array parameter of `lists`, its text in `bodyText` (the request body as
+ * the caller sent it: FastifyRequest.bodyText). Where a key is repeated in the body, the later occurrence is the one JSON.parse
  * kept, and the later one is attached last.
  */
-export function keepParamSources(body: unknown, lists: readonly ParamList[]): void {
+export function keepParamSources(bodyText: string | undefined, lists: readonly ParamList[]): void {
   // Most requests bind no object or array: one scan of their parameters, and nothing allocated.
   let wanted: Map<string, readonly Param[]> | undefined;
   for (const list of lists) {
     if (list.params?.some(takesJsonText)) (wanted ??= new Map()).set(JSON.stringify(list.path), list.params);
   }
   if (wanted === undefined) return;
-  const text = bodyTextOf(body);
-  if (text === undefined) return;
+  if (bodyText === undefined) return;
   const listAt = (path: readonly (string | number)[]) => wanted.get(JSON.stringify(path.slice(0, -1)));
   jsonValueSources(
-    text,
+    bodyText,
     (path) => typeof path[path.length - 1] === "number" && takesJsonText(listAt(path)?.[path[path.length - 1] as number]),
     (path, source) => {
       const param = listAt(path)?.[path[path.length - 1] as number];

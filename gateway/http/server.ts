@@ -5,7 +5,7 @@ import { GatewayError } from "../errors.js";
 import { ANONYMOUS } from "../auth/caller.js";
 import { registerAuthentication } from "./authenticate.js";
 import { answerClientError } from "./client-error.js";
-import { jsonBodyReader } from "./body-reader.js";
+import { declareBodyText, jsonBodyReader } from "./body-reader.js";
 import { RequestIds } from "./request-ids.js";
 import { registerObservation } from "./observe.js";
 import { registerObservabilityRoutes } from "./routes/observability.js";
@@ -52,6 +52,7 @@ export function createHttpServer(context: HttpContext, authenticator: Authentica
 
   // The API speaks JSON only; anything else is answered with UNSUPPORTED_MEDIA_TYPE.
   app.removeContentTypeParser("text/plain");
+  declareBodyText(app);
   // Plain JSON.parse: a "__proto__" key becomes an own property (never a prototype), and the strict
   // zod schemas reject it as an unknown field, so secure-json-parse's extra scan is not needed.
   app.addContentTypeParser("application/json", jsonBodyReader(context.config.server.maxRequestBytes));

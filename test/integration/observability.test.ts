@@ -85,6 +85,13 @@ describe("metrics and request logs", () => {
       app,
     );
     expect(dataApi.status).toBe(200);
+    // A Data API statement the database refuses is still counted under the cluster and intent it was routed by.
+    const refusedByDatabase = await gateway.post(
+      "/Execute",
+      { resourceArn: "arn:aws:rds:us-east-1:123456789012:cluster:c", secretArn: "arn:aws:secretsmanager:us-east-1:123456789012:secret:s", sql: "select * from no_such_table" },
+      app,
+    );
+    expect(refusedByDatabase.status).toBe(400);
     // Ten serializable increments of one row at once: conflicts the gateway retries.
     const increments = await Promise.all(
       Array.from({ length: 10 }, () =>
@@ -103,6 +110,7 @@ describe("metrics and request logs", () => {
     expect(count('route="/v1/query",cluster="default",intent="read",outcome="DATABASE_ERROR"')).toBe(1);
     expect(count('route="/v1/query",cluster="none",intent="none",outcome="UNAUTHENTICATED"')).toBe(1);
     expect(count('route="/Execute",cluster="default",intent="read",outcome="ok"')).toBe(1);
+    expect(count('route="/Execute",cluster="default",intent="read",outcome="DATABASE_ERROR"')).toBe(1);
     expect(count('route="/v1/batch",cluster="default",intent="write",outcome="ok"')).toBe(10);
     expect(sample(text, "poolgate_retries_total", 'cluster="default",reason="SERIALIZATION_FAILURE"') ?? 0).toBe(retried);
     expect(sample(text, "poolgate_pool_connections", 'cluster="default",endpoint="default/writer",state="idle"')).toBe(4);

@@ -20,7 +20,7 @@ import { GatewayError } from "../../errors.js";
 import type { HttpContext } from "../context.js";
 import { logFailure, toGatewayError } from "../error-handler.js";
 import { jsonBodyReader } from "../body-reader.js";
-import { noteOutcome } from "../observe.js";
+import { noteOutcome, observedWork } from "../observe.js";
 import { DATA_API_IDEMPOTENCY_HEADER, idempotencyKeyOf, REPLAY_HEADER } from "../idempotency-header.js";
 
 /** A longValue with more digits than a double keeps exactly. */
@@ -95,25 +95,25 @@ export function registerDataApiRoutes(app: FastifyInstance, context: HttpContext
 
     scope.post("/Execute", options, async (request, reply) => {
       guard();
-      return send(reply, request, await service.execute(request.caller, parse(executeStatementSchema, request.body), extensionsOf(request), request.observation, keyOf(request)));
+      return send(reply, request, await observedWork(request, (note) => service.execute(request.caller, parse(executeStatementSchema, request.body), extensionsOf(request), note, keyOf(request))));
     });
     scope.post("/BatchExecute", options, async (request, reply) => {
       guard();
-      return send(reply, request, await service.batchExecute(request.caller, parse(batchExecuteStatementSchema, request.body), extensionsOf(request), request.observation, keyOf(request)));
+      return send(reply, request, await observedWork(request, (note) => service.batchExecute(request.caller, parse(batchExecuteStatementSchema, request.body), extensionsOf(request), note, keyOf(request))));
     });
     scope.post("/BeginTransaction", options, async (request, reply) => {
       guard();
-      return send(reply, request, await service.begin(request.caller, parse(beginTransactionSchema, request.body), request.observation));
+      return send(reply, request, await observedWork(request, (note) => service.begin(request.caller, parse(beginTransactionSchema, request.body), note)));
     });
     // Like the native surface: a draining task takes no more work, commits and rollbacks included
     // (its open transactions are rolled back when the drain ends).
     scope.post("/CommitTransaction", options, async (request, reply) => {
       guard();
-      return send(reply, request, await service.commit(request.caller, parse(endTransactionSchema, request.body), request.observation, keyOf(request)));
+      return send(reply, request, await observedWork(request, (note) => service.commit(request.caller, parse(endTransactionSchema, request.body), note, keyOf(request))));
     });
     scope.post("/RollbackTransaction", options, async (request, reply) => {
       guard();
-      return send(reply, request, await service.rollback(request.caller, parse(endTransactionSchema, request.body), request.observation));
+      return send(reply, request, await observedWork(request, (note) => service.rollback(request.caller, parse(endTransactionSchema, request.body), note)));
     });
     scope.post("/ExecuteSql", options, () => {
       throw new DataApiRefusal("BadRequestException", "This API is deprecated and not available. Use ExecuteStatement API instead");

@@ -15,7 +15,7 @@ export function registerQueryRoutes(app: FastifyInstance, context: HttpContext):
   // sent in the turn the work ends, with no promise or turn of the handler's own.
   app.post("/v1/query", (request, reply) => {
     const body = parseBody(queryRequestSchema, request.body);
-    keepStatementParamSources(request.body, body.params);
+    keepStatementParamSources(request.bodyText, body.params);
     const { cluster, runAs } =
       body.transactionId === undefined
         ? selectCluster(context, request.caller, body.cluster)
@@ -40,7 +40,7 @@ export function registerQueryRoutes(app: FastifyInstance, context: HttpContext):
   app.post("/v1/batch", async (request, reply) => {
     const body = parseBody(batchRequestSchema, request.body);
     keepParamSources(
-      request.body,
+      request.bodyText,
       body.statements.map((statement, i) => ({ path: ["statements", i, "params"], params: statement.params })),
     );
     const { cluster, runAs } = selectCluster(context, request.caller, body.cluster);

@@ -18,7 +18,7 @@ import { parseBody } from "../validate.js";
 export function registerStreamRoutes(app: FastifyInstance, context: HttpContext): void {
   app.post("/v1/query/stream", async (request, reply) => {
     const body = parseBody(streamRequestSchema, request.body);
-    keepStatementParamSources(request.body, body.params);
+    keepStatementParamSources(request.bodyText, body.params);
     const { cluster, runAs } = selectCluster(context, request.caller, body.cluster);
     const plan = cluster.pipeline.plan(workRequestOf(body, [{ sql: body.sql, params: body.params }], "statement"), NATIVE_SURFACE, runAs);
     noteWork(request, cluster.name, plan.intent);
