@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { selfInstructions, totalInstructions } from "./callgrind-profile.js";
+import { selfInstructions, summaryEvents, totalInstructions } from "./callgrind-profile.js";
 
 const dir = mkdtempSync(join(tmpdir(), "poolgate-callgrind-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -57,6 +57,35 @@ describe("callgrind self costs", () => {
       Builtins_StringAdd_CheckNone: 200,
       "JS (code not in the perf map)": 150,
     });
+    expect(totalInstructions(callgrind)).toBe(1000);
+  });
+
+  it("with cache and branch simulation, counts instructions by the first event and reads every event's total", () => {
+    // Each cost line: its position, then Ir I1mr D1mr Bcm in that order; trailing zeros are left out.
+    const simulated = `# callgrind format
+events: Ir I1mr D1mr Bcm
+summary: 1000 40 30 20
+
+fn=(1) Builtins_LoadIC
+0 600 10 25 5
+cfn=(2) 0x0000000000a00010
+calls=1 0
+0 300 30 5 15
+fn=(2)
+0 250 30 5 15
++1 50
+fn=(3) malloc
+0
+`;
+    const callgrind = join(dir, "callgrind.simulated");
+    writeFileSync(callgrind, simulated);
+    writeFileSync(join(dir, "simulated.map"), PERF_MAP);
+    expect(Object.fromEntries(selfInstructions(callgrind, join(dir, "simulated.map")))).toEqual({
+      Builtins_LoadIC: 600,
+      "JS *execute dist/gateway/engines/postgres/connection.js:57:18": 300,
+      malloc: 0,
+    });
+    expect(summaryEvents(callgrind)).toEqual({ Ir: 1000, I1mr: 40, D1mr: 30, Bcm: 20 });
     expect(totalInstructions(callgrind)).toBe(1000);
   });
 

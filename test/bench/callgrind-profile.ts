@@ -1,6 +1,8 @@
 /**
- * Reads a callgrind output file (`--dump-instr=no`, one event: Ir) into each function's own
- * instruction count (self cost: what ran in the function, not in what it called). V8's generated code
+ * Reads a callgrind output file (`--dump-instr=no`; Ir first of its events, and with `--cache-sim=yes
+ * --branch-sim=yes` the simulated cache misses and branch mispredictions after it) into each function's
+ * own instruction count (self cost: what ran in the function, not in what it called), and the dump's
+ * totals of every event. V8's generated code
  * has no symbols, so callgrind names it by address; a perf map (`node --perf-basic-prof` writes
  * /tmp/perf-<pid>.map) names those addresses after the JavaScript functions compiled there.
  */
@@ -82,8 +84,9 @@ export function selfInstructions(callgrindFile: string, perfMapFile: string): Ma
     else if (line.startsWith("calls=")) callCostNext = true;
     else if (/^[\d+*-]/.test(line)) {
       // The line after calls= is the call's inclusive cost, already counted in the callee's own lines.
+      // A cost line is its position, then each event's count in the events: order (Ir first), trailing zeros left out.
       if (callCostNext) callCostNext = false;
-      else self.set(current, (self.get(current) ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1)));
+      else self.set(current, (self.get(current) ?? 0) + Number(line.split(" ")[1] ?? 0));
     }
   }
   const entries = readPerfMap(perfMapFile);
@@ -98,6 +101,17 @@ export function selfInstructions(callgrindFile: string, perfMapFile: string): Ma
 
 /** The `summary:` line of a callgrind file: all instructions the dump covers. */
 export function totalInstructions(callgrindFile: string): number {
-  const match = /^summary: (\d+)/m.exec(readFileSync(callgrindFile, "utf8"));
-  return match ? Number(match[1]) : 0;
+  return summaryEvents(callgrindFile).Ir ?? 0;
+}
+
+/**
+ * The `summary:` line by its event names (the `events:` line): Ir, and with cache and branch simulation
+ * I1mr (first-level instruction cache misses), D1mr and D1mw (data cache read and write misses), ILmr,
+ * DLmr, DLmw (last level), Bc and Bcm (conditional branches, mispredicted), Bi and Bim (indirect).
+ */
+export function summaryEvents(callgrindFile: string): Record<string, number> {
+  const text = readFileSync(callgrindFile, "utf8");
+  const names = /^events: (.+)$/m.exec(text)?.[1]?.trim().split(/\s+/) ?? [];
+  const counts = /^summary: (.+)$/m.exec(text)?.[1]?.trim().split(/\s+/) ?? [];
+  return Object.fromEntries(names.map((name, i) => [name, Number(counts[i] ?? 0)]));
 }

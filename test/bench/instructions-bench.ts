@@ -14,11 +14,16 @@
  * windows is kept. Where the gateway's main thread spends more than the naive forwarder's is listed by
  * function (in the kept window of the median count), generated code named through the perf map
  * `node --perf-basic-prof` writes.
+ *
+ * Instructions are not time: callgrind also simulates the first-level caches and the branch predictor
+ * (--cache-sim, --branch-sim), and the ledger reports the main thread's misses per request beside its
+ * instructions. Where the two servers run about as many instructions but one takes longer, these
+ * counts show whether its code and data miss the caches and the predictor more.
  */
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { selfInstructions, totalInstructions } from "./callgrind-profile.js";
+import { selfInstructions, summaryEvents, totalInstructions } from "./callgrind-profile.js";
 import { benchUrlOf, prepareMysql, preparePostgres } from "./databases.js";
 import { runJson, type Server, startGateway, startServer } from "./processes.js";
 import { median } from "./targets.js";
@@ -27,12 +32,34 @@ import type { BenchDialect, DriverResult } from "./workload.js";
 /** Requests before the first window, the windows, and each window's requests (split over the callers). */
 export const LEDGER_SHAPE = { callers: 8, warmupRequests: 6000, windows: 5, windowRequests: 2000, windowsKept: 3 } as const;
 
-/** About 70 requests a second under callgrind on a 2-core VM, plus a minute and a half to start. */
-export const LEDGER_ESTIMATE_S = Math.round((LEDGER_SHAPE.warmupRequests + LEDGER_SHAPE.windows * LEDGER_SHAPE.windowRequests) / 70) + 90;
+/** About 50 requests a second under callgrind with its cache and branch simulation on a 2-core VM, plus a minute and a half to start. */
+export const LEDGER_ESTIMATE_S = Math.round((LEDGER_SHAPE.warmupRequests + LEDGER_SHAPE.windows * LEDGER_SHAPE.windowRequests) / 50) + 90;
+
+/**
+ * What the main thread's instructions cost beyond their count, per request, as callgrind's simulated
+ * machine sees it: first-level cache misses (instructions; data read and written) and mispredicted
+ * branches (conditional; indirect: calls and jumps through a register, as V8's dispatch makes them).
+ * Two servers running about as many instructions can take very different times when one of them
+ * misses the caches and the predictor more: this says whether it does, and by how much.
+ */
+export interface SimulatedMisses {
+  instructionCache: number;
+  dataReads: number;
+  dataWrites: number;
+  conditionalBranches: number;
+  indirectBranches: number;
+}
 
 export interface InstructionWindow {
   mainPerRequest: number;
   allThreadsPerRequest: number;
+  /** The main thread's, per request. */
+  misses: SimulatedMisses;
+}
+
+function missesOf(events: Record<string, number>, requests: number): SimulatedMisses {
+  const per = (name: string) => (events[name] ?? 0) / requests;
+  return { instructionCache: per("I1mr"), dataReads: per("D1mr"), dataWrites: per("D1mw"), conditionalBranches: per("Bcm"), indirectBranches: per("Bim") };
 }
 
 export interface InstructionLedger {
@@ -42,6 +69,7 @@ export interface InstructionLedger {
   /** Medians over the last LEDGER_SHAPE.windowsKept windows. */
   mainPerRequest: number;
   allThreadsPerRequest: number;
+  misses: SimulatedMisses;
   /** The main thread's own instructions per request by function, in the kept window of the median count (the largest first). */
   functions: { name: string; perRequest: number }[];
   /** Where that window's callgrind files and the perf map were kept. */
@@ -66,7 +94,7 @@ async function countOne(engine: BenchDialect, which: InstructionLedger["server"]
   const dir = resolve(outDir, "instructions", `${engine}-${which}`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const command = ["valgrind", "--tool=callgrind", "--smc-check=all-non-file", "--dump-instr=no", "--separate-threads=yes", `--callgrind-out-file=${join(dir, "callgrind.%p")}`];
+  const command = ["valgrind", "--tool=callgrind", "--smc-check=all-non-file", "--dump-instr=no", "--cache-sim=yes", "--branch-sim=yes", "--separate-threads=yes", `--callgrind-out-file=${join(dir, "callgrind.%p")}`];
   const nodeOptions = ["--perf-basic-prof"];
   // Loading the gateway's modules alone takes a minute or more under callgrind.
   const launch = { command, readyMs: 600_000 };
@@ -95,9 +123,11 @@ async function countOne(engine: BenchDialect, which: InstructionLedger["server"]
         const files = readdirSync(dir).filter((name) => name.startsWith(`callgrind.${pid}.${w}-`));
         const main = files.find((name) => name.endsWith("-01"));
         if (!main) throw new Error(`callgrind wrote no main-thread dump for window ${w} in ${dir}`);
+        const mainEvents = summaryEvents(join(dir, main));
         windows.push({
-          mainPerRequest: totalInstructions(join(dir, main)) / requests,
+          mainPerRequest: (mainEvents.Ir ?? 0) / requests,
           allThreadsPerRequest: files.reduce((sum, name) => sum + totalInstructions(join(dir, name)), 0) / requests,
+          misses: missesOf(mainEvents, requests),
         });
       }
     } finally {
@@ -126,6 +156,13 @@ async function countOne(engine: BenchDialect, which: InstructionLedger["server"]
     windows,
     mainPerRequest: median(kept.map((w) => w.mainPerRequest)),
     allThreadsPerRequest: median(kept.map((w) => w.allThreadsPerRequest)),
+    misses: {
+      instructionCache: median(kept.map((w) => w.misses.instructionCache)),
+      dataReads: median(kept.map((w) => w.misses.dataReads)),
+      dataWrites: median(kept.map((w) => w.misses.dataWrites)),
+      conditionalBranches: median(kept.map((w) => w.misses.conditionalBranches)),
+      indirectBranches: median(kept.map((w) => w.misses.indirectBranches)),
+    },
     functions,
     dir,
     errors,

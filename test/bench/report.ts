@@ -5,7 +5,7 @@
  */
 import { profileLines } from "./cpu-profile.js";
 import { INSERT_PARTS } from "./inserts.js";
-import { type InstructionLedger, LEDGER_SHAPE } from "./instructions-bench.js";
+import { type InstructionLedger, LEDGER_SHAPE, type SimulatedMisses } from "./instructions-bench.js";
 import { type BenchResults, HTTP_ALONE, PIPELINED_FORWARDER, type ConflictRow, type FailoverEngineResult, type FailoverRunFigures, type InsertRow, type IsolationRow, type StreamingRow, type TargetRow } from "./results.js";
 
 /** The field reports' figures (/work/shared/reference/seed-scenarios.md), quoted beside ours. */
@@ -448,6 +448,20 @@ function conflictsVerdict(rows: ConflictRow[]): string {
 
 const signed = (value: number): string => `${value >= 0 ? "+" : "-"}${num(Math.abs(value), 0)}`;
 
+/** The simulated machine's misses per request, both servers side by side (main thread). */
+function missLines(gateway: SimulatedMisses, naive: SimulatedMisses): string[] {
+  const line = (label: string, ours: number, theirs: number) =>
+    `    ${label}: poolgate ${num(ours, 0)}, naive forwarder ${num(theirs, 0)}${theirs > 0 ? `: ${(ours / theirs).toFixed(2)}x` : ""}`;
+  return [
+    "  misses per request in callgrind's simulated first-level caches and branch predictor (main thread):",
+    line("instruction cache", gateway.instructionCache, naive.instructionCache),
+    line("data cache, reads", gateway.dataReads, naive.dataReads),
+    line("data cache, writes", gateway.dataWrites, naive.dataWrites),
+    line("conditional branches mispredicted", gateway.conditionalBranches, naive.conditionalBranches),
+    line("indirect branches mispredicted", gateway.indirectBranches, naive.indirectBranches),
+  ];
+}
+
 /** The ledger's report: per engine, both servers' instructions per request, the ratio, and where the gateway's main thread spends more. */
 export function ledgerLines(ledgers: readonly InstructionLedger[]): string[] {
   const out: string[] = [];
@@ -463,6 +477,7 @@ export function ledgerLines(ledgers: readonly InstructionLedger[]): string[] {
       `  all threads: poolgate ${num(gateway.allThreadsPerRequest, 0)}, naive forwarder ${num(naive.allThreadsPerRequest, 0)}: ${(gateway.allThreadsPerRequest / naive.allThreadsPerRequest).toFixed(3)}x`,
       `  main thread by window: poolgate ${gateway.windows.map((w) => num(w.mainPerRequest, 0)).join(" ")}; naive ${naive.windows.map((w) => num(w.mainPerRequest, 0)).join(" ")}`,
     );
+    out.push(...missLines(gateway.misses, naive.misses));
     if (gateway.errors + naive.errors > 0) out.push(`  errors: poolgate ${gateway.errors}, naive ${naive.errors}`);
     const naiveBy = new Map(naive.functions.map((f) => [f.name, f.perRequest]));
     const gatewayBy = new Map(gateway.functions.map((f) => [f.name, f.perRequest]));
