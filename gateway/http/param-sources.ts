@@ -28,8 +28,8 @@ function takesJsonText(param: Param | undefined): param is unknown[] | Record<st
 
 /**
  * Attaches, to each object or array parameter of `lists`, its text in `bodyText` (the request body as
- * the caller sent it: FastifyRequest.bodyText). Where a key is repeated in the body, the later occurrence is the one JSON.parse
- * kept, and the later one is attached last.
+ * the caller sent it: FastifyRequest.bodyText). Where a key is repeated in the body, the later
+ * occurrence is the one JSON.parse kept, and the later one is attached last.
  */
 export function keepParamSources(bodyText: string | undefined, lists: readonly ParamList[]): void {
   // Most requests bind no object or array: one scan of their parameters, and nothing allocated.
