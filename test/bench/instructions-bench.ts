@@ -57,9 +57,17 @@ export interface InstructionWindow {
   misses: SimulatedMisses;
 }
 
+/** Each kind of miss and the callgrind event that counts it. */
+const MISS_EVENTS = { instructionCache: "I1mr", dataReads: "D1mr", dataWrites: "D1mw", conditionalBranches: "Bcm", indirectBranches: "Bim" } as const;
+type MissKind = keyof typeof MISS_EVENTS;
+const MISS_KINDS = Object.keys(MISS_EVENTS) as MissKind[];
+
 function missesOf(events: Record<string, number>, requests: number): SimulatedMisses {
-  const per = (name: string) => (events[name] ?? 0) / requests;
-  return { instructionCache: per("I1mr"), dataReads: per("D1mr"), dataWrites: per("D1mw"), conditionalBranches: per("Bcm"), indirectBranches: per("Bim") };
+  return Object.fromEntries(MISS_KINDS.map((kind) => [kind, (events[MISS_EVENTS[kind]] ?? 0) / requests])) as Record<MissKind, number>;
+}
+
+function medianMisses(windows: readonly InstructionWindow[]): SimulatedMisses {
+  return Object.fromEntries(MISS_KINDS.map((kind) => [kind, median(windows.map((w) => w.misses[kind]))])) as Record<MissKind, number>;
 }
 
 export interface InstructionLedger {
@@ -156,13 +164,7 @@ async function countOne(engine: BenchDialect, which: InstructionLedger["server"]
     windows,
     mainPerRequest: median(kept.map((w) => w.mainPerRequest)),
     allThreadsPerRequest: median(kept.map((w) => w.allThreadsPerRequest)),
-    misses: {
-      instructionCache: median(kept.map((w) => w.misses.instructionCache)),
-      dataReads: median(kept.map((w) => w.misses.dataReads)),
-      dataWrites: median(kept.map((w) => w.misses.dataWrites)),
-      conditionalBranches: median(kept.map((w) => w.misses.conditionalBranches)),
-      indirectBranches: median(kept.map((w) => w.misses.indirectBranches)),
-    },
+    misses: medianMisses(kept),
     functions,
     dir,
     errors,
