@@ -127,8 +127,7 @@ export class Leases {
   private runOn<T>(entry: PoolEntry, endpoint: Endpoint, pool: Pool, intent: Intent, onReplica: boolean, work: (connection: EngineConnection) => Promise<T>): Promise<T> {
     return promiseFrom(work, entry.connection).then(
       (value) => {
-        endpoint.outstanding--;
-        pool.release(entry);
+        endLease(endpoint, pool, entry);
         return value;
       },
       (err: unknown) => this.failed(err, entry, endpoint, pool, intent, onReplica),
@@ -140,8 +139,7 @@ export class Leases {
     try {
       throw await this.classify(err, entry, endpoint, intent, onReplica);
     } finally {
-      endpoint.outstanding--;
-      pool.release(entry);
+      endLease(endpoint, pool, entry);
     }
   }
 
@@ -160,8 +158,7 @@ export class Leases {
     const release = (): void => {
       if (released) return;
       released = true;
-      endpoint.outstanding--;
-      pool.release(entry);
+      endLease(endpoint, pool, entry);
     };
     let cursor: RowCursor;
     try {
@@ -214,8 +211,7 @@ export class Leases {
   }
 
   release(lease: Lease): void {
-    lease.endpoint.outstanding--;
-    lease.pool.release(lease.entry);
+    endLease(lease.endpoint, lease.pool, lease.entry);
   }
 
   /**
@@ -268,4 +264,10 @@ export class Leases {
     }
     return err;
   }
+}
+
+/** A lease ends: the session goes back to its pool, and the work no longer counts as outstanding on the endpoint. */
+function endLease(endpoint: Endpoint, pool: Pool, entry: PoolEntry): void {
+  endpoint.outstanding--;
+  pool.release(entry);
 }
