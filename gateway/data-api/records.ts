@@ -28,11 +28,6 @@ function textOf(value: unknown): string {
   return String(value);
 }
 
-/** Arrays for formattedRecords: database JSON elements become their compact text. */
-function plainArray(values: unknown[]): unknown[] {
-  return values.map((value) => (value instanceof JsonText ? compactJson(value.text) : Array.isArray(value) ? plainArray(value) : value));
-}
-
 /** "2024-01-15T03:34:56.123Z" or "2024-01-15T03:34:56" -> "2024-01-15 03:34:56.123" / "2024-01-15 03:34:56". */
 function dataApiTimestamp(value: unknown): string {
   const text = textOf(value);
@@ -121,34 +116,43 @@ export function recordsText(dialect: DataApiDialect, result: StatementResult, op
 
 /** `formattedRecords`: a JSON array text of objects keyed by column name. */
 export function formattedRecordsText(dialect: DataApiDialect, result: StatementResult, options: ResultOptions): string {
-  const names = result.columns.map((column) => column.name);
   const plans = dialect.columnPlans(result);
-  const keys = names.map((name) => json(name));
-  const valueText = (plan: ColumnPlan, value: unknown): string => {
-    if (value === null || value === undefined) return "null";
-    switch (plan.kind) {
-      case "boolean":
-        return String(value === true || value === 1 || value === "1");
-      case "long":
-        return options.longReturnType === "STRING" ? json(textOf(value)) : integerText(value);
-      case "double":
-        return doubleText(value);
-      case "decimal":
-        return options.decimalReturnType === "DOUBLE_OR_LONG" ? doubleText(value) : json(textOf(value));
-      case "timestamp":
-        return json(dataApiTimestamp(value));
-      case "json":
-        return json(textOf(value));
-      case "bits":
-        return json(bitsToBase64(textOf(value)));
-      case "array":
-        return json(Array.isArray(value) ? plainArray(value) : value);
-      default:
-        return json(textOf(value));
-    }
-  };
-  const rows = result.rows.map((row) => `{${plans.map((plan, i) => `${keys[i]}:${valueText(plan, row[i])}`).join(",")}}`);
+  const keys = result.columns.map((column) => json(column.name));
+  const rows = result.rows.map((row) => `{${plans.map((plan, i) => `${keys[i]}:${formattedValueText(plan, row[i], options)}`).join(",")}}`);
   return `[${rows.join(",")}]`;
+}
+
+/** One value of a formattedRecords object: an array's elements each written as its element type's scalar is. */
+function formattedValueText(plan: ColumnPlan, value: unknown, options: ResultOptions): string {
+  if (plan.kind !== "array") return formattedScalarText(plan.kind, value, options);
+  if (!Array.isArray(value)) return value === null || value === undefined ? "null" : json(textOf(value));
+  return formattedArrayText(plan.element ?? "string", value, options);
+}
+
+function formattedArrayText(element: FieldKind, values: unknown[], options: ResultOptions): string {
+  const items = values.map((value) => (Array.isArray(value) ? formattedArrayText(element, value, options) : formattedScalarText(element, value, options)));
+  return `[${items.join(",")}]`;
+}
+
+/** A scalar of one kind as formattedRecords writes it (an array's elements included). */
+function formattedScalarText(kind: FieldKind, value: unknown, options: ResultOptions): string {
+  if (value === null || value === undefined) return "null";
+  switch (kind) {
+    case "boolean":
+      return String(value === true || value === 1 || value === "1");
+    case "long":
+      return options.longReturnType === "STRING" ? json(textOf(value)) : integerText(value);
+    case "double":
+      return doubleText(value);
+    case "decimal":
+      return options.decimalReturnType === "DOUBLE_OR_LONG" ? doubleText(value) : json(textOf(value));
+    case "timestamp":
+      return json(dataApiTimestamp(value));
+    case "bits":
+      return json(bitsToBase64(textOf(value)));
+    default:
+      return json(textOf(value));
+  }
 }
 
 /** `columnMetadata` as JSON text: the label is the output name, the other type members are the engine's. */

@@ -182,6 +182,37 @@ export function defineDataApiSuite(target: DataApiTarget): void {
       expect(JSON.parse(response.formattedRecords ?? "")).toEqual([{ id: 1, note: "héllo ✓", exact: "12345678.1234" }]);
     });
 
+    if (pg) {
+      it("formats each element of an array in JSON records as the same type's scalar", async () => {
+        const literals: [type: string, literal: string][] = [
+          ["int2", "-7"],
+          ["int4", "7"],
+          ["int8", "9007199254740993"],
+          ["float4", "1.5"],
+          ["float8", "-2.25"],
+          ["numeric", "12.50"],
+          ["bool", "true"],
+          ["text", `'a "quoted" word'`],
+          ["varchar", "'v'"],
+          ["date", "'2024-01-15'"],
+          ["time", "'04:05:06.5'"],
+          ["timestamp", "'2024-01-15 03:34:56.5'"],
+          ["timestamptz", "'2024-01-15 12:34:56.5+09'"],
+          ["json", `'{"a": [1, "two"]}'`],
+          ["jsonb", `'{"a": [1, "two"]}'`],
+          ["uuid", "'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'"],
+          ["bytea", "'\\x0102'"],
+        ];
+        for (const [type, literal] of literals) {
+          const sql = `select (${literal})::${type} as s, array[(${literal})::${type}, null] as a`;
+          const text = (await execute({ sql, formatRecordsAs: "JSON" })).formattedRecords ?? "";
+          // The JSON text itself: a parsed int8 would hide a difference in its digits.
+          const [, scalar, element] = /^\[\{"s":(.*),"a":\[(.*),null\]\}\]$/.exec(text) ?? [];
+          expect({ type, element }).toEqual({ type, element: scalar });
+        }
+      });
+    }
+
     it("runs a batch: one statement per parameter set, all or none", async () => {
       await execute({ sql: pg ? "create table names (id serial primary key, name text unique)" : "create table names (id int auto_increment primary key, name varchar(20) unique)" });
       const sets = ["a", "b", "c"].map((name) => [param("name", { stringValue: name })]);
