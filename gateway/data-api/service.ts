@@ -162,13 +162,14 @@ export class DataApiService {
 
   /**
    * The service's rules (everything on the writer, no consistency token, results capped at 1 MiB,
-   * implicit commits run as MySQL runs them) unless the caller's extensions lift them.
+   * implicit commits and SQL COMMIT/ROLLBACK run as the service runs them, text the gateway cannot
+   * read answered by the database) unless the caller's extensions lift them.
    */
   private surface(extensions: ReadonlySet<DataApiExtension>): SurfacePolicy {
     return {
       primaryOnly: !extensions.has("read-replicas"),
       withoutToken: true,
-      implicitCommits: "allow",
+      transactionEnds: "continue",
       ...(extensions.has("large-results") ? {} : { maxResultBytes: this.config.dataApi.maxResponseBytes }),
     };
   }

@@ -72,8 +72,16 @@ export interface SurfacePolicy {
   withoutToken?: boolean;
   /** A smaller result cap than limits.maxResultBytes. */
   maxResultBytes?: number;
-  /** "allow": statements that commit implicitly (MySQL DDL) may run in a transaction, as the RDS Data API runs them. */
-  implicitCommits?: "allow" | "refuse";
+  /**
+   * SQL that ends a transaction the gateway began (a batch, an interactive transaction). "refuse" (the
+   * default): the gateway begins and ends it, such SQL is refused, and so is text the reader cannot
+   * read (it could hide a COMMIT). "continue" (the RDS Data API): it runs as the service runs it — MySQL
+   * DDL commits implicitly, a COMMIT or ROLLBACK sent as SQL in an interactive transaction ends the work
+   * so far — and the interactive transaction goes on, a new one begun on the same session (see
+   * TransactionRegistry.run); text the reader cannot read goes to the database as one statement, and
+   * the database's error is the answer. A batch still refuses explicit transaction control.
+   */
+  transactionEnds?: "refuse" | "continue";
 }
 
 export const NATIVE_SURFACE: SurfacePolicy = Object.freeze({});
@@ -98,7 +106,7 @@ export interface Plan {
   readonly withToken: boolean;
   readonly isolation: BatchRequest["isolation"] | undefined;
   readonly readOnly: boolean;
-  readonly implicitCommits: "allow" | "refuse";
+  readonly transactionEnds: "refuse" | "continue";
   readonly runAs: RunAs;
   /**
    * A write made exactly once under the caller's idempotency key (recorded with its answer in the
@@ -126,13 +134,16 @@ export class Planner {
       checkParamCount(this.config, params.length);
       return { sql: statement.sql, params, analysis: this.reader.analyse(statement.sql) };
     });
-    const implicitCommits = surface.implicitCommits ?? "refuse";
-    if (request.scope !== "statement") this.refuseTransactionControl(statements, request.scope, implicitCommits);
+    const transactionEnds = surface.transactionEnds ?? "refuse";
+    if (request.scope !== "statement") this.refuseTransactionControl(statements, request.scope, transactionEnds);
     if (runAs.readOnly) this.refuseForReadOnly(statements);
     let options = executeOptions(this.config, request, runAs);
     if (surface.maxResultBytes !== undefined) options = Object.assign({}, options, { maxResultBytes: Math.min(options.maxResultBytes, surface.maxResultBytes) });
     // In a transaction the gateway began, a hidden COMMIT must not end it (see ExecuteOptions.gatewayTransaction).
     if (request.scope !== "statement") options = Object.assign({}, options, { gatewayTransaction: true });
+    // Text the reader cannot read that reaches a gateway transaction goes as exactly one statement, so
+    // the server refuses what could hide a second one (a COMMIT) instead of running it.
+    if (request.scope !== "statement" && statements.some(({ analysis }) => !analysis.understood)) options = Object.assign({}, options, { singleStatement: true });
     const [first] = statements as [PlannedStatement];
     const intent: Intent =
       request.scope === "statement" ? (request.intent ?? first.analysis.intent) : request.readOnly === true || runAs.readOnly ? "read" : "write";
@@ -153,7 +164,7 @@ export class Planner {
       withToken: surface.withoutToken !== true && !runAs.readOnly,
       isolation: request.isolation,
       readOnly: request.readOnly === true || runAs.readOnly,
-      implicitCommits,
+      transactionEnds,
       runAs,
       keyed,
     };
@@ -220,11 +231,11 @@ export class Planner {
 
   /**
    * Gateway-managed transactions and batches own BEGIN/COMMIT: SQL that begins or ends a transaction
-   * itself — or, on MySQL, commits implicitly (DDL, LOCK TABLES...) unless the surface allows that — is
-   * refused there.
+   * itself — or, on MySQL, commits implicitly (DDL, LOCK TABLES...) — is refused there, unless the
+   * surface lets it continue the transaction (SurfacePolicy.transactionEnds).
    */
-  private refuseTransactionControl(statements: readonly PlannedStatement[], scope: "batch" | "transaction", implicitCommits: "allow" | "refuse"): void {
-    const at = statements.findIndex(({ analysis }) => (implicitCommits === "allow" ? analysis.transactionControl : analysis.endsTransaction));
+  private refuseTransactionControl(statements: readonly PlannedStatement[], scope: "batch" | "transaction", ends: "refuse" | "continue"): void {
+    const at = statements.findIndex(({ analysis }) => refusedIn(scope, ends, analysis));
     if (at < 0) return;
     const where = SCOPE_NAMES[scope];
     const path = scope === "batch" ? `statements.${at}.sql` : "sql";
@@ -240,4 +251,12 @@ export class Planner {
       { issues: [{ path, message: "begins or ends the transaction" }] },
     );
   }
+}
+
+/** Whether a statement is refused in a gateway transaction or batch (see SurfacePolicy.transactionEnds). */
+function refusedIn(scope: "batch" | "transaction", ends: "refuse" | "continue", analysis: StatementAnalysis): boolean {
+  if (ends === "refuse") return analysis.endsTransaction;
+  // What the reader cannot read goes to the database (as one statement), whose error is the answer.
+  if (!analysis.understood) return false;
+  return scope === "batch" && analysis.transactionControl;
 }

@@ -154,8 +154,10 @@ export class TransactionRegistry {
 
   /**
    * Runs a plan's statements on the transaction's connection, in one turn (nothing else of the
-   * transaction runs in between). With `implicitCommits: "allow"` (the Data API), a statement that
-   * committed implicitly (MySQL DDL) is followed by a new transaction at once, as on the service.
+   * transaction runs in between). With `transactionEnds: "continue"` (the Data API), a statement that
+   * ended the transaction (MySQL DDL's implicit commit, a COMMIT or ROLLBACK sent as SQL) is followed by
+   * a new transaction on the same session at once: the id stays valid, later statements run in a
+   * transaction, and CommitTransaction or RollbackTransaction ends that one, as on the service.
    */
   async run(id: string, plan: Plan, turn: TurnOptions = {}): Promise<StatementResult[]> {
     const runAs = plan.runAs;
@@ -179,7 +181,7 @@ export class TransactionRegistry {
             throw refusal;
           }),
         );
-        if (plan.implicitCommits === "allow" && !tx.readOnlyPrincipal && !tx.entry.connection.inTransaction) {
+        if (plan.transactionEnds === "continue" && !tx.readOnlyPrincipal && !tx.entry.connection.inTransaction) {
           await tx.entry.connection.begin({}, single.timeoutMs);
         }
       }

@@ -248,6 +248,50 @@ export function defineDataApiSuite(target: DataApiTarget): void {
       expect(again).toMatchObject({ name: "TransactionNotFoundException", status: 404 });
     });
 
+    it("runs COMMIT and ROLLBACK sent as SQL in a transaction, which goes on in a new one until CommitTransaction", async () => {
+      const transactionId = (await client.send(new BeginTransactionCommand(base))).transactionId as string;
+      const insert = (name: string) => execute({ sql: "insert into names (name) values (:name)", parameters: [param("name", { stringValue: name })], transactionId });
+      const count = async (name: string) => (await execute({ sql: "select count(*) as n from names where name = :name", parameters: [param("name", { stringValue: name })] })).records;
+      await insert("sql-commit-1");
+      expect(await execute({ sql: "COMMIT", transactionId })).toMatchObject({ numberOfRecordsUpdated: 0 });
+      expect(await count("sql-commit-1")).toEqual([[{ longValue: 1 }]]);
+      // The statements after it run in a transaction again: nothing is seen outside until it ends.
+      await insert("sql-commit-2");
+      expect(await count("sql-commit-2")).toEqual([[{ longValue: 0 }]]);
+      await execute({ sql: "rollback", transactionId });
+      await insert("sql-commit-3");
+      // BEGIN inside a transaction is the database's: a warning on PostgreSQL, an implicit commit on MySQL.
+      await execute({ sql: pg ? "begin" : "start transaction", transactionId });
+      await insert("sql-commit-4");
+      expect(await count("sql-commit-4")).toEqual([[{ longValue: 0 }]]);
+      expect((await client.send(new CommitTransactionCommand({ ...base, transactionId }))).transactionStatus).toBe("Transaction Committed");
+      expect(await count("sql-commit-2")).toEqual([[{ longValue: 0 }]]);
+      for (const name of ["sql-commit-3", "sql-commit-4"]) expect(await count(name)).toEqual([[{ longValue: 1 }]]);
+      expect((await errorOf(execute({ sql: "select 1", transactionId }))).name).toBe("TransactionNotFoundException");
+
+      // ROLLBACK as SQL, then RollbackTransaction: the rest is rolled back, the id ends.
+      const rolled = (await client.send(new BeginTransactionCommand(base))).transactionId as string;
+      await execute({ sql: "insert into names (name) values ('sql-rollback')", transactionId: rolled });
+      await execute({ sql: "ROLLBACK", transactionId: rolled });
+      expect((await client.send(new RollbackTransactionCommand({ ...base, transactionId: rolled }))).transactionStatus).toBe("Rollback Complete");
+      expect(await count("sql-rollback")).toEqual([[{ longValue: 0 }]]);
+      expect(openTransactions(gw)).toBe(0);
+    });
+
+    it("answers text the gateway cannot read with the database's own error, in and out of transactions and batches", async () => {
+      // PostgreSQL's grammar refuses the first; MySQL's lexer cannot end the second's string.
+      const unreadable = pg ? "selec 1 as one" : "select 'unterminated as one";
+      expect((await errorOf(execute({ sql: unreadable }))).name).toBe("DatabaseErrorException");
+      const transactionId = (await client.send(new BeginTransactionCommand(base))).transactionId as string;
+      expect((await errorOf(execute({ sql: unreadable, transactionId }))).name).toBe("DatabaseErrorException");
+      expect((await errorOf(client.send(new BatchExecuteStatementCommand({ ...base, sql: unreadable, parameterSets: [[]], transactionId })))).name).toBe(
+        "DatabaseErrorException",
+      );
+      await client.send(new RollbackTransactionCommand({ ...base, transactionId }));
+      expect((await errorOf(client.send(new BatchExecuteStatementCommand({ ...base, sql: unreadable, parameterSets: [[], []] })))).name).toBe("DatabaseErrorException");
+      expect((await execute({ sql: "select 1 as one" })).records).toEqual([[{ longValue: 1 }]]);
+    });
+
     it("queues concurrent calls on one transaction in order instead of refusing them", async () => {
       const transactionId = (await client.send(new BeginTransactionCommand(base))).transactionId as string;
       const names = Array.from({ length: 6 }, (_, i) => `queued-${i}`);
