@@ -6,6 +6,7 @@
  * through ExecuteStatement and then calling CommitTransaction or RollbackTransaction (issue 33 §7).
  * The clients are generated from test/support/prisma/*.prisma and committed beside them.
  */
+import { readFileSync } from "node:fs";
 import { RDSDataClient } from "@aws-sdk/client-rds-data";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTransactions, startTestGateway, type TestGateway } from "../support/gateway.js";
@@ -75,6 +76,15 @@ describe.each(TARGETS)("Prisma Client through a Data API adapter on $engine", (t
     client?.destroy();
     await gw?.stop();
     await drop?.();
+  });
+
+  it("uses a client generated from the committed schema, for the pinned @prisma/client", () => {
+    const read = (path: string) => readFileSync(new URL(`../support/prisma/${path}`, import.meta.url), "utf8");
+    const generated = read(`generated/${target.engine}/internal/class.ts`);
+    const inlineSchema = /"inlineSchema": ("(?:[^"\\]|\\.)*")/.exec(generated)?.[1];
+    expect(JSON.parse(inlineSchema ?? '""')).toBe(read(`${target.engine}.prisma`));
+    const pinned = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { devDependencies: Record<string, string> }).devDependencies["@prisma/client"];
+    expect(/"clientVersion": "([^"]+)"/.exec(generated)?.[1]).toBe(pinned);
   });
 
   it("creates, finds, updates and deletes", async () => {
