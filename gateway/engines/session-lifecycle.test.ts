@@ -126,7 +126,7 @@ describe("a session's statement deadline", () => {
       expect(lifecycle.cancelPending).toBe(absorbs !== true);
       if (absorbs !== true) {
         expect(lifecycle.needsReset(false)).toBe(true);
-        await expect(lifecycle.reset({ inTransaction: false, resetFully: async () => undefined, rollback: async () => undefined }, 1000)).rejects.toThrow(
+        await expect(lifecycle.reset({ inTransaction: false, resetFully: async () => undefined, rollback: async () => undefined, releaseSessionLocks: async () => undefined }, 1000)).rejects.toThrow(
           "a cancel (FAKE CANCEL) may still land on this session",
         );
       }
@@ -213,6 +213,9 @@ describe("the reset rule", () => {
       rollback: async () => {
         calls.push("rollback");
       },
+      releaseSessionLocks: async () => {
+        calls.push("releaseSessionLocks");
+      },
     };
   };
 
@@ -237,6 +240,30 @@ describe("the reset rule", () => {
     expect(await lifecycle.reset(changed, 1000)).toBe(true);
     expect(changed.calls).toEqual(["resetFully"]);
     lifecycle.noteStateCleared();
+    expect(lifecycle.needsReset(false)).toBe(false);
+  });
+
+  it("releases the session-level locks after a caller's statement, whatever it read as, until the engine says they are released", async () => {
+    const { lifecycle } = fakeServer({ carriesOut: true });
+    lifecycle.noteSessionLocksPossible();
+    expect(lifecycle.needsReset(false)).toBe(true);
+    const open = session(true);
+    expect(await lifecycle.reset(open, 1000)).toBe(false);
+    // One call: the engine rolls the open transaction back in the same round trip.
+    expect(open.calls).toEqual(["releaseSessionLocks"]);
+    lifecycle.noteSessionLocksReleased();
+    expect(lifecycle.needsReset(false)).toBe(false);
+  });
+
+  it("lets the full reset stand for the lock release (it releases the locks too)", async () => {
+    const { lifecycle } = fakeServer({ carriesOut: true });
+    lifecycle.noteSessionLocksPossible();
+    lifecycle.noteStateChange();
+    const changed = session(false);
+    expect(await lifecycle.reset(changed, 1000)).toBe(true);
+    expect(changed.calls).toEqual(["resetFully"]);
+    lifecycle.noteStateCleared();
+    expect(lifecycle.mayHoldSessionLocks).toBe(false);
     expect(lifecycle.needsReset(false)).toBe(false);
   });
 });

@@ -9,7 +9,9 @@
  *   its statement (or the engine absorbed it); until then it could interrupt whatever runs next, so
  *   the session is never reset for another caller;
  * - the reset rule: a session that may hold state (the engine notes each statement that may leave
- *   some) takes the engine's full reset; one whose only state is an open transaction, a rollback;
+ *   some) takes the engine's full reset; one that ran a caller's statement releases its session-level
+ *   locks (and rolls back an open transaction in the same round trip); one whose only state is an
+ *   open transaction, a rollback;
  * - how a failure reads to the caller: STATEMENT_TIMEOUT, the engine's own mapping of an error the
  *   session survives, OUTCOME_UNKNOWN when the session died with the statement sent, CONNECTION_LOST
  *   when it was dead before;
@@ -49,6 +51,15 @@ export interface CancelStrategy {
    * session stays marked (and is not handed on).
    */
   absorbLateCancel?(graceMs: number): Promise<boolean>;
+}
+
+/** What the reset rule needs of the engine's session. */
+export interface ResettableSession extends Pick<EngineConnection, "inTransaction" | "resetFully" | "rollback"> {
+  /**
+   * Releases every session-level lock (and rolls back an open transaction first, in the same round
+   * trip); the session's other state is left as it is.
+   */
+  releaseSessionLocks(timeoutMs: number): Promise<void>;
 }
 
 /**
@@ -189,6 +200,7 @@ export class SessionLifecycle {
   private dead = false;
   private cancelMayLand = false;
   private stateChanged = false;
+  private sessionLocksPossible = false;
   private readonly deathListeners: ((cause: Error) => void)[] = [];
   private readonly alarm = new DeadlineAlarm();
 
@@ -243,24 +255,47 @@ export class SessionLifecycle {
   /** The engine's full reset ran: the session is as just connected. */
   noteStateCleared(): void {
     this.stateChanged = false;
+    this.sessionLocksPossible = false;
+  }
+
+  /**
+   * Whether a caller's statement ran since the session's locks were last released. Any statement
+   * may take a session-level lock (PostgreSQL advisory, MySQL GET_LOCK) that the SQL reader cannot
+   * see: through a view, a rule, a trigger, a column default, a row-level security policy or a
+   * function that lies about its volatility. So none is trusted not to, and the locks are released
+   * before the session goes back to the pool, by the engine's cheapest round trip for it.
+   */
+  get mayHoldSessionLocks(): boolean {
+    return this.sessionLocksPossible;
+  }
+
+  /** A caller's statement is about to run: it may take a session-level lock. */
+  noteSessionLocksPossible(): void {
+    this.sessionLocksPossible = true;
+  }
+
+  /** The engine released every session-level lock (folded into a rollback, or on its own). */
+  noteSessionLocksReleased(): void {
+    this.sessionLocksPossible = false;
   }
 
   /** Whether the session must be reset before another caller gets it. */
   needsReset(inTransaction: boolean): boolean {
-    return this.stateChanged || this.cancelMayLand || inTransaction;
+    return this.stateChanged || this.cancelMayLand || inTransaction || this.sessionLocksPossible;
   }
 
   /**
    * Resets the session for the next caller of the same principal by the rule above, with the
    * engine's own full reset and rollback. Resolves true when the full reset ran.
    */
-  async reset(session: Pick<EngineConnection, "inTransaction" | "resetFully" | "rollback">, timeoutMs: number): Promise<boolean> {
+  async reset(session: ResettableSession, timeoutMs: number): Promise<boolean> {
     this.refuseResetWhileCancelPending();
     if (this.stateChanged) {
       await session.resetFully(timeoutMs);
       return true;
     }
-    if (session.inTransaction) await session.rollback(timeoutMs);
+    if (this.sessionLocksPossible) await session.releaseSessionLocks(timeoutMs);
+    else if (session.inTransaction) await session.rollback(timeoutMs);
     return false;
   }
 

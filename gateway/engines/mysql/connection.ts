@@ -47,6 +47,8 @@ const SERVER_STATUS_IN_TRANS = 1;
 const DEADLOCK = 1213;
 /** Lock-wait timeout: the server undid the statement only; the gateway rolls the transaction back too. */
 const LOCK_WAIT_TIMEOUT = 1205;
+/** Releases the session's GET_LOCK locks: https://mariadb.com/kb/en/release_all_locks/ */
+const RELEASE_LOCKS = "DO RELEASE_ALL_LOCKS()";
 
 const INSPECT_SQL: Record<MysqlFlavour, string> = {
   mariadb: "SELECT @@global.read_only OR @@global.innodb_read_only, NULLIF(@@global.gtid_current_pos, '')",
@@ -175,6 +177,7 @@ export class MysqlConnection implements EngineConnection {
       // MySQL would run this in autocommit mode, outside the transaction the caller believes is open.
       throw new GatewayError("TRANSACTION_ABORTED", "the database rolled this transaction back after a conflict; roll it back and run it again from the start");
     }
+    this.lifecycle.noteSessionLocksPossible();
     const analysis = this.settings.reader.analyse(sql);
     // In a gateway transaction, text is sent as text only where the server splits it as the reader
     // does: in a session no setting (sql_mode, character set) has changed, and without a statement
@@ -219,6 +222,7 @@ export class MysqlConnection implements EngineConnection {
     }
     const command = commandOf(sql);
     if (command === "CALL") throw new GatewayError("INVALID_REQUEST", "a CALL may answer several result sets, which a stream cannot carry; use /v1/query");
+    this.lifecycle.noteSessionLocksPossible();
     if (!this.settings.reader.analyse(sql).leavesNoState) this.lifecycle.noteStateChange();
     const prepared = params.length > 0 || options.readOnlyPrincipal === true;
     const cursor = new MysqlRowCursor(this.connection, command, options, this.noteServerStatus);
@@ -292,10 +296,22 @@ export class MysqlConnection implements EngineConnection {
     return { ended: "committed", position };
   }
 
+  /** ROLLBACK; the session's GET_LOCK locks go in the same round trip when a caller's statement may have taken one. */
   async rollback(timeoutMs: number): Promise<void> {
-    await this.simple("ROLLBACK", timeoutMs);
+    await this.simple(this.lifecycle.mayHoldSessionLocks ? `ROLLBACK; ${RELEASE_LOCKS}` : "ROLLBACK", timeoutMs);
     this.transactionOpen = false;
     this.rolledBackByServer = false;
+    this.lifecycle.noteSessionLocksReleased();
+  }
+
+  /**
+   * GET_LOCK locks belong to the session and outlive ROLLBACK; RELEASE_ALL_LOCKS() releases them all
+   * (MySQL 5.7+, MariaDB 10.5+), in the same round trip as the rollback of an open transaction.
+   */
+  async releaseSessionLocks(timeoutMs: number): Promise<void> {
+    if (this.transactionOpen || this.rolledBackByServer) return this.rollback(timeoutMs);
+    await this.simple(RELEASE_LOCKS, timeoutMs);
+    this.lifecycle.noteSessionLocksReleased();
   }
 
   async inspect(timeoutMs: number): Promise<InstanceState> {

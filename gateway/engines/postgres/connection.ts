@@ -255,6 +255,9 @@ export class PostgresConnection implements EngineConnection {
    * read-only principal, volatile built-ins that act outside the transaction are refused.
    */
   private noteSessionEffects(sql: string, options: Pick<ExecuteOptions, "readOnlyPrincipal" | "timeoutMs">): Promise<void> | undefined {
+    // Aurora DSQL's concurrency control is optimistic and its supported SQL lists no advisory locks
+    // (https://docs.aws.amazon.com/aurora-dsql/latest/userguide/working-with-postgresql-compatibility-supported-sql-features.html).
+    if (this.settings.flavour !== "aurora-dsql") this.lifecycle.noteSessionLocksPossible();
     const analysis = this.settings.reader.analyse(sql);
     // Most statements call no function: decided without a round trip or a promise turn.
     if (analysis.functions.length === 0) {
@@ -339,8 +342,21 @@ export class PostgresConnection implements EngineConnection {
     return { ended: query.ended, position: query.ended === "committed" ? query.position : null };
   }
 
+  /** ROLLBACK; the session's advisory locks go in the same round trip when a caller's statement may have taken one. */
   async rollback(timeoutMs: number): Promise<void> {
+    if (this.lifecycle.mayHoldSessionLocks) return this.releaseSessionLocks(timeoutMs);
     await this.simple("ROLLBACK", timeoutMs);
+  }
+
+  /**
+   * Session-level advisory locks outlive ROLLBACK; pg_advisory_unlock_all releases them all (the
+   * transaction-level ones end with the transaction). One simple-protocol string with the rollback:
+   * https://www.postgresql.org/docs/current/functions-admin.html#FUNCTIONS-ADVISORY-LOCKS
+   */
+  async releaseSessionLocks(timeoutMs: number): Promise<void> {
+    const rollback = this.internals.getTransactionStatus() !== "I" ? "ROLLBACK; " : "";
+    await this.simple(`${rollback}SELECT pg_advisory_unlock_all()`, timeoutMs);
+    this.lifecycle.noteSessionLocksReleased();
   }
 
   async inspect(timeoutMs: number): Promise<InstanceState> {
