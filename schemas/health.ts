@@ -11,6 +11,10 @@ export const poolStatsSchema = z.object({
   evicted: z.number().int().describe("Closed because broken or failed validation"),
   retired: z.number().int().describe("Closed because of max lifetime, idle timeout or session reset failure"),
   resets: z.number().int().describe("Full session resets before a connection went to another principal"),
+  releaseResets: z
+    .number()
+    .int()
+    .describe("Resets when a connection came back from its caller: session-level locks released (after any statement), a transaction rolled back, or the full reset"),
   acquireWaitMs: z.object({
     count: z.number().int(),
     buckets: z.array(z.object({ le: z.number(), count: z.number().int() })).describe("Cumulative"),

@@ -4,7 +4,7 @@ import { PoolCounters } from "../pool/stats.js";
 import { EmfReporter, quantileFromBuckets } from "./emf-reporter.js";
 
 function stats(counters: PoolCounters, gauges: Partial<PoolStats> = {}): PoolStats {
-  return { total: 4, active: 1, idle: 3, waiting: 0, pendingCreates: 0, created: 4, evicted: 0, retired: 0, resets: 0, acquireWaitMs: counters.acquireWait(), ...gauges };
+  return { total: 4, active: 1, idle: 3, waiting: 0, pendingCreates: 0, created: 4, evicted: 0, retired: 0, resets: 0, releaseResets: 0, acquireWaitMs: counters.acquireWait(), ...gauges };
 }
 
 describe("EMF pool metrics", () => {

@@ -413,6 +413,7 @@ export class Pool {
       this.remove(entry, "retired", entry.retireOnRelease ?? (this.closed ? "pool closed" : "max lifetime"));
     } else if (connection.needsReset) {
       entry.state = "RESERVED";
+      this.counters.releaseResets++;
       connection.reset(this.settings.validationTimeoutMs).then(
         (full) => {
           if (full) entry.lastTenant = undefined;
@@ -544,6 +545,7 @@ export class Pool {
       evicted: this.counters.evicted,
       retired: this.counters.retired,
       resets: this.counters.resets,
+      releaseResets: this.counters.releaseResets,
       acquireWaitMs: this.counters.acquireWait(),
     });
   }

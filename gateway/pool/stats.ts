@@ -10,6 +10,8 @@ export class PoolCounters {
   retired = 0;
   /** Full resets before a session went to another tenant (principal). */
   resets = 0;
+  /** Resets when a session came back from its caller: session locks released, a transaction rolled back, or the full reset. */
+  releaseResets = 0;
   private readonly waitBuckets = new Array<number>(ACQUIRE_WAIT_BUCKETS_MS.length + 1).fill(0);
   private waitCount = 0;
   private waitSumMs = 0;

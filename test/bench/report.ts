@@ -279,13 +279,14 @@ function isolationTable(rows: IsolationRow[], callers: number): string[] {
     num(r.p50),
     num(r.p99),
     num(r.resetsPerRequest, 3),
+    num(r.releaseResetsPerRequest, 3),
     num(r.cpuUsPerRequest, 0),
     r.errors === 0 ? "0" : num(r.errors, 0),
     base && r !== base ? edge(r.throughput, base.throughput, false) : "",
   ]);
   return [
     `clean sessions between principals: ${callers} callers spread over N principals (interleaved), point selects, PostgreSQL`,
-    ...table(["principals", "req/s", "p50 ms", "p99 ms", "resets/req", "CPU µs/req", "errors", "req/s ÷ 1 principal"], body),
+    ...table(["principals", "req/s", "p50 ms", "p99 ms", "resets/req", "release resets/req", "CPU µs/req", "errors", "req/s ÷ 1 principal"], body),
   ];
 }
 
@@ -294,7 +295,7 @@ function isolationVerdict(rows: IsolationRow[]): string {
   const most = rows.at(-1);
   if (!one || !most) return "no figures";
   const cost = 1 - most.throughput / one.throughput;
-  return `one principal pays ${num(one.resetsPerRequest, 3)} resets per request; ${most.principals} interleaved principals pay ${num(most.resetsPerRequest, 3)} and keep ${num(100 * (1 - cost), 0)}% of the throughput`;
+  return `one principal pays ${num(one.resetsPerRequest, 3)} resets per request (and ${num(one.releaseResetsPerRequest, 3)} lock releases); ${most.principals} interleaved principals pay ${num(most.resetsPerRequest, 3)} and keep ${num(100 * (1 - cost), 0)}% of the throughput`;
 }
 
 function topologyLines(results: BenchResults): string[] {

@@ -103,6 +103,8 @@ export interface IsolationRow {
   p99: number;
   /** Full session resets (DISCARD ALL) per request. */
   resetsPerRequest: number;
+  /** Resets as sessions came back from their callers per request: the session-lock release (pg_advisory_unlock_all) after any statement, a rollback, or a full reset. */
+  releaseResetsPerRequest: number;
   cpuUsPerRequest: number;
   errors: number;
   firstError?: string | undefined;

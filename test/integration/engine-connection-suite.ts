@@ -230,11 +230,14 @@ export function defineEngineConnectionSuite(harness: EngineConnectionHarness): v
       expect((await run(connection, `select g from ${sql.series(50)}`)).rows).toHaveLength(50);
     });
 
-    it("needs no reset after plain reads, and only a rollback after a transaction that set nothing", async () => {
+    it("needs only its session locks released after plain reads, and that with a rollback after a transaction that set nothing", async () => {
       const connection = await connect();
       expect(connection.needsReset).toBe(false);
       await run(connection, "select 1");
       await run(connection, `select count(*) from contract_items where id = ${sql.p(1)}`, [1]);
+      // Any statement may have taken a session-level lock the reader cannot see (a view, a trigger...).
+      expect(connection.needsReset).toBe(true);
+      expect(await connection.reset(TIMEOUT_MS)).toBe(false);
       expect(connection.needsReset).toBe(false);
       await connection.begin({}, TIMEOUT_MS);
       await run(connection, "insert into contract_items (id, name) values (4, 'pending')");
@@ -318,6 +321,8 @@ export function defineEngineConnectionSuite(harness: EngineConnectionHarness): v
           const result = await run(connection, insert, [id, `n${id}`], WITH_POSITION);
           expect(result).toMatchObject({ command: "INSERT", rowCount: 1 });
           expect(connection.inTransaction).toBe(false);
+          // Only the session locks to release: not the full reset, which would drop the prepared statement.
+          expect(await connection.reset(TIMEOUT_MS)).toBe(false);
           expect(connection.needsReset).toBe(false);
           if (harness.positionWithWrite) {
             expect(result.commitPosition).toBeDefined();
@@ -487,6 +492,7 @@ export function defineEngineConnectionSuite(harness: EngineConnectionHarness): v
         if (sql.stream.failure.engineCode !== undefined) expect(failure.database?.engineCode).toBe(sql.stream.failure.engineCode);
         expect(connection.alive).toBe(true);
         expect(await sessionIdOf(connection)).toBe(sessionId);
+        expect(await connection.reset(TIMEOUT_MS)).toBe(false);
         expect(connection.needsReset).toBe(false);
       });
 
@@ -501,7 +507,8 @@ export function defineEngineConnectionSuite(harness: EngineConnectionHarness): v
         await waitFor(async () => !(await target.running(sessionId)), TIMEOUT_MS, "the server to stop the streamed statement");
         expect(cursor.summary).toBeUndefined();
         expect(connection.alive).toBe(true);
-        // Closing a plain read leaves nothing to undo: the session is fit for the next caller as it is.
+        // Closing a plain read leaves nothing to undo but the session locks any statement may take: no full reset.
+        expect(await connection.reset(TIMEOUT_MS)).toBe(false);
         expect(connection.needsReset).toBe(false);
         expect(await sessionIdOf(connection)).toBe(sessionId);
         expect((await run(connection, `select g from ${sql.series(3)} order by g`)).rows.map((row) => Number(row[0]))).toEqual([1, 2, 3]);
@@ -544,6 +551,7 @@ export function defineEngineConnectionSuite(harness: EngineConnectionHarness): v
           vi.useRealTimers();
         }
         expect(connection.alive).toBe(true);
+        expect(await connection.reset(TIMEOUT_MS)).toBe(false);
         expect(connection.needsReset).toBe(false);
       });
 
@@ -566,7 +574,8 @@ export function defineEngineConnectionSuite(harness: EngineConnectionHarness): v
         // `expected`: what the rule gives; undefined where it is the engine's own reading of the statement
         // (MySQL counts sleep() as possibly leaving state, PostgreSQL knows pg_sleep leaves none).
         const cases: { text: string; inTransaction: boolean; expected?: boolean }[] = [
-          { text: `select g from ${sql.series(20)}`, inTransaction: false, expected: false },
+          // Any statement may have taken a session lock: true, but the reset below is not the full one.
+          { text: `select g from ${sql.series(20)}`, inTransaction: false, expected: true },
           { text: `select g from ${sql.series(20)}`, inTransaction: true, expected: true },
           { text: sql.setting.change, inTransaction: false, expected: true },
           { text: sql.sleep(0), inTransaction: false },
