@@ -23,11 +23,12 @@ function pendingStatement<T>(): { promise: Promise<T>; finish(value: T): void; f
 }
 
 class Interrupted extends Error {}
+class Refused extends Error {}
 
 /**
  * A server's side of the cancel: whether the cancel is carried out, and the cut as the engines do it
- * (the gateway gives the session up). Errors read: Interrupted is a cancelled statement, anything else
- * a lost session.
+ * (the gateway gives the session up). Errors read: Interrupted is a cancelled statement, Refused a
+ * statement the server failed, anything else a lost session.
  */
 function fakeServer(options: { carriesOut: boolean; absorbs?: boolean }) {
   const events: string[] = [];
@@ -41,7 +42,11 @@ function fakeServer(options: { carriesOut: boolean; absorbs?: boolean }) {
       events.push("cut");
       lifecycle.closed();
     },
-    classify: (err): StatementFailure => (err instanceof Interrupted ? { kind: "cancelled", cause: err } : { kind: "session lost", cause: err as Error }),
+    classify: (err): StatementFailure => {
+      if (err instanceof Interrupted) return { kind: "cancelled", cause: err };
+      if (err instanceof Refused) return { kind: "refused", error: new GatewayError("DATABASE_ERROR", err.message) };
+      return { kind: "session lost", cause: err as Error };
+    },
     ...(options.absorbs === undefined
       ? {}
       : {
@@ -114,14 +119,40 @@ describe("a session's statement deadline", () => {
     expect((await running).code).toBe("OUTCOME_UNKNOWN");
   });
 
+  it("answers STATEMENT_TIMEOUT for a statement that answered after its cancel went out, not the answer", async () => {
+    const { lifecycle, events } = fakeServer({ carriesOut: true, absorbs: true });
+    const statement = pendingStatement<string>();
+    const running = errorOf(lifecycle.run(100, () => statement.promise));
+    await vi.advanceTimersByTimeAsync(100);
+    // What MariaDB's KILL QUERY makes of SLEEP(): a result (1), no error.
+    statement.finish("interrupted sleep's 1");
+    const error = await running;
+    expect(events).toEqual(["cancel", "absorb"]);
+    expect(error.code).toBe("STATEMENT_TIMEOUT");
+    expect(error.message).toBe("statement cancelled after 100ms timeout; the server answered after the cancel went out, and that answer is not used");
+  });
+
+  it("answers STATEMENT_TIMEOUT for a statement the server failed otherwise after its cancel went out", async () => {
+    const { lifecycle } = fakeServer({ carriesOut: true });
+    const statement = pendingStatement<string>();
+    const running = errorOf(lifecycle.run(100, () => statement.promise));
+    await vi.advanceTimersByTimeAsync(100);
+    statement.fail(new Refused("a routine caught the cancel and raised this"));
+    const error = await running;
+    expect(error.code).toBe("STATEMENT_TIMEOUT");
+    expect(error.message).toContain("statement cancelled after 100ms timeout; the server then failed it");
+    // Whether that cancel is spent is not known: the session is not reset for another caller.
+    expect(lifecycle.cancelPending).toBe(true);
+  });
+
   it("lets the engine absorb a cancel that went out as the statement finished, or keeps the session from being reset", async () => {
     for (const absorbs of [true, false, undefined]) {
       const { lifecycle, events } = fakeServer({ carriesOut: true, ...(absorbs === undefined ? {} : { absorbs }) });
       const statement = pendingStatement<string>();
-      const running = lifecycle.run(100, () => statement.promise);
+      const running = errorOf(lifecycle.run(100, () => statement.promise));
       await vi.advanceTimersByTimeAsync(100);
       statement.finish("rows");
-      expect(await running).toBe("rows");
+      expect((await running).code).toBe("STATEMENT_TIMEOUT");
       expect(events).toEqual(absorbs === undefined ? ["cancel"] : ["cancel", "absorb"]);
       expect(lifecycle.cancelPending).toBe(absorbs !== true);
       if (absorbs !== true) {

@@ -12,9 +12,10 @@
  *   some) takes the engine's full reset; one that ran a caller's statement releases its session-level
  *   locks (and rolls back an open transaction in the same round trip); one whose only state is an
  *   open transaction, a rollback;
- * - how a failure reads to the caller: STATEMENT_TIMEOUT, the engine's own mapping of an error the
- *   session survives, OUTCOME_UNKNOWN when the session died with the statement sent, CONNECTION_LOST
- *   when it was dead before;
+ * - how a failure reads to the caller: STATEMENT_TIMEOUT for every statement whose cancel went out,
+ *   whatever the server answered afterwards (decided from the statement's deadline, never from its
+ *   result), the engine's own mapping of an error the session survives, OUTCOME_UNKNOWN when the
+ *   session died with the statement sent, CONNECTION_LOST when it was dead before;
  * - death: the session's death listeners hear it once, unless the gateway closed or cut it itself.
  */
 import { performance } from "node:perf_hooks";
@@ -315,7 +316,7 @@ export class SessionLifecycle {
     // promise or turn of the lifecycle's own; a cancelled or failed one takes the slow paths below.
     return promiseFrom(submit, deadline).then(
       (result) => {
-        if (deadline.cancelled) return this.afterLateEnd(result, deadline, timeoutMs);
+        if (deadline.passed) return this.afterLateEnd(deadline, timeoutMs);
         deadline.stop();
         return result;
       },
@@ -324,17 +325,20 @@ export class SessionLifecycle {
   }
 
   /**
-   * The statement ended on its own although its cancel went out: the cancel may land on the next
-   * statement unless the engine absorbs it; a failure on the way is the statement's.
+   * The statement answered without an error although its cancel went out. The server may have
+   * stopped it without saying so (MariaDB's KILL QUERY makes SLEEP() return 1 and BENCHMARK() 0, and
+   * DO succeeds), or it finished as the cancel left: the gateway cannot tell, and gave up on it at its
+   * deadline, so the answer is not passed on. The cancel may land on the next statement unless the
+   * engine absorbs it; a failure on the way is the statement's.
    */
-  private async afterLateEnd<T>(result: T, deadline: StatementDeadline, timeoutMs: number): Promise<T> {
+  private async afterLateEnd(deadline: StatementDeadline, timeoutMs: number): Promise<never> {
     try {
       await this.absorbLateCancel(deadline.cancelled as Promise<boolean>);
     } catch (err) {
       return this.afterFailure(err, deadline, timeoutMs);
     }
     deadline.stop();
-    return result;
+    throw this.cancelled(deadline.reason, timeoutMs, "; the server answered after the cancel went out, and that answer is not used");
   }
 
   /** The statement failed: classified, once whether its cancel was carried out is known (that decides whether it can still reach the next statement). */
@@ -355,17 +359,27 @@ export class SessionLifecycle {
 
   private failure(err: unknown, timedOut: boolean, cancelCarriedOut: boolean, timeoutMs: number, reason: string | undefined): GatewayError {
     const failure = this.strategy.classify(err, timedOut);
-    if (failure.kind === "refused") return failure.error;
+    if (failure.kind === "refused") {
+      // Whatever the server said after the cancel went out (a routine that caught the cancel and
+      // failed otherwise), the gateway gave up on the statement at its deadline.
+      if (!timedOut) return failure.error;
+      return this.cancelled(reason, timeoutMs, `; the server then failed it (${failure.error.message})`, failure.error);
+    }
     if (failure.kind === "cancelled") {
       // Our cancel stopped this statement, so it cannot reach the next one.
       if (cancelCarriedOut) this.cancelMayLand = false;
-      const why = reason ?? `after ${timeoutMs}ms timeout`;
-      return new GatewayError("STATEMENT_TIMEOUT", `statement cancelled ${why}`, { cause: failure.cause });
+      return this.cancelled(reason, timeoutMs, "", failure.cause);
     }
     this.died(failure.cause);
     const why = timedOut
       ? `statement ${reason === undefined ? `timed out after ${timeoutMs}ms` : `was cancelled ${reason}`} and did not stop after its cancel (${this.strategy.name})`
       : `the database session died while the statement ran (${failure.cause.message})`;
     return new GatewayError("OUTCOME_UNKNOWN", `${why}: it may or may not have been applied`, { cause: failure.cause });
+  }
+
+  /** The one answer for a statement the gateway cancelled (at its deadline, or for `reason`), whatever the server did next. */
+  private cancelled(reason: string | undefined, timeoutMs: number, afterwards: string, cause?: unknown): GatewayError {
+    const why = reason ?? `after ${timeoutMs}ms timeout`;
+    return new GatewayError("STATEMENT_TIMEOUT", `statement cancelled ${why}${afterwards}`, cause === undefined ? {} : { cause });
   }
 }
