@@ -295,6 +295,8 @@ describe("pool", () => {
       const answer = await entry?.connection.execute("select 1 as one", [], { timeoutMs: 2000, bigNumbers: "string", maxResultBytes: 1 << 20, maxResultRows: 10 });
       expect(answer?.rows).toEqual([[1]]);
       pool.release(entry as NonNullable<typeof entry>);
+      // The statement may have taken a session-level lock: the session is idle again once that is released.
+      await waitFor(() => pool.state().idle === 1, 5000, "the session idle again");
       expect(pool.state()).toMatchObject({ active: 0, idle: 1 });
     });
 
