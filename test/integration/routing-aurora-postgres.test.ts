@@ -4,7 +4,7 @@
  * aurora_replica_status(). Then what only Aurora has: the refusal told once with its SQLSTATE, and
  * token reads served by readers under real apply lag, never stale.
  */
-import { startAuroraStandin } from "../support/aurora-standin.js";
+import { type AuroraStandin, startAuroraStandin } from "../support/aurora-standin.js";
 import { defineRoutingSuite } from "./routing-suite.js";
 import { auroraPostgresCases } from "./routing-aurora-cases.js";
 
@@ -24,5 +24,6 @@ defineRoutingSuite({
     request: {},
   },
   start: () => startAuroraStandin(),
+  setApplyLag: (topology, lagMs) => (topology as AuroraStandin).setLag(lagMs),
   engineCases: (context) => auroraPostgresCases(context),
 });

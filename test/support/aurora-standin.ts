@@ -10,7 +10,7 @@ import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { AURORA_LOGIN, standinSql, STANDIN_SCHEMA, type WalFunctionsOnWriter } from "./aurora-standin-sql.js";
-import { type PgInstance, startTopology } from "./pg-topology.js";
+import { type PgInstance, setApplyDelay, startTopology } from "./pg-topology.js";
 import type { ServerGroup } from "./server-group.js";
 import { waitFor } from "./wait-for.js";
 
@@ -84,12 +84,7 @@ export async function startAuroraStandin(options: AuroraStandinOptions = {}): Pr
       replicas: instances.slice(1),
       all: () => instances,
       writer: () => manager.writer,
-      setLag: async (lagMs) => {
-        for (const reader of instances.filter((instance) => instance !== manager.writer)) {
-          await reader.query(`ALTER SYSTEM SET recovery_min_apply_delay = '${Math.round(lagMs)}ms'`);
-          await reader.query("SELECT pg_reload_conf()");
-        }
-      },
+      setLag: (lagMs) => setApplyDelay(instances.filter((instance) => instance !== manager.writer), lagMs),
       spike: async (lagMs, durationMs) => {
         await standin.setLag(lagMs);
         await new Promise((resolve) => setTimeout(resolve, durationMs));
