@@ -65,10 +65,16 @@ export function standinSql(walFunctions: WalFunctionsOnWriter, version: string):
         WHERE pg_is_in_recovery()
      $f$`,
     `CREATE ROLE ${AURORA_LOGIN} LOGIN`,
-    `GRANT USAGE ON SCHEMA ${s} TO ${AURORA_LOGIN}`,
+    // CREATE too: as the first schema of the login's search_path it is where unqualified CREATE TABLE
+    // lands (on Aurora that is public; here the gateway's DDL puts tables in this schema, still found).
+    `GRANT USAGE, CREATE ON SCHEMA ${s} TO ${AURORA_LOGIN}`,
     `GRANT CREATE, USAGE ON SCHEMA public TO ${AURORA_LOGIN}`,
+    // Schemas of its own (the gateway's idempotency table), as an application's login on Aurora may.
+    `GRANT CREATE ON DATABASE postgres TO ${AURORA_LOGIN}`,
     `ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT ALL ON TABLES TO ${AURORA_LOGIN}`,
     `ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT ALL ON SEQUENCES TO ${AURORA_LOGIN}`,
     `ALTER ROLE ${AURORA_LOGIN} SET search_path = ${s}, pg_catalog, "$user", public`,
+    // The harness's administrator finds the tables the gateway's DDL put there, after its own.
+    `ALTER ROLE postgres SET search_path = "$user", public, ${s}`,
   ];
 }
