@@ -30,13 +30,20 @@ export const databaseStateSchema = z.object({
   lastConnectedAt: z.string().optional(),
 });
 
+export const refusalSchema = z.object({ sqlstate: z.string(), message: z.string() });
+
 export const endpointStatusSchema = z.object({
   name: z.string(),
   role: z.enum(["primary", "replica", "unknown"]),
   healthy: z.boolean(),
   lagMs: z.number().nullable().describe("Estimated replication lag; 0 when caught up"),
   banned: z.string().nullable().describe("Why the replica gets no reads, or null"),
-  position: z.string().nullable().describe("WAL position: written on a primary, replayed on a replica"),
+  position: z
+    .string()
+    .nullable()
+    .describe("WAL position: written on a primary, replayed on a replica; on Aurora PostgreSQL the writer's time (T + microseconds) up to which the instance has applied"),
+  serverId: z.string().nullable().describe("The instance the last check reached, as the database names itself (Aurora's server id), or null"),
+  positionsRefused: refusalSchema.nullable().describe("The replication position functions were refused here (Aurora): SQLSTATE and message"),
   outstanding: z.number().int(),
   lastError: z.string().nullable(),
   pool: poolStatsSchema.describe("The read-write login's pool"),

@@ -4,7 +4,7 @@
  * pool use for the charts.
  */
 import { z } from "zod";
-import { failoverSchema } from "./health.js";
+import { failoverSchema, refusalSchema } from "./health.js";
 
 export const statusEndpointSchema = z.object({
   name: z.string(),
@@ -13,6 +13,7 @@ export const statusEndpointSchema = z.object({
   lagMs: z.number().nullable().describe("Estimated replication lag; null while the endpoint is unreachable"),
   lastError: z.string().nullable().describe("Why the last check failed, while the endpoint is unreachable"),
   banned: z.string().nullable().describe("Why the replica gets no reads, or null"),
+  positionsRefused: refusalSchema.nullable().describe("The replication position functions were refused here (Aurora): SQLSTATE and message"),
   outstanding: z.number().int().describe("Requests routed here and not yet answered"),
   pool: z.object({ total: z.number().int(), active: z.number().int(), idle: z.number().int(), waiting: z.number().int(), maxSize: z.number().int() }),
 });

@@ -306,6 +306,8 @@ export class Cluster {
         lagMs: endpoint.lagMs,
         banned: endpoint.banReason,
         position: endpoint.position,
+        serverId: endpoint.serverId,
+        positionsRefused: endpoint.positionsRefused,
         outstanding: endpoint.outstanding,
         lastError: endpoint.lastError ?? null,
         pool: this.poolOf(endpoint).stats(),

@@ -122,6 +122,18 @@ export interface InstanceState {
   position: string | null;
   /** On a replica: how old the last replayed transaction is (null on a primary or when unknown). */
   replayAgeMs: number | null;
+  /** The instance's own identifier where the database tells it (Aurora's server id), whatever name was dialled. */
+  serverId?: string | undefined;
+  /** On a writer that reports its readers' progress (Aurora): each reader's position by server id. */
+  readerPositions?: ReadonlyMap<string, string> | undefined;
+  /** The engine's own position functions were refused here (Aurora): what the server said, for logs and the status page. */
+  positionsRefused?: PositionsRefusal | undefined;
+}
+
+/** A refused replication function: SQLSTATE and the server's message. */
+export interface PositionsRefusal {
+  sqlstate: string;
+  message: string;
 }
 
 /** One instance of the cluster as the database itself lists it (Aurora's aurora_replica_status()). */

@@ -40,6 +40,7 @@ function endpoint(name: string, role: "primary" | "replica", position: string, l
   e.healthy = true;
   e.position = position;
   e.lagMs = lagMs;
+  e.appliedThroughAt = -lagMs;
   return e;
 }
 
@@ -49,8 +50,9 @@ function setup() {
   const r1 = endpoint("r1", "replica", "0/400");
   const r2 = endpoint("r2", "replica", "0/500");
   topology.endpoints = [primary, r1, r2];
-  const router = new Router(topology, engine, { tokenWaitMs: 0, failoverWaitMs: 0 }, new ManualClock(0));
-  return { topology, router, primary, r1, r2 };
+  const clock = new ManualClock(0);
+  const router = new Router(topology, engine, { tokenWaitMs: 0, failoverWaitMs: 0 }, clock);
+  return { topology, router, primary, r1, r2, clock };
 }
 
 describe("router", () => {
@@ -78,10 +80,21 @@ describe("router", () => {
 
   it("honours a staleness bound and skips banned replicas", async () => {
     const { router, primary, r1, r2 } = setup();
-    r1.lagMs = 2000;
+    r1.appliedThroughAt = -2000;
     expect(await router.endpointFor({ intent: "read", maxStalenessMs: 1000, deadline: 1000 })).toBe(r2);
     r2.banReason = "lag";
     expect(await router.endpointFor({ intent: "read", maxStalenessMs: 1000, deadline: 1000 })).toBe(primary);
+  });
+
+  it("checks a staleness bound at the moment of the read: a replica seen caught up 150 ms ago may be 150 ms behind now", async () => {
+    const { router, primary, r1, r2, clock } = setup();
+    r1.appliedThroughAt = 0;
+    r2.appliedThroughAt = 0;
+    expect([r1, r2]).toContain(await router.endpointFor({ intent: "read", maxStalenessMs: 100, deadline: 1000 }));
+    clock.advance(150);
+    expect(await router.endpointFor({ intent: "read", maxStalenessMs: 100, deadline: 1000 })).toBe(primary);
+    r2.appliedThroughAt = 140;
+    expect(await router.endpointFor({ intent: "read", maxStalenessMs: 100, deadline: 1000 })).toBe(r2);
   });
 
   it("keeps plain reads on replicas when no primary is known, and refuses writes after the wait", async () => {
@@ -112,8 +125,8 @@ describe("router", () => {
     expect(await router.endpointFor({ intent: "read", consistencyToken: "0/600", deadline: 1000 })).toBe(primary);
     // No primary: writes, and reads bound by staleness with no fresh replica, wait for one; plain reads go to a replica.
     primary.healthy = false;
-    r1.lagMs = 2000;
-    r2.lagMs = 2000;
+    r1.appliedThroughAt = -2000;
+    r2.appliedThroughAt = -2000;
     expect(router.endpointNow({ intent: "write", deadline: 1000 })).toBeUndefined();
     expect(router.endpointNow({ intent: "read", maxStalenessMs: 1000, deadline: 1000 })).toBeUndefined();
     expect([r1, r2]).toContain(router.endpointNow({ intent: "read", deadline: 1000 }));

@@ -95,7 +95,8 @@ export class Router {
   }
 
   private isFreshEnough(endpoint: Endpoint, request: RouteRequest): boolean {
-    if (request.maxStalenessMs !== undefined && (endpoint.lagMs === null || endpoint.lagMs > request.maxStalenessMs)) return false;
+    // Staleness at the moment of the read (lag.ts, appliedThroughAt), not the lag the last check saw.
+    if (request.maxStalenessMs !== undefined && (endpoint.appliedThroughAt === null || this.clock.now() - endpoint.appliedThroughAt > request.maxStalenessMs)) return false;
     if (request.consistencyToken === undefined) return true;
     return endpoint.position !== null && this.engine.comparePositions(endpoint.position, request.consistencyToken) >= 0;
   }

@@ -12,6 +12,20 @@ export class Endpoint {
   reportedLagMs: number | null = null;
   /** Estimated replication lag; 0 when caught up with the primary's last seen position. */
   lagMs: number | null = null;
+  /**
+   * Gateway clock time (this task's) before which every write that completed is applied here: what a
+   * staleness bound is checked against at the moment of the read (now - appliedThroughAt), so a lag
+   * that grew since the last check cannot hide. null when unknown.
+   */
+  appliedThroughAt: number | null = null;
+  /** When the last check of this endpoint began (gateway clock). */
+  checkStartedAt: number | null = null;
+  /** The instance the last check reached, as the database names itself (Aurora's server id), or null. */
+  serverId: string | null = null;
+  /** What this endpoint, as a writer, reports of its readers' positions by server id (Aurora). */
+  readerPositions: ReadonlyMap<string, string> | null = null;
+  /** The engine's own position functions were refused here (Aurora): shown on the status page. */
+  positionsRefused: { sqlstate: string; message: string } | null = null;
   /** Why the endpoint gets no reads (lag), or null. */
   banReason: string | null = null;
   lastError: string | undefined;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { replicaLagMs } from "./lag.js";
+import { appliedThroughAt, replicaLagMs } from "./lag.js";
 
 const numeric = (a: string, b: string) => Number(a) - Number(b);
 const history = [
@@ -23,5 +23,18 @@ describe("replica lag", () => {
 
   it("is unknown (infinite) with neither", () => {
     expect(replicaLagMs({ position: null, reportedLagMs: null }, history, numeric, 1300)).toBe(Number.POSITIVE_INFINITY);
+  });
+});
+
+describe("applied-through time", () => {
+  it("is the start of the newest primary check whose position the replica has applied", () => {
+    expect(appliedThroughAt({ position: "30", reportedLagMs: null }, history, numeric)).toBe(1200);
+    expect(appliedThroughAt({ position: "25", reportedLagMs: null }, history, numeric)).toBe(1100);
+    expect(appliedThroughAt({ position: "5", reportedLagMs: null }, history, numeric)).toBeNull();
+  });
+
+  it("without positions, is the replica's check start less its own reported delay", () => {
+    expect(appliedThroughAt({ position: null, reportedLagMs: 40, checkStartedAt: 1300 }, history, numeric)).toBe(1260);
+    expect(appliedThroughAt({ position: null, reportedLagMs: null, checkStartedAt: 1300 }, history, numeric)).toBeNull();
   });
 });

@@ -13,6 +13,8 @@ export interface ReplicaView {
   position: string | null;
   /** The replica's own account of its delay, in ms, when it gives one. */
   reportedLagMs: number | null;
+  /** When the check that read the replica's figures began. */
+  checkStartedAt?: number | null;
 }
 
 /**
@@ -31,4 +33,23 @@ export function replicaLagMs(
     if (compare(replica.position, sample.position) < 0) return now - sample.at;
   }
   return 0;
+}
+
+/**
+ * The time (gateway clock) before which every completed write is applied on the replica: the start of
+ * the newest primary check whose position the replica has applied (the position read then is at or
+ * past every write completed before it), else, without positions, the replica's check start less its
+ * own reported delay. null when neither tells. A read at `now` from this replica is at most
+ * `now - appliedThroughAt` stale: whatever the lag did since, this bound holds at the moment of the read.
+ */
+export function appliedThroughAt(replica: ReplicaView, primaryHistory: readonly PrimarySample[], compare: (a: string, b: string) => number): number | null {
+  if (replica.position === null) {
+    if (replica.reportedLagMs === null || replica.checkStartedAt === undefined || replica.checkStartedAt === null) return null;
+    return replica.checkStartedAt - replica.reportedLagMs;
+  }
+  for (let i = primaryHistory.length - 1; i >= 0; i--) {
+    const sample = primaryHistory[i] as PrimarySample;
+    if (compare(replica.position, sample.position) >= 0) return sample.at;
+  }
+  return null;
 }

@@ -7,8 +7,8 @@
  * work give up the moment the term ends, instead of waiting out the pool's timeout there.
  */
 import { setMaxListeners } from "node:events";
-import { replicaLagMs } from "./lag.js";
-import type { Engine, EngineConnection } from "../engines/engine.js";
+import { appliedThroughAt, replicaLagMs } from "./lag.js";
+import type { Engine, EngineConnection, InstanceState } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { Clock, Timer } from "../clock.js";
@@ -49,6 +49,7 @@ export class TopologyMonitor implements Topology {
   /** The primary's positions at recent checks, oldest first, for the lag estimate. */
   private primaryHistory: { at: number; position: string }[] = [];
   private roundsStarted = 0;
+  private refusalLogged = false;
   /** The first check round that started after the current failover began. */
   private failoverFirstRound = 0;
   readonly failovers: FailoverRecord[] = [];
@@ -173,6 +174,7 @@ export class TopologyMonitor implements Topology {
       }
       // A silent instance (network black hole, a frozen server) must not hold the round up: at the
       // limit the check fails and the session is cut, whether or not the driver notices at once.
+      const startedAt = this.clock.now();
       const state = await withinLimit(this.clock, connection, connection.inspect(checkTimeoutMs), checkTimeoutMs);
       const previous = endpoint.role;
       endpoint.role = state.role;
@@ -182,8 +184,12 @@ export class TopologyMonitor implements Topology {
         connection.destroy();
         this.connections.delete(endpoint);
       }
+      endpoint.checkStartedAt = startedAt;
       endpoint.position = state.position;
       endpoint.reportedLagMs = state.replayAgeMs;
+      endpoint.serverId = state.serverId ?? null;
+      endpoint.readerPositions = state.readerPositions ?? null;
+      this.noteRefusal(endpoint, state.positionsRefused);
       endpoint.healthy = true;
       endpoint.lastError = undefined;
     } catch (err) {
@@ -195,20 +201,41 @@ export class TopologyMonitor implements Topology {
     }
   }
 
+  /** A refused inspection is told as what it is, once per monitor (with its SQLSTATE), and kept for the status page. */
+  private noteRefusal(endpoint: Endpoint, refusal: InstanceState["positionsRefused"]): void {
+    endpoint.positionsRefused = refusal ?? null;
+    if (refusal === undefined || this.refusalLogged) return;
+    this.refusalLogged = true;
+    this.logger.warn(
+      { endpoint: endpoint.name, sqlstate: refusal.sqlstate, refusal: refusal.message },
+      "topology: the server refused the replication position functions; positions come from the engine's own figures where it has them (Aurora), else replicas serve no bounded reads",
+    );
+  }
+
   /** Picks the primary, estimates lag against it, bans and unbans replicas, follows failovers. */
   private decide(): void {
     const primaries = this.endpoints.filter((endpoint) => endpoint.healthy && endpoint.role === "primary");
     const primary = primaries.find((endpoint) => endpoint.configuredWriter) ?? primaries[0];
     const now = this.clock.now();
     if (primary !== this.currentPrimary) this.primaryHistory = [];
+    if (primary?.readerPositions) {
+      // Where the writer reports its readers' progress (Aurora), that is their position.
+      for (const endpoint of this.endpoints) {
+        if (endpoint.role === "replica" && endpoint.serverId !== null) endpoint.position = primary.readerPositions.get(endpoint.serverId) ?? null;
+      }
+    }
     if (primary?.position) {
-      this.primaryHistory.push({ at: now, position: primary.position });
+      // The check's start: every write that completed before it is at or before the position read.
+      this.primaryHistory.push({ at: primary.checkStartedAt ?? now, position: primary.position });
       if (this.primaryHistory.length > PRIMARY_HISTORY) this.primaryHistory.shift();
       primary.lagMs = 0;
+      primary.appliedThroughAt = null;
     }
     for (const endpoint of this.endpoints) {
       if (endpoint.role !== "replica" || !endpoint.healthy || !primary) continue;
-      endpoint.lagMs = replicaLagMs(endpoint, this.primaryHistory, (a, b) => this.engine.comparePositions(a, b), now);
+      const compare = (a: string, b: string) => this.engine.comparePositions(a, b);
+      endpoint.lagMs = replicaLagMs(endpoint, this.primaryHistory, compare, now);
+      endpoint.appliedThroughAt = appliedThroughAt(endpoint, this.primaryHistory, compare);
       const tooFar = endpoint.lagMs > this.settings.maxReplicaLagMs;
       if (tooFar && endpoint.banReason === null) {
         endpoint.banReason = `replication lag ${Math.round(endpoint.lagMs)}ms > ${this.settings.maxReplicaLagMs}ms`;

@@ -62,6 +62,7 @@ export const estimate = {
     if (only.has("instructions")) total += 4 * LEDGER_ESTIMATE_S;
     // Two engines: start-up, the buffered read and its streamed twin, then the long stream (~300,000 rows/s).
     if (only.has("streaming")) total += 2 * (3 + 5 + S.streamRows / 300_000);
+    if (only.has("aurora")) total += 15 + S.durationMs / 1000 + 2;
     return total;
   },
 };

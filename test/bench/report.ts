@@ -226,6 +226,12 @@ export function reportLines(results: BenchResults): string[] {
   }
   if (results.instructions) out.push(...ledgerLines(results.instructions));
   if (results.streaming) section(streamingTable(results.streaming), streamingVerdict(results.streaming));
+  if (results.aurora) {
+    section(
+      results.aurora.map((r) => `aurora (${r.engine} stand-in, ${r.lagMs} ms lag, tokenWaitMs ${r.tokenWaitMs}): ${r.tokenReads} token reads, ${r.tokenReadsOnReplicasPct}% on readers, ${r.staleReads} stale, ${r.errors} errors`),
+      results.aurora.every((r) => r.tokenReadsOnReplicasPct >= 90 && r.staleReads === 0) ? "aurora: targets met (>= 90% of token reads on readers, 0 stale)" : "aurora: targets NOT met (>= 90% of token reads on readers, 0 stale)",
+    );
+  }
   if (results.notes.length > 0) out.push("", "left out or adapted:", ...results.notes.map((n) => `  - ${n}`));
   if (results.failures.length > 0) out.push("", "FAILED parts (the rest above is valid):", ...results.failures.map((f) => `  - ${f}`));
   const scenarios: [string, TargetRow[] | undefined][] = [

@@ -153,8 +153,23 @@ export interface BenchResults {
   /** POOLGATE_BENCH_ONLY=instructions: instructions per request under callgrind, the gateway's and the naive forwarder's. */
   instructions?: InstructionLedger[];
   streaming?: StreamingRow[];
+  /** Issue 34: token reads on the Aurora stand-in. */
+  aurora?: AuroraRow[];
   /** Targets or scenarios left out, and why. */
   notes: string[];
   /** Parts that failed, with the error: the rest is still printed and saved. */
   failures: string[];
+}
+
+/** Writers reading their own writes with the consistency token on an Aurora stand-in under real apply lag. */
+export interface AuroraRow {
+  engine: "postgres" | "mysql";
+  lagMs: number;
+  tokenWaitMs: number;
+  tokenReads: number;
+  /** Token reads a reader served, of all token reads. */
+  tokenReadsOnReplicasPct: number;
+  /** Token reads that did not see the write their token names. */
+  staleReads: number;
+  errors: number;
 }

@@ -16,6 +16,8 @@
  *   instructions  (only when named) the instruction ledger: the steady load's point select against the
  *               gateway and the naive forwarder under valgrind's callgrind, instructions per request
  *               (noise-free where CPU seconds are not) and where the gateway's exceed the forwarder's
+ *   aurora      issue 34: writers reading their own writes with the token on the Aurora PostgreSQL stand-in
+ *               at 20 ms of real lag: token reads served by readers (%) and stale reads
  *   streaming   reads of any size: 10 million rows streamed through the gateway beside the largest buffered
  *               /v1/query result, the gateway's resident memory over time and the throughput (both engines)
  * A progress bar runs on stderr; the tables and verdicts go to stdout; the figure and the raw
@@ -23,7 +25,7 @@
  *
  * Environment (defaults in parentheses):
  *   POOLGATE_BENCH_ONLY            comma-separated parts to run: throughput, burst, inserts, conflicts,
- *                                  mysql, topology, isolation, streaming, profile, instructions, or postgres
+ *                                  mysql, topology, isolation, streaming, aurora, profile, instructions, or postgres
  *                                  (= the first four) (all but profile and instructions; `--profile` alone
  *                                  runs just the profile)
  *   POOLGATE_BENCH_PROFILE=1       the same as `--profile`
@@ -283,6 +285,12 @@ async function streamingPart(): Promise<void> {
   results.failures.push(...failures);
 }
 
+async function auroraPart(): Promise<void> {
+  const { runAurora } = await import("./aurora-bench.js");
+  progress.setPhase("Aurora stand-in: token reads");
+  results.aurora = await runAurora(S.durationMs, step);
+}
+
 const PARTS: [name: string, enabled: boolean, run: () => Promise<void>][] = [
   ["PostgreSQL", POSTGRES_PARTS.some((part) => S.only.has(part)), postgresPart],
   ["MariaDB", S.only.has("mysql"), mysqlPart],
@@ -291,6 +299,7 @@ const PARTS: [name: string, enabled: boolean, run: () => Promise<void>][] = [
   ["profile", S.only.has("profile"), profilePart],
   ["instructions", S.only.has("instructions"), instructionsPart],
   ["streaming", S.only.has("streaming"), streamingPart],
+  ["aurora", S.only.has("aurora"), auroraPart],
 ];
 
 function save(): { svg: string; json: string } {

@@ -2,7 +2,7 @@
  * The routing suite (routing-suite.ts) on a real PostgreSQL primary with two streaming replicas
  * (test/support/pg-topology.ts); where each statement ran is read back from inet_server_port().
  */
-import { startTopology } from "../support/pg-topology.js";
+import { type PgInstance, setApplyDelay, startTopology } from "../support/pg-topology.js";
 import { defineRoutingSuite } from "./routing-suite.js";
 
 defineRoutingSuite({
@@ -20,4 +20,5 @@ defineRoutingSuite({
     request: {},
   },
   start: () => startTopology(2),
+  setApplyLag: (topology, lagMs) => setApplyDelay(topology.replicas as PgInstance[], lagMs),
 });

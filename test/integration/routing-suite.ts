@@ -44,6 +44,8 @@ export interface RoutingTarget {
   dialect: RoutingDialect;
   /** A primary and two replicas, `hits` not yet created. */
   start(): Promise<ServerGroup<ReplicatedInstance>>;
+  /** Makes every replica apply the primary's changes `lagMs` late (a real apply delay); where the engine can only delay by whole seconds, absent. */
+  setApplyLag?(topology: ServerGroup<ReplicatedInstance>, lagMs: number): Promise<void>;
   /** Cases for this engine alone, run after the shared ones on the same topology (they may fail it over). */
   engineCases?(context: () => RoutingContext): void;
 }
@@ -184,6 +186,27 @@ export function defineRoutingSuite(target: RoutingTarget): void {
       for (let i = 0; i < 10; i++) after.add(await portOf());
       expect(after).toEqual(new Set([replica1.port, replica2.port]));
     });
+
+    if (target.setApplyLag !== undefined) {
+      const setApplyLag = (lagMs: number) => target.setApplyLag?.(topology, lagMs);
+      it("never serves a maxStalenessMs read from a replica further behind than the bound (200 ms of real apply lag, bound 100 ms)", async () => {
+        await setApplyLag(200);
+        try {
+          let stale = 0;
+          for (let i = 0; i < 20; i++) {
+            const write = await query(d.insertHit("staleness"));
+            const acknowledgedAt = Date.now();
+            await new Promise((resolve) => setTimeout(resolve, 110));
+            const read = await countById(d.insertedId(write.body), { maxStalenessMs: 100 });
+            // Asked more than 100 ms after the write was acknowledged: a read within the bound sees it.
+            if (Date.now() - acknowledgedAt > 100 && read.body.rows[0].n !== 1) stale++;
+          }
+          expect(stale).toBe(0);
+        } finally {
+          await setApplyLag(0);
+        }
+      });
+    }
 
     target.engineCases?.(() => ({ gw, topology, query }));
   });

@@ -244,3 +244,11 @@ function killIfAlive(pid: number): void {
     if ((err as NodeJS.ErrnoException).code !== "ESRCH") throw err;
   }
 }
+
+/** Every standby applies its primary's changes `lagMs` late (recovery_min_apply_delay, a real apply delay; 0 for none). */
+export async function setApplyDelay(standbys: readonly PgInstance[], lagMs: number): Promise<void> {
+  for (const standby of standbys) {
+    await standby.query(`ALTER SYSTEM SET recovery_min_apply_delay = '${Math.round(lagMs)}ms'`);
+    await standby.query("SELECT pg_reload_conf()");
+  }
+}

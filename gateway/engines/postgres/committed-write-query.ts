@@ -24,18 +24,34 @@ import { serialize } from "pg-protocol";
 import type { ResultLimits } from "../result-budget.js";
 import { type FieldDescription, type PreparedStatement, StatementQuery, type WireConnection } from "./statement-query.js";
 import type { Parser } from "./values.js";
+import { AURORA_COMMIT_POSITION_SQL, type PositionSource } from "./aurora-time-position.js";
 
-/** What the gateway reads after a write for its consistency token. */
-export const COMMIT_POSITION_SQL = "SELECT pg_current_wal_insert_lsn()::text";
+/** What the gateway reads after a write for its consistency token, by where positions come from (aurora-time-position.ts). */
+export const COMMIT_POSITION_SQL: Record<PositionSource, string> = {
+  wal: "SELECT pg_current_wal_insert_lsn()::text",
+  "aurora-clock": AURORA_COMMIT_POSITION_SQL,
+};
 
-const FIXED = { begin: ["poolgate_begin", "BEGIN"], commit: ["poolgate_commit", "COMMIT"], position: ["poolgate_commit_position", COMMIT_POSITION_SQL] } as const;
+/** The fixed statements and their frames, per position source (prepared under names of their own). */
+function fixedStatements(source: PositionSource) {
+  const suffix = source === "wal" ? "" : "_aurora";
+  const fixed = {
+    begin: [`poolgate_begin${suffix}`, "BEGIN"],
+    commit: [`poolgate_commit${suffix}`, "COMMIT"],
+    position: [`poolgate_commit_position${suffix}`, COMMIT_POSITION_SQL[source]],
+  } as const;
+  return {
+    fixed,
+    /** Closed first: a session that failed between these Parses and BEGIN has them without our record of it (closing a missing statement is no error). */
+    parse: Buffer.concat(Object.values(fixed).flatMap(([name, text]) => [serialize.close({ type: "S", name }), serialize.parse({ name, text })])),
+    runBegin: Buffer.concat(runFixed(fixed.begin[0])),
+    runCommitAndPosition: Buffer.concat([...runFixed(fixed.commit[0]), ...runFixed(fixed.position[0]), serialize.sync()]),
+  };
+}
 
 /** Bind of a parameterless prepared statement to the unnamed portal, and Execute to its end (pg's own serialiser, once). */
 const runFixed = (name: string) => [serialize.bind({ statement: name, portal: "", values: [], binary: false }), serialize.execute({ portal: "", rows: 0 })];
-/** Closed first: a session that failed between these Parses and BEGIN has them without our record of it (closing a missing statement is no error). */
-const PARSE_FIXED = Buffer.concat(Object.values(FIXED).flatMap(([name, text]) => [serialize.close({ type: "S", name }), serialize.parse({ name, text })]));
-const RUN_BEGIN = Buffer.concat(runFixed(FIXED.begin[0]));
-const RUN_COMMIT_AND_POSITION = Buffer.concat([...runFixed(FIXED.commit[0]), ...runFixed(FIXED.position[0]), serialize.sync()]);
+const FIXED_BY_SOURCE: Record<PositionSource, ReturnType<typeof fixedStatements>> = { wal: fixedStatements("wal"), "aurora-clock": fixedStatements("aurora-clock") };
 
 /** Which part's answers the server is sending: each CommandComplete moves to the next. */
 type Phase = "begin" | "statement" | "commit" | "position" | "done";
@@ -55,6 +71,7 @@ export class CommittedWriteQuery extends StatementQuery {
     parsersFor: (fields: FieldDescription[]) => Parser[],
     parserKey: string,
     limits: ResultLimits,
+    private readonly source: PositionSource = "wal",
   ) {
     super(text, values, prepared, parsersFor, parserKey, limits, () => undefined);
   }
@@ -65,10 +82,11 @@ export class CommittedWriteQuery extends StatementQuery {
     stream.cork?.();
     try {
       if (!parsed) this.sendParse(connection);
-      if (connection.parsedStatements[FIXED.begin[0]] === undefined) stream.write(PARSE_FIXED);
-      stream.write(RUN_BEGIN);
+      const fixed = FIXED_BY_SOURCE[this.source];
+      if (connection.parsedStatements[fixed.fixed.begin[0]] === undefined) stream.write(fixed.parse);
+      stream.write(fixed.runBegin);
       this.sendExecute(connection, parsed);
-      stream.write(RUN_COMMIT_AND_POSITION);
+      stream.write(fixed.runCommitAndPosition);
     } finally {
       stream.uncork?.();
     }
@@ -87,7 +105,7 @@ export class CommittedWriteQuery extends StatementQuery {
   override handleCommandComplete(message: { text: string }, connection?: WireConnection): void {
     if (this.phase === "begin" && connection !== undefined) {
       // BEGIN ran, so the Parses before it did: the fixed statements exist on this session.
-      for (const [name, text] of Object.values(FIXED)) connection.parsedStatements[name] = text;
+      for (const [name, text] of Object.values(FIXED_BY_SOURCE[this.source].fixed)) connection.parsedStatements[name] = text;
     }
     if (this.phase === "statement") super.handleCommandComplete(message);
     this.phase = NEXT[this.phase];
@@ -115,8 +133,8 @@ export class CommitQuery extends StatementQuery {
   position: string | null = null;
   private answered = 0;
 
-  constructor() {
-    super(`COMMIT; ${COMMIT_POSITION_SQL}`, undefined, undefined, () => [], "string", { maxBytes: 1024, maxRows: 1 }, () => undefined);
+  constructor(source: PositionSource = "wal") {
+    super(`COMMIT; ${COMMIT_POSITION_SQL[source]}`, undefined, undefined, () => [], "string", { maxBytes: 1024, maxRows: 1 }, () => undefined);
   }
 
   override handleRowDescription(): void {}

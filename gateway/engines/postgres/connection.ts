@@ -16,6 +16,7 @@ import type { SqlReader, StatementAnalysis } from "../sql-analysis.js";
 import { ISOLATION_SQL } from "../transaction-sql.js";
 import { type CancelTarget, sendCancelRequest } from "./cancel.js";
 import { COMMIT_POSITION_SQL, CommitQuery, CommittedWriteQuery } from "./committed-write-query.js";
+import { AURORA_INSPECT_SQL, type PositionKnowledge, type PositionSource, readerPositionsOf } from "./aurora-time-position.js";
 import { isDatabaseError, isSessionFatal, mapStatementError } from "./errors.js";
 import { type FunctionVolatility, VOLATILITY_SQL } from "./function-volatility.js";
 import { DescribeQuery, PortalQuery } from "./portal-query.js";
@@ -36,6 +37,8 @@ export interface PostgresConnectionSettings {
   volatility: FunctionVolatility;
   /** "aurora-dsql": one always-writable endpoint, without recovery state or WAL positions. */
   flavour?: "aurora-dsql" | undefined;
+  /** Where positions come from on this cluster, learnt by the first inspection and shared by every session. */
+  positions: PositionKnowledge;
 }
 
 interface PgInternals {
@@ -76,8 +79,6 @@ export class PostgresConnection implements EngineConnection {
   reachedRole: "primary" | "replica" | undefined;
   private readonly prepared = new Map<string, PreparedStatement>();
   private statementCounter = 0;
-  /** The server refused the WAL-position functions; role checks go on without positions. */
-  private positionsUnsupported = false;
   private readonly internals: PgInternals;
   private readonly lifecycle: SessionLifecycle;
 
@@ -156,7 +157,7 @@ export class PostgresConnection implements EngineConnection {
    * runs the same inside a transaction block (a plain query or DML), sent as a prepared statement.
    */
   private positionInline(sql: string): boolean {
-    if (this.settings.flavour === "aurora-dsql" || this.positionsUnsupported || this.settings.preparedCacheSize === 0) return false;
+    if (this.settings.flavour === "aurora-dsql" || this.settings.positions.source === "none" || this.settings.preparedCacheSize === 0) return false;
     if (this.internals.getTransactionStatus() !== "I") return false;
     const analysis = this.settings.reader.analyse(sql);
     return analysis.understood && analysis.statementCount === 1 && analysis.leavesNoState && !analysis.endsTransaction;
@@ -301,10 +302,8 @@ export class PostgresConnection implements EngineConnection {
   private statement(sql: string, values: unknown[], options: ExecuteOptions, several: boolean, positioned: boolean): StatementQuery {
     const mode = options.bigNumbers;
     if (positioned) {
-      return new CommittedWriteQuery(sql, values, this.preparedStatement(sql), (fields) => parsersFor(mode, fields, this.settings.typeNames), mode, {
-        maxBytes: options.maxResultBytes,
-        maxRows: options.maxResultRows,
-      });
+      const limits = { maxBytes: options.maxResultBytes, maxRows: options.maxResultRows };
+      return new CommittedWriteQuery(sql, values, this.preparedStatement(sql), (fields) => parsersFor(mode, fields, this.settings.typeNames), mode, limits, this.positionSource);
     }
     const extended = !several || values.length > 0 || this.settings.reader.analyse(sql).statementCount === 1;
     const prepared = extended && this.settings.preparedCacheSize > 0 ? this.preparedStatement(sql) : undefined;
@@ -337,8 +336,8 @@ export class PostgresConnection implements EngineConnection {
    * commit, as a separate read would be (committed-write-query.ts: CommitQuery).
    */
   async commitWithPosition(timeoutMs: number): Promise<{ ended: "committed" | "rolled back"; position: string | null }> {
-    if (this.settings.flavour === "aurora-dsql" || this.positionsUnsupported) return { ended: await this.commit(timeoutMs), position: null };
-    const query = (await this.run(new CommitQuery(), timeoutMs)) as CommitQuery;
+    if (this.settings.flavour === "aurora-dsql" || this.settings.positions.source === "none") return { ended: await this.commit(timeoutMs), position: null };
+    const query = (await this.run(new CommitQuery(this.positionSource), timeoutMs)) as CommitQuery;
     return { ended: query.ended, position: query.ended === "committed" ? query.position : null };
   }
 
@@ -361,21 +360,50 @@ export class PostgresConnection implements EngineConnection {
 
   async inspect(timeoutMs: number): Promise<InstanceState> {
     if (this.settings.flavour === "aurora-dsql") return this.inspectDsql(timeoutMs);
-    if (this.positionsUnsupported) {
+    const known = this.settings.positions;
+    if (known.source === "aurora-clock") return this.inspectAurora(timeoutMs);
+    if (known.source === "none") {
       const roleOnly = await this.simple("SELECT pg_is_in_recovery()", timeoutMs);
-      return { role: roleOnly.rows[0]?.[0] === true ? "replica" : "primary", position: null, replayAgeMs: null };
+      return { role: roleOnly.rows[0]?.[0] === true ? "replica" : "primary", position: null, replayAgeMs: null, positionsRefused: known.refusal };
     }
     let query: StatementQuery;
     try {
       query = await this.simple(INSPECT_SQL, timeoutMs);
     } catch (err) {
-      // An engine flavour without the WAL functions (some managed services) still has a role.
+      // Aurora refuses the WAL functions (0A000 and 55000, docs/aurora.md) and offers its own figures;
+      // another flavour without them still has a role.
       if (!(err instanceof GatewayError && err.code === "DATABASE_ERROR")) throw err;
-      this.positionsUnsupported = true;
+      known.refusal = { sqlstate: err.database?.sqlstate ?? "", message: err.message };
+      known.source = (await this.answersAurora(timeoutMs)) ? "aurora-clock" : "none";
       return this.inspect(timeoutMs);
     }
+    known.source = "wal";
     const [recovering, position, replayAgeMs] = (query.rows[0] ?? []) as [boolean, string | null, number | null];
     return { role: recovering ? "replica" : "primary", position, replayAgeMs: recovering ? replayAgeMs : null };
+  }
+
+  /** Where this session reads its tokens from: the WAL unless the cluster is known to be Aurora. */
+  private get positionSource(): PositionSource {
+    return this.settings.positions.source === "aurora-clock" ? "aurora-clock" : "wal";
+  }
+
+  private async answersAurora(timeoutMs: number): Promise<boolean> {
+    return this.simple("SELECT aurora_db_instance_identifier()", timeoutMs).then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof GatewayError && err.code === "DATABASE_ERROR") return false;
+        throw err;
+      },
+    );
+  }
+
+  /** Aurora PostgreSQL's figures (aurora-time-position.ts): positions in the writer's time, the reader's own lag. */
+  private async inspectAurora(timeoutMs: number): Promise<InstanceState> {
+    const query = await this.simple(AURORA_INSPECT_SQL, timeoutMs);
+    const [recovering, serverId, writerMicros, listed, ownLagMs] = (query.rows[0] ?? []) as [boolean, string, string, string | null, number | null];
+    const positionsRefused = this.settings.positions.refusal;
+    if (recovering) return { role: "replica", position: null, replayAgeMs: ownLagMs, serverId, positionsRefused };
+    return { role: "primary", position: `T${writerMicros}`, replayAgeMs: null, serverId, readerPositions: readerPositionsOf(listed), positionsRefused };
   }
 
   /**
@@ -406,7 +434,8 @@ export class PostgresConnection implements EngineConnection {
   async commitPosition(timeoutMs: number): Promise<string | null> {
     // DSQL has no WAL position to wait for and no replicas to wait on: its writes carry no token.
     if (this.settings.flavour === "aurora-dsql") return null;
-    const query = await this.simple(COMMIT_POSITION_SQL, timeoutMs);
+    if (this.settings.positions.source === "none") return null;
+    const query = await this.simple(COMMIT_POSITION_SQL[this.positionSource], timeoutMs);
     return (query.rows[0]?.[0] as string | null | undefined) ?? null;
   }
 

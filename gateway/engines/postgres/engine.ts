@@ -18,6 +18,7 @@ import { FunctionVolatility } from "./function-volatility.js";
 import { postgresSqlReader } from "./sql-reader.js";
 import { describeConnectError, isAuthenticationFailure } from "./errors.js";
 import { compareLsn, isLsn } from "./lsn.js";
+import { compareTimePositions, isTimePosition, type PositionKnowledge } from "./aurora-time-position.js";
 import { STARTUP_OPTIONS } from "./session-settings.js";
 import { BUILTIN_TYPE_NAMES } from "./values.js";
 
@@ -60,6 +61,8 @@ export class PostgresEngine implements Engine {
   private readonly volatility = new FunctionVolatility();
   private readonly typeNames = new Map(BUILTIN_TYPE_NAMES);
   private connectionCounter = 0;
+  /** Where the cluster's positions come from, learnt by the first inspection (aurora-time-position.ts). */
+  private readonly positions: PositionKnowledge = { source: undefined, refusal: undefined };
   /** undefined: the URL decides (sslmode), as without a tls setting. */
   private readonly ssl: pg.ClientConfig["ssl"] | undefined;
 
@@ -85,6 +88,7 @@ export class PostgresEngine implements Engine {
       reader: this.reader,
       volatility: this.volatility,
       flavour: this.settings.flavour,
+      positions: this.positions,
     });
     client.off("error", ignoreEarlyError);
     return connection;
@@ -111,12 +115,15 @@ export class PostgresEngine implements Engine {
     return client;
   }
 
+  /** WAL positions, or Aurora's time positions; one of each form is never "applied" (a token from before a change of form). */
   comparePositions(a: string, b: string): number {
-    return compareLsn(a, b);
+    const timeA = isTimePosition(a);
+    if (timeA !== isTimePosition(b)) return -1;
+    return timeA ? compareTimePositions(a, b) : compareLsn(a, b);
   }
 
   isPosition(text: string): boolean {
-    return isLsn(text);
+    return isLsn(text) || isTimePosition(text);
   }
 
   describeConnectError(err: unknown): string {

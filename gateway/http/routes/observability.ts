@@ -35,6 +35,7 @@ export function registerObservabilityRoutes(app: FastifyInstance, context: HttpC
             lagMs: endpoint.healthy ? endpoint.lagMs : null,
             lastError: endpoint.healthy ? null : (endpoint.lastError ?? null),
             banned: endpoint.banReason,
+            positionsRefused: endpoint.positionsRefused,
             outstanding: endpoint.outstanding,
             pool: { total, active, idle, waiting, maxSize: pool.settings.maxSize },
           };

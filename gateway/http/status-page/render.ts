@@ -97,6 +97,7 @@ function renderEndpoint(endpoint, cluster, history) {
     ]),
     endpoint.banned !== null ? h("p", { class: "ban", "data-field": "ban" }, "Banned from reads: " + endpoint.banned) : null,
     !endpoint.healthy && endpoint.lastError ? h("p", { class: "ban", "data-field": "last-error" }, "Last check: " + endpoint.lastError) : null,
+    endpoint.positionsRefused ? h("p", { class: "note", "data-field": "positions-refused" }, "Replication functions refused (SQLSTATE " + endpoint.positionsRefused.sqlstate + "): " + endpoint.positionsRefused.message) : null,
     role === "primary" && !isPrimary ? h("p", { class: "ban" }, "Reports itself primary, but is not the cluster's primary") : null,
     renderPool(endpoint, history));
 }

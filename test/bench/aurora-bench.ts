@@ -1,0 +1,93 @@
+/**
+ * The `aurora` part of `npm run bench` (issue 34's targets), on the Aurora PostgreSQL stand-in
+ * (test/support/aurora-standin.ts) with 20 ms of real apply lag: callers that write a row and read it
+ * back with the write's consistency token. Counts where the token reads ran (tokenReadsOnReplicasPct)
+ * and the reads that missed the write their token names (staleReads).
+ */
+import { Pool } from "undici";
+import { startAuroraStandin } from "../support/aurora-standin.js";
+import { onCleanup, startGateway } from "./processes.js";
+import type { AuroraRow } from "./results.js";
+
+type Step = <T>(label: string, estimateS: number, work: () => Promise<T>) => Promise<T>;
+
+const LAG_MS = 20;
+const CALLERS = 10;
+
+interface Answer {
+  rows?: Record<string, number>[];
+  consistencyToken?: string;
+  error?: { code: string };
+}
+
+async function post(http: Pool, body: unknown): Promise<{ status: number; body: Answer }> {
+  const response = await http.request({ method: "POST", path: "/v1/query", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  return { status: response.statusCode, body: (await response.body.json()) as Answer };
+}
+
+export async function runAurora(durationMs: number, step: Step): Promise<AuroraRow[]> {
+  const standin = await step("starting the Aurora PostgreSQL stand-in (a writer, 2 readers)", 15, () => startAuroraStandin({ lagMs: LAG_MS }));
+  const deregister = onCleanup(() => standin.destroy());
+  try {
+    await standin.primary.query("create table token_reads (id bigserial primary key, caller int not null)");
+    const tokenWaitMs = 100;
+    const gateway = await startGateway({
+      clusters: { default: { writerUrl: standin.primary.url(), readerUrls: standin.replicas.map((r) => r.url()) } },
+      pool: { maxSize: 10 },
+      topology: { checkIntervalMs: 100, checkTimeoutMs: 500 },
+      routing: { tokenWaitMs },
+    });
+    try {
+      return [await step(`${CALLERS} callers writing and reading their writes, ${LAG_MS} ms of lag`, durationMs / 1000 + 2, () => tokenReads(gateway.url, durationMs, tokenWaitMs, standin.writer().port))];
+    } finally {
+      await gateway.stop();
+    }
+  } finally {
+    deregister();
+    await standin.destroy();
+  }
+}
+
+async function tokenReads(url: string, durationMs: number, tokenWaitMs: number, writerPort: number): Promise<AuroraRow> {
+  const http = new Pool(url, { connections: CALLERS });
+  let reads = 0;
+  let onReplicas = 0;
+  let stale = 0;
+  let errors = 0;
+  const end = Date.now() + durationMs;
+  await Promise.all(
+    Array.from({ length: CALLERS }, async (_, caller) => {
+      while (Date.now() < end) {
+        const write = await post(http, { sql: "insert into token_reads (caller) values ($1) returning id", params: [caller] });
+        const id = write.body.rows?.[0]?.id;
+        if (write.status !== 200 || id === undefined || write.body.consistencyToken === undefined) {
+          errors++;
+          continue;
+        }
+        const read = await post(http, {
+          sql: "select count(*)::int as n, inet_server_port() as port from token_reads where id = $1",
+          params: [id],
+          consistencyToken: write.body.consistencyToken,
+        });
+        const row = read.body.rows?.[0];
+        if (read.status !== 200 || row === undefined) {
+          errors++;
+          continue;
+        }
+        reads++;
+        if (row.n !== 1) stale++;
+        if (row.port !== writerPort) onReplicas++;
+      }
+    }),
+  );
+  await http.close();
+  return {
+    engine: "postgres",
+    lagMs: LAG_MS,
+    tokenWaitMs,
+    tokenReads: reads,
+    tokenReadsOnReplicasPct: reads === 0 ? 0 : Math.round((1000 * onReplicas) / reads) / 10,
+    staleReads: stale,
+    errors,
+  };
+}
