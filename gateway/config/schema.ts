@@ -208,6 +208,22 @@ export const principalSchema = z.strictObject({
 });
 export type PrincipalConfig = z.infer<typeof principalSchema>;
 
+/**
+ * "*" grants any authenticated caller; with IAM and no account list, that is any identity of any AWS
+ * account that can sign a proof for this gateway's audience. Refused unless the operator names the risk.
+ */
+function checkWildcardAccounts(auth: { iam?: { accounts?: string[] | undefined; acceptAnyAwsAccountForWildcard: boolean } | undefined; principals: Record<string, unknown> }, ctx: z.RefinementCtx): void {
+  const iam = auth.iam;
+  if (iam === undefined || iam.accounts !== undefined || iam.acceptAnyAwsAccountForWildcard || !("*" in auth.principals)) return;
+  ctx.addIssue({
+    code: "custom",
+    path: ["principals", "*"],
+    message:
+      'the principal "*" with auth.iam and no auth.iam.accounts admits an IAM identity of any AWS account; list your account ids in auth.iam.accounts, ' +
+      "or set auth.iam.acceptAnyAwsAccountForWildcard true to accept that risk",
+  });
+}
+
 const awsRegion = z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, "an AWS region such as us-east-1");
 
 export const authConfigSchema = z
@@ -233,6 +249,10 @@ export const authConfigSchema = z
           .min(1)
           .optional()
           .describe("Only identities of these AWS accounts are accepted (UNAUTHENTICATED otherwise); default: any account"),
+        acceptAnyAwsAccountForWildcard: z
+          .boolean()
+          .default(false)
+          .describe('Lets the principal "*" admit IAM identities of any AWS account when accounts is not set (refused otherwise)'),
       })
       .optional()
       .describe("Callers prove their IAM identity with a presigned sts:GetCallerIdentity request (x-poolgate-auth: AWS-STS <proof>)"),
@@ -266,6 +286,7 @@ export const authConfigSchema = z
       })
       .prefault({}),
   })
+  .superRefine(checkWildcardAccounts)
   .prefault({});
 export type AuthConfig = z.infer<typeof authConfigSchema>;
 
