@@ -76,7 +76,7 @@ export type DatabaseLoginConfig = z.infer<typeof databaseLoginSchema>;
 export const clusterLoginsSchema = z.strictObject({
   readOnly: databaseLoginSchema
     .optional()
-    .describe("Login for read-only principals: a user the database limits to reading (PostgreSQL pg_read_all_data or SELECT grants; MySQL SELECT only)"),
+    .describe("Login for read-only principals: a user the database limits to reading (SELECT grants only: schemas/grants/<engine>.sql)"),
   principals: z
     .record(z.string().min(1), databaseLoginSchema)
     .default({})
