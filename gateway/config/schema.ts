@@ -377,7 +377,7 @@ export const configSchema = z.strictObject({
         .regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/, "a table name, optionally schema-qualified (schema.table)")
         .optional()
         .describe("Where keys are recorded, in each cluster's database; default: poolgate.idempotency_keys (PostgreSQL), poolgate_idempotency_keys (MySQL)"),
-      createTable: z.boolean().default(true).describe("Create the table (and its PostgreSQL schema) on first use; false when migrations create it"),
+      createTable: z.boolean().default(true).describe("Create the table (and its PostgreSQL schema) at start when it is missing; false when the grant script or migrations create it"),
       cleanupIntervalMs: ms("How often expired keys are deleted, on a cluster this task has recorded keys in (0 = never; expired keys are also replaced on reuse)").default(60000),
       cleanupBatchSize: z.number().int().min(1).max(100000).default(1000).describe("Most expired keys one cleanup deletes"),
     })

@@ -42,4 +42,16 @@ const sql: IdempotencySql = {
   sweep: (table, limit) =>
     `DELETE FROM ${quoted(table)} WHERE (principal, idempotency_key) IN (SELECT principal, idempotency_key FROM ${quoted(table)} WHERE expires_at_ms <= $1 LIMIT ${Math.trunc(limit)})`,
   isKeyTaken: (err) => databaseErrorIs(err, "23505"),
+  // Resolving the name needs USAGE on its schema (42501 without it); the table's rights are then asked one by one.
+  usable: (table) =>
+    `SELECT ${["SELECT", "INSERT", "UPDATE", "DELETE"].map((right) => `has_table_privilege('${quoted(table).replaceAll("'", "''")}', '${right}')`).join(" AND ")}`,
+  // 42P01 undefined_table, 3F000 invalid_schema_name.
+  isMissing: (err) => databaseErrorIs(err, "42P01") || databaseErrorIs(err, "3F000"),
+  isDenied: (err) => databaseErrorIs(err, "42501"),
+  grants(table, login) {
+    const parts = table.split(".");
+    const schema = parts.length === 2 ? `GRANT USAGE ON SCHEMA "${parts[0] as string}" TO ${login}; ` : "";
+    return `${schema}GRANT SELECT, INSERT, UPDATE, DELETE ON ${quoted(table)} TO ${login}`;
+  },
+  grantScript: "schemas/grants/postgres.sql",
 };
