@@ -26,8 +26,8 @@ export interface IdempotencySql {
   isKeyTaken(err: unknown): boolean;
   /**
    * A statement answering one row whose first column is true when the session's login may read and
-   * write the table; it fails with an error isMissing or isDenied accepts when the table is absent or
-   * out of the login's reach.
+   * write the table, null when the table is absent; or failing with an error isMissing or isDenied
+   * accepts when the table is absent or out of the login's reach.
    */
   usable(table: string): string;
   /** Whether a failure is the table (or its schema) missing. */

@@ -95,7 +95,8 @@ export class IdempotencyStore {
     try {
       const { rows } = await connection.execute(this.sql.usable(this.table), [], options(timeoutMs));
       const [row] = rows as [unknown[]] | [];
-      return row !== undefined && (row[0] === true || Number(row[0]) === 1) ? "usable" : "lacks-rights";
+      if (row === undefined || row[0] === null) return "missing";
+      return row[0] === true || Number(row[0]) === 1 ? "usable" : "lacks-rights";
     } catch (err) {
       if (this.sql.isMissing(err)) return "missing";
       if (this.sql.isDenied(err)) return "lacks-rights";
