@@ -107,7 +107,14 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   const everyCluster = [...clusters.values()];
   // Listening before the clusters start: a failover during start-up is counted too.
   const metrics = new GatewayMetrics(() => everyCluster, events);
-  await Promise.all(everyCluster.map((cluster) => cluster.start()));
+  try {
+    await Promise.all(everyCluster.map((cluster) => cluster.start()));
+  } catch (err) {
+    // A cluster that cannot serve as configured (its idempotency table out of reach) stops the start.
+    await Promise.all(everyCluster.map((cluster) => cluster.close(0).catch(() => undefined)));
+    await closeStarted();
+    throw err;
+  }
   const history = new StatusHistory(metrics.totals, () => clusters.values());
   history.start();
   const emf = config.metrics.emf.enabled

@@ -119,6 +119,12 @@ export const ERROR_CODES = {
     summary:
       "The idempotencyKey was already used by this principal for a different request (another SQL, parameters, cluster or transaction) within its time to live; nothing ran.",
   },
+  IDEMPOTENCY_UNAVAILABLE: {
+    status: 503,
+    retryable: true,
+    summary:
+      "The cluster's idempotency table is missing and cannot be created, or its read-write login lacks a grant on it (the message names it); nothing ran. Also refuses the gateway's start.",
+  },
   UNAUTHENTICATED: {
     status: 401,
     retryable: false,

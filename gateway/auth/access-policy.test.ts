@@ -9,7 +9,7 @@ const role = (name: string): Caller => ({ principal: `arn:aws:iam::123456789012:
 
 function policy(principals: Record<string, unknown>, defaults: Record<string, unknown> = {}): AccessPolicy {
   return new AccessPolicy(
-    parseConfig({ clusters, defaultCluster: "app", auth: { iam: { audience: "poolgate", regions: ["us-east-1"] }, principals, defaults } }),
+    parseConfig({ clusters, defaultCluster: "app", auth: { iam: { audience: "poolgate", regions: ["us-east-1"], accounts: ["123456789012"] }, principals, defaults } }),
   );
 }
 

@@ -18,6 +18,7 @@ import { StatementPipeline } from "../execution/pipeline.js";
 import { StreamRunner } from "../execution/streams.js";
 import { Planner } from "../execution/plan.js";
 import { TransactionRegistry } from "../execution/transactions.js";
+import { GatewayError } from "../errors.js";
 import { IdempotencyStore } from "../idempotency/store.js";
 import { UNRESTRICTED } from "../execution/run-as.js";
 import type { Logger } from "../logger.js";
@@ -177,11 +178,26 @@ export class Cluster {
     if (this.topology instanceof TopologyMonitor) await this.topology.start();
     for (const { pool } of this.pools.all()) pool.start();
     this.transactions.start();
-    // The embedded database's one session may be pinned by a transaction when its first keyed commit
-    // needs the table: create it now.
-    if (this.embedded) await this.idempotency.ensureTable(this.checkTimeoutMs * 5).catch((err: unknown) => this.logger.warn({ err: String(err) }, "idempotency table not created"));
+    await this.checkIdempotencyTable();
     this.idempotency.start();
     this.started = true;
+  }
+
+  /**
+   * Checks the idempotency table while starting, when a primary is known: a table that is missing and
+   * cannot be created, or that the read-write login cannot use, refuses the start with the grant it
+   * needs (IDEMPOTENCY_UNAVAILABLE) rather than failing every keyed write later. A database that
+   * cannot be asked now is asked again by the first keyed write. (The embedded database's one session
+   * may be pinned by a transaction when its first keyed commit needs the table: made now too.)
+   */
+  private async checkIdempotencyTable(): Promise<void> {
+    if (!this.embedded && this.topology.primary() === undefined) return;
+    try {
+      await this.idempotency.check(this.checkTimeoutMs * 5);
+    } catch (err) {
+      if (err instanceof GatewayError && err.code === "IDEMPOTENCY_UNAVAILABLE") throw err;
+      this.logger.warn({ err: String(err) }, "idempotency table not checked at start; the first keyed write checks it");
+    }
   }
 
   /**

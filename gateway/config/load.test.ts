@@ -18,6 +18,16 @@ describe("configuration", () => {
     expect(config.log.level).toBe("warn");
   });
 
+  it('refuses the principal "*" with IAM and no account list, unless the risk is accepted by name', () => {
+    const iam = { audience: "poolgate", regions: ["eu-west-1"] };
+    const wildcard = { "*": { clusters: { "*": "read-only" as const } } };
+    expect(() => parseConfig({ auth: { iam, principals: wildcard } })).toThrow(/auth\.principals\.\*: .*any AWS account.*auth\.iam\.accounts.*acceptAnyAwsAccountForWildcard/s);
+    expect(parseConfig({ auth: { iam: { ...iam, accounts: ["123456789012"] }, principals: wildcard } }).auth.iam?.accounts).toEqual(["123456789012"]);
+    expect(parseConfig({ auth: { iam: { ...iam, acceptAnyAwsAccountForWildcard: true }, principals: wildcard } }).auth.principals["*"]).toBeDefined();
+    // Without "*", every principal is an ARN that names its account.
+    expect(parseConfig({ auth: { iam, principals: { "arn:aws:iam::123456789012:role/app": { clusters: { "*": "read-write" } } } } }).auth.iam?.accounts).toBeUndefined();
+  });
+
   it("rejects unknown keys and says where they are", () => {
     expect(() => parseConfig({ pool: { maxSise: 5 } })).toThrow(/pool: Unrecognized key: "maxSise"/);
     expect(() => parseConfig({ surprise: 1 })).toThrow(ConfigError);

@@ -76,7 +76,7 @@ export type DatabaseLoginConfig = z.infer<typeof databaseLoginSchema>;
 export const clusterLoginsSchema = z.strictObject({
   readOnly: databaseLoginSchema
     .optional()
-    .describe("Login for read-only principals: a user the database limits to reading (PostgreSQL pg_read_all_data or SELECT grants; MySQL SELECT only)"),
+    .describe("Login for read-only principals: a user the database limits to reading (SELECT grants only: schemas/grants/<engine>.sql)"),
   principals: z
     .record(z.string().min(1), databaseLoginSchema)
     .default({})
@@ -208,6 +208,22 @@ export const principalSchema = z.strictObject({
 });
 export type PrincipalConfig = z.infer<typeof principalSchema>;
 
+/**
+ * "*" grants any authenticated caller; with IAM and no account list, that is any identity of any AWS
+ * account that can sign a proof for this gateway's audience. Refused unless the operator names the risk.
+ */
+function checkWildcardAccounts(auth: { iam?: { accounts?: string[] | undefined; acceptAnyAwsAccountForWildcard: boolean } | undefined; principals: Record<string, unknown> }, ctx: z.RefinementCtx): void {
+  const iam = auth.iam;
+  if (iam === undefined || iam.accounts !== undefined || iam.acceptAnyAwsAccountForWildcard || !("*" in auth.principals)) return;
+  ctx.addIssue({
+    code: "custom",
+    path: ["principals", "*"],
+    message:
+      'the principal "*" with auth.iam and no auth.iam.accounts admits an IAM identity of any AWS account; list your account ids in auth.iam.accounts, ' +
+      "or set auth.iam.acceptAnyAwsAccountForWildcard true to accept that risk",
+  });
+}
+
 const awsRegion = z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, "an AWS region such as us-east-1");
 
 export const authConfigSchema = z
@@ -233,6 +249,10 @@ export const authConfigSchema = z
           .min(1)
           .optional()
           .describe("Only identities of these AWS accounts are accepted (UNAUTHENTICATED otherwise); default: any account"),
+        acceptAnyAwsAccountForWildcard: z
+          .boolean()
+          .default(false)
+          .describe('Lets the principal "*" admit IAM identities of any AWS account when accounts is not set (refused otherwise)'),
       })
       .optional()
       .describe("Callers prove their IAM identity with a presigned sts:GetCallerIdentity request (x-poolgate-auth: AWS-STS <proof>)"),
@@ -266,6 +286,7 @@ export const authConfigSchema = z
       })
       .prefault({}),
   })
+  .superRefine(checkWildcardAccounts)
   .prefault({});
 export type AuthConfig = z.infer<typeof authConfigSchema>;
 
@@ -356,7 +377,7 @@ export const configSchema = z.strictObject({
         .regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/, "a table name, optionally schema-qualified (schema.table)")
         .optional()
         .describe("Where keys are recorded, in each cluster's database; default: poolgate.idempotency_keys (PostgreSQL), poolgate_idempotency_keys (MySQL)"),
-      createTable: z.boolean().default(true).describe("Create the table (and its PostgreSQL schema) on first use; false when migrations create it"),
+      createTable: z.boolean().default(true).describe("Create the table (and its PostgreSQL schema) at start when it is missing; false when the grant script or migrations create it"),
       cleanupIntervalMs: ms("How often expired keys are deleted, on a cluster this task has recorded keys in (0 = never; expired keys are also replaced on reuse)").default(60000),
       cleanupBatchSize: z.number().int().min(1).max(100000).default(1000).describe("Most expired keys one cleanup deletes"),
     })

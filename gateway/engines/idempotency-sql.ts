@@ -24,6 +24,20 @@ export interface IdempotencySql {
   sweep(table: string, limit: number): string;
   /** Whether a failure is the table's key already taken (the claim of a key that exists). */
   isKeyTaken(err: unknown): boolean;
+  /**
+   * A statement answering one row whose first column is true when the session's login may read and
+   * write the table, null when the table is absent; or failing with an error isMissing or isDenied
+   * accepts when the table is absent or out of the login's reach.
+   */
+  usable(table: string): string;
+  /** Whether a failure is the table (or its schema) missing. */
+  isMissing(err: unknown): boolean;
+  /** Whether a failure is the login lacking a privilege. */
+  isDenied(err: unknown): boolean;
+  /** The grants the login needs on the table, as statements to run. */
+  grants(table: string, login: string): string;
+  /** The grant script (schemas/grants/) that creates the table and grants them. */
+  readonly grantScript: string;
 }
 
 /** A DATABASE_ERROR with this SQLSTATE (and engine code, where the engine has them). */

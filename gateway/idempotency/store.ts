@@ -1,8 +1,10 @@
 /**
  * The idempotency record of one cluster: a table in the cluster's own database (so a key is recorded
  * in the same transaction as the write it names, and survives whatever the write survives: another
- * gateway task, a failover). The store creates the table once, lazily, on a session of its own outside
- * any transaction (MySQL DDL commits implicitly); claims, reads back and forgets keys on the session
+ * gateway task, a failover). The store checks the table once (at start, and again after a failed try)
+ * on a session of its own outside any transaction, creating it when it is missing and allowed to (MySQL
+ * DDL commits implicitly; the grant scripts in schemas/grants/ create it for a least-privilege login);
+ * claims, reads back and forgets keys on the session
  * it is handed; and deletes expired keys in bounded steps while this task uses the record.
  */
 import type { GatewayConfig } from "../config/schema.js";
@@ -49,34 +51,87 @@ export class IdempotencyStore {
     this.table = settings.table ?? sql.defaultTable;
   }
 
-  /** Makes sure the table exists (once per task; again after a failed try), unless migrations create it. */
+  /**
+   * Makes sure the table is there and the read-write login may use it (once per task; again after a
+   * failed try): found as it is, else created when createTable allows. Refused with
+   * IDEMPOTENCY_UNAVAILABLE, naming the grant, when it is missing and cannot be created or is out of
+   * the login's reach; DATABASE_UNAVAILABLE when the database could not be asked.
+   */
   ensureTable(timeoutMs: number): Promise<void> {
     this.used = true;
-    if (!this.settings.createTable) return Promise.resolve();
-    this.ensured ??= this.createTable(timeoutMs).catch((err: unknown) => {
+    return this.check(timeoutMs);
+  }
+
+  /** ensureTable without marking the record used (the start's check: cleanup waits for the first key). */
+  check(timeoutMs: number): Promise<void> {
+    this.ensured ??= this.prepareTable(timeoutMs).catch((err: unknown) => {
       this.ensured = undefined;
       throw err;
     });
     return this.ensured;
   }
 
-  private async createTable(timeoutMs: number): Promise<void> {
+  private async prepareTable(timeoutMs: number): Promise<void> {
     try {
       await this.adminSession(timeoutMs, async (connection) => {
-        for (const statement of this.sql.create(this.table)) {
-          await connection.execute(statement, [], options(timeoutMs)).catch((err: unknown) => {
-            // Two tasks creating it at once: PostgreSQL's catalog says so with a unique violation.
-            if (!this.sql.isKeyTaken(err)) throw err;
-          });
-        }
+        const found = await this.probe(connection, timeoutMs);
+        if (found === "usable") return;
+        if (found === "lacks-rights") throw await this.unusable(connection, "the read-write login lacks rights on it", timeoutMs);
+        if (found === "missing" && !this.settings.createTable) throw await this.unusable(connection, "it is missing (idempotency.createTable is false)", timeoutMs);
+        // A database that could not answer the question (a flavour without the privilege functions) is
+        // treated as before: created when allowed, then met by the first claim.
+        if (this.settings.createTable) await this.createTable(connection, timeoutMs);
+        if (found === "missing" && (await this.probe(connection, timeoutMs)) === "lacks-rights") throw await this.unusable(connection, "the read-write login lacks rights on it", timeoutMs);
       });
       this.logger.debug({ table: this.table }, "idempotency table ready");
     } catch (err) {
-      throw new GatewayError("DATABASE_UNAVAILABLE", `the idempotency table ${this.table} could not be created (set idempotency.createTable false and create it with the migrations): ${describe(err)}`, {
-        cause: err,
-        final: true,
-      });
+      if (err instanceof GatewayError && err.code === "IDEMPOTENCY_UNAVAILABLE") throw err;
+      throw new GatewayError("DATABASE_UNAVAILABLE", `the idempotency table ${this.table} could not be checked: ${describe(err)}`, { cause: err, final: true });
     }
+  }
+
+  /** Whether the table is there and usable by this session's login. */
+  private async probe(connection: EngineConnection, timeoutMs: number): Promise<"usable" | "lacks-rights" | "missing" | "unknown"> {
+    try {
+      const { rows } = await connection.execute(this.sql.usable(this.table), [], options(timeoutMs));
+      const [row] = rows as [unknown[]] | [];
+      if (row === undefined || row[0] === null) return "missing";
+      return row[0] === true || Number(row[0]) === 1 ? "usable" : "lacks-rights";
+    } catch (err) {
+      if (this.sql.isMissing(err)) return "missing";
+      if (this.sql.isDenied(err)) return "lacks-rights";
+      if (err instanceof GatewayError && err.code === "DATABASE_ERROR") return "unknown";
+      throw err;
+    }
+  }
+
+  private async createTable(connection: EngineConnection, timeoutMs: number): Promise<void> {
+    for (const statement of this.sql.create(this.table)) {
+      try {
+        await connection.execute(statement, [], options(timeoutMs));
+      } catch (err) {
+        // Two tasks creating it at once: PostgreSQL's catalog says so with a unique violation.
+        if (this.sql.isKeyTaken(err)) continue;
+        if (this.sql.isDenied(err)) throw await this.unusable(connection, "it is missing and the read-write login may not create it", timeoutMs);
+        throw err;
+      }
+    }
+  }
+
+  /** The refusal that names what the operator must run. */
+  private async unusable(connection: EngineConnection, why: string, timeoutMs: number): Promise<GatewayError> {
+    const login = await connection.execute("SELECT current_user", [], options(timeoutMs)).then(
+      ({ rows }) => {
+        const [row] = rows as [unknown[]] | [];
+        return typeof row?.[0] === "string" ? row[0] : "<read-write login>";
+      },
+      () => "<read-write login>",
+    );
+    return new GatewayError(
+      "IDEMPOTENCY_UNAVAILABLE",
+      `the idempotency table ${this.table} cannot be used: ${why}. Create it and grant it as ${this.sql.grantScript} does, or run: ${this.sql.grants(this.table, login)}`,
+      { final: true },
+    );
   }
 
   /** Claims the key in the session's open transaction; throws the database's refusal when it exists (isKeyTaken). */

@@ -14,7 +14,7 @@ import { bearer, type TokensFile, writeTokensFile } from "../support/bearer-toke
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { createTestMysqlDatabase } from "../support/mysql.js";
 import { createTestDatabase } from "../support/postgres.js";
-import { createMysqlReadOnlyLogin, createPostgresReadOnlyLogin, type ReadOnlyLogin } from "../support/read-only-logins.js";
+import { createMysqlLogins, createPostgresLogins, type DatabaseLogins } from "../support/database-logins.js";
 
 const TOKENS = { reader: "matrix-reader-token-0123456789abcdef", writer: "matrix-writer-token-0123456789abcdef" };
 const ARNS = { resourceArn: "arn:aws:rds:us-east-1:123456789012:cluster:app", secretArn: "arn:aws:secretsmanager:us-east-1:123456789012:secret:app" };
@@ -33,7 +33,8 @@ interface Attack {
 
 interface Environment {
   url: string;
-  login: ReadOnlyLogin;
+  /** The logins of the README's grant script: the read-only one serves the read-only principal. */
+  logins: DatabaseLogins;
   /** Everything an attempt must leave as it found it. */
   snapshot(): Promise<Record<string, unknown>>;
   /** Locks and other holds while a transaction is open (must be none). */
@@ -93,7 +94,7 @@ const POSTGRES: Target = {
       "create function escape_and_write() returns int language plpgsql as $$ begin reset transaction_read_only; insert into ledger (note) values ('escaped'); return 1; end $$",
     );
     await db.admin.query("create procedure write_proc() language sql as $$ insert into ledger (note) values ('proc') $$");
-    const login = await createPostgresReadOnlyLogin(db);
+    const logins = await createPostgresLogins(db);
     const victim = new pg.Client({ connectionString: db.url });
     await victim.connect();
     victim.on("error", () => undefined);
@@ -101,7 +102,7 @@ const POSTGRES: Target = {
     const one = async (sql: string) => (await db.admin.query(sql)).rows[0] as Record<string, unknown>;
     return {
       url: db.url,
-      login,
+      logins,
       victim: pid,
       snapshot: async () => ({
         ...(await one("select count(*)::int as rows from ledger")),
@@ -120,7 +121,7 @@ const POSTGRES: Target = {
       victimAlive: () => victim.query("select 1").then(() => true, () => false),
       cleanup: async () => {
         await victim.end().catch(() => undefined);
-        await login.drop();
+        await logins.drop();
       },
     };
   },
@@ -164,13 +165,13 @@ const MYSQL: Target = {
     await db.query("create table ledger (id int auto_increment primary key, note text)");
     await db.query("create function add_entry() returns int modifies sql data begin insert into ledger (note) values ('fn'); return last_insert_id(); end");
     await db.query("create procedure make_table() begin create table made_by_proc (x int); end");
-    const login = await createMysqlReadOnlyLogin(db);
+    const logins = await createMysqlLogins(db);
     const [[{ id }]] = (await db.admin.query("select connection_id() as id")) as unknown as [[{ id: number }]];
     const victim = db.admin;
     const one = async (sql: string, params: unknown[] = []) => ((await db.query(sql, params))[0] ?? {});
     return {
       url: db.url,
-      login,
+      logins,
       victim: Number(id), // the admin session itself is the victim
       snapshot: async () => ({
         ...(await one("select count(*) as `rows` from ledger")),
@@ -183,7 +184,7 @@ const MYSQL: Target = {
         ...(await one("select count(*) as locked_tables from information_schema.processlist where state like '%lock%' and db = ?", [db.name])),
       }),
       victimAlive: () => victim.query("select 1").then(() => true, () => false),
-      cleanup: () => login.drop(),
+      cleanup: () => logins.drop(),
     };
   },
 };
@@ -227,7 +228,7 @@ for (const target of [POSTGRES, MYSQL]) {
       beforeAll(async () => {
         env = await target.setup();
         tokens = writeTokensFile(TOKENS);
-        const logins = mode === "a read-only login" ? { readOnly: { source: "password" as const, username: env.login.username, password: env.login.password } } : undefined;
+        const logins = mode === "a read-only login" ? { readOnly: { source: "password" as const, ...env.logins.readOnly } } : undefined;
         gateway = await startTestGateway({
           clusters: { default: { writerUrl: env.url, ...(logins ? { logins } : {}) } },
           pool: { maxSize: 2 },

@@ -32,4 +32,13 @@ export const mysqlIdempotencySql: IdempotencySql = {
   sweep: (table, limit) => `DELETE FROM ${quoted(table)} WHERE expires_at_ms <= ? LIMIT ${Math.trunc(limit)}`,
   // ER_DUP_ENTRY
   isKeyTaken: (err) => databaseErrorIs(err, "23000", 1062),
+  // Reading it proves SELECT; MySQL has no cheap question for the other rights, which the first claim meets.
+  usable: (table) => `SELECT (SELECT COUNT(*) FROM ${quoted(table)} WHERE 1 = 0) = 0`,
+  // ER_NO_SUCH_TABLE, ER_BAD_DB_ERROR.
+  isMissing: (err) => databaseErrorIs(err, "42S02", 1146) || databaseErrorIs(err, "42000", 1049),
+  // ER_TABLEACCESS_DENIED_ERROR, ER_DBACCESS_DENIED_ERROR.
+  isDenied: (err) => databaseErrorIs(err, "42000", 1142) || databaseErrorIs(err, "42000", 1044),
+  // current_user answers user@host; GRANT names it 'user'@'host'.
+  grants: (table, login) => `GRANT SELECT, INSERT, UPDATE, DELETE ON ${quoted(table)} TO ${login.replace(/^(.*)@([^@]*)$/, "'$1'@'$2'")}`,
+  grantScript: "schemas/grants/mysql.sql",
 };

@@ -275,7 +275,7 @@ export class PostgresConnection implements EngineConnection {
     if (options.readOnlyPrincipal) {
       const refused = volatility.refusedForReadOnly(functions);
       if (refused !== undefined) {
-        throw new GatewayError("FORBIDDEN", `this principal may only read: ${refused}() is a volatile built-in function that acts outside the transaction`);
+        throw new GatewayError("FORBIDDEN", `this principal may only read: ${refused}() is a built-in function that acts outside the transaction (or assigns it a transaction id)`);
       }
     }
     if (!analysis.leavesNoState || !volatility.allStateless(functions)) this.lifecycle.noteStateChange();

@@ -18,6 +18,14 @@ export interface FunctionFacts {
  */
 const HARMLESS_VOLATILE = new Set(["random", "random_normal", "clock_timestamp", "timeofday", "gen_random_uuid", "uuidv4", "uuidv7", "pg_sleep", "pg_sleep_for", "pg_sleep_until"]);
 
+/**
+ * Built-ins pg_proc marks STABLE (one answer per transaction) that nonetheless assign the transaction
+ * an id: work on the server's transaction counter that READ ONLY does not stop, and that no grant can
+ * withhold on Aurora (pg_catalog's functions belong to rdsadmin). Refused for read-only principals as
+ * the volatile built-ins are; their `_if_assigned` forms only look, and stay allowed.
+ */
+const ASSIGN_TRANSACTION_ID = new Set(["txid_current", "pg_current_xact_id"]);
+
 /** One round trip learns every unknown name of a statement. */
 export const VOLATILITY_SQL =
   "SELECT p.proname::text, bool_or(p.provolatile = 'v'), bool_or(p.provolatile = 'v' AND p.pronamespace = 'pg_catalog'::regnamespace) " +
@@ -49,11 +57,11 @@ export class FunctionVolatility {
 
   /**
    * The first function a read-only principal may not call: a volatile built-in that is not harmless
-   * (signals to other sessions, sequences, settings, advisory locks, notifications, large objects).
-   * Volatile functions of the database's own run under the principal's read-only login and
-   * transaction like any other statement.
+   * (signals to other sessions, sequences, settings, advisory locks, notifications, large objects),
+   * or one that assigns a transaction id. Volatile functions of the database's own run under the
+   * principal's read-only login and transaction like any other statement.
    */
   refusedForReadOnly(names: readonly string[]): string | undefined {
-    return names.find((name) => !HARMLESS_VOLATILE.has(name) && this.known.get(name)?.builtinVolatile !== false);
+    return names.find((name) => ASSIGN_TRANSACTION_ID.has(name) || (!HARMLESS_VOLATILE.has(name) && this.known.get(name)?.builtinVolatile !== false));
   }
 }

@@ -42,4 +42,20 @@ const sql: IdempotencySql = {
   sweep: (table, limit) =>
     `DELETE FROM ${quoted(table)} WHERE (principal, idempotency_key) IN (SELECT principal, idempotency_key FROM ${quoted(table)} WHERE expires_at_ms <= $1 LIMIT ${Math.trunc(limit)})`,
   isKeyTaken: (err) => databaseErrorIs(err, "23505"),
+  // NULL when missing (asked without an error, which would cost the embedded database's one session
+  // its state); resolving the name needs USAGE on its schema (42501 without it); then each right.
+  usable(table) {
+    const name = `'${quoted(table).replaceAll("'", "''")}'`;
+    const rights = ["SELECT", "INSERT", "UPDATE", "DELETE"].map((right) => `has_table_privilege(${name}, '${right}')`).join(" AND ");
+    return `SELECT CASE WHEN to_regclass(${name}) IS NULL THEN NULL ELSE ${rights} END`;
+  },
+  // 42P01 undefined_table, 3F000 invalid_schema_name.
+  isMissing: (err) => databaseErrorIs(err, "42P01") || databaseErrorIs(err, "3F000"),
+  isDenied: (err) => databaseErrorIs(err, "42501"),
+  grants(table, login) {
+    const parts = table.split(".");
+    const schema = parts.length === 2 ? `GRANT USAGE ON SCHEMA "${parts[0] as string}" TO ${login}; ` : "";
+    return `${schema}GRANT SELECT, INSERT, UPDATE, DELETE ON ${quoted(table)} TO ${login}`;
+  },
+  grantScript: "schemas/grants/postgres.sql",
 };
