@@ -10,7 +10,7 @@ import { bearer, type TokensFile, writeTokensFile } from "../support/bearer-toke
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { createTestMysqlDatabase } from "../support/mysql.js";
 import { createTestDatabase } from "../support/postgres.js";
-import { createMysqlReadOnlyLogin, createPostgresReadOnlyLogin, type ReadOnlyLogin } from "../support/read-only-logins.js";
+import { createMysqlLogins, createPostgresLogins, type Login } from "../support/database-logins.js";
 import { waitFor } from "../support/wait-for.js";
 
 const TOKENS = { reader: "locks-reader-token-0123456789abcdef0", writer: "locks-writer-token-0123456789abcdef0" };
@@ -26,7 +26,8 @@ interface HiddenLock {
 
 interface Environment {
   url: string;
-  login: ReadOnlyLogin;
+  /** The README grant script's read-only login. */
+  login: Login;
   /** The session-level locks any session holds in the test database. */
   locksHeld(): Promise<string[]>;
   cleanup(): Promise<void>;
@@ -62,17 +63,20 @@ const POSTGRES: Target = {
     ]) {
       await db.admin.query(sql);
     }
-    const login = await createPostgresReadOnlyLogin(db);
+    const logins = await createPostgresLogins(db);
+    // The grant script takes EXECUTE from PUBLIC and says to grant back functions that only read: an
+    // operator who believes this one does grants it.
+    await db.admin.query(`grant execute on function calm_looking() to ${logins.readOnly.username}`);
     return {
       url: db.url,
-      login,
+      login: logins.readOnly,
       locksHeld: async () =>
         (
           await db.admin.query<{ lock: string }>(
             "select objid::text as lock from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database()) order by 1",
           )
         ).rows.map((row) => row.lock),
-      cleanup: () => login.drop(),
+      cleanup: () => logins.drop(),
     };
   },
 };
@@ -97,11 +101,11 @@ const MYSQL: Target = {
     ]) {
       await db.query(sql);
     }
-    const login = await createMysqlReadOnlyLogin(db);
+    const logins = await createMysqlLogins(db);
     const names = ["view_lock", "function_lock", "trigger_lock"];
     return {
       url: db.url,
-      login,
+      login: logins.readOnly,
       locksHeld: async () => {
         const held: string[] = [];
         for (const name of names) {
@@ -110,7 +114,7 @@ const MYSQL: Target = {
         }
         return held;
       },
-      cleanup: () => login.drop(),
+      cleanup: () => logins.drop(),
     };
   },
 };
