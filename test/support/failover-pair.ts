@@ -44,7 +44,11 @@ export interface FailoverPair {
   killSessionsRunning(marker: string): Promise<number>;
   /** Stops every process of the primary (SIGSTOP): it keeps its port and answers nothing. */
   freezePrimary(): Promise<void>;
-  /** Crashes the primary (SIGKILL, frozen or not); resolves once it is gone. */
+  /**
+   * Crashes the primary (SIGKILL, frozen or not); resolves once it is gone. First it proves the
+   * premise of "no acknowledged write lost" (the standby is synchronous and has received what the
+   * primary had written a moment before), and throws "premise not met" without killing otherwise.
+   */
   killPrimary(): Promise<void>;
   /** Crashes the standby: after promoteStandby, the former primary (still frozen, say). */
   killStandby(): Promise<void>;
@@ -90,6 +94,11 @@ const STANDBY_DEADLINE_MS = 30000;
 /** Waits for a standby's state; a server still starting (refusing queries) counts as not yet. */
 function until(condition: () => Promise<boolean>, what: string): Promise<void> {
   return waitFor(() => condition().catch(() => false), STANDBY_DEADLINE_MS, `failover pair: ${what}`, 50);
+}
+
+/** The failover run cannot judge lost writes: the database was not in the state it relies on. */
+function premiseNotMet(why: string): never {
+  throw new Error(`failover pair: premise not met before the kill: ${why}`);
 }
 
 /** Role swapping shared by both engines: instance 0 is the writer endpoint, instance 1 the reader. */
@@ -161,8 +170,19 @@ class PgPair extends Pair<PgInstance> {
     return this.primary.freeze();
   }
 
-  killPrimary(): Promise<void> {
-    return this.primary.kill9();
+  async killPrimary(): Promise<void> {
+    await this.provePremise();
+    await this.primary.kill9();
+  }
+
+  /** The standby streams synchronously (a commit waits for it, with no fallback) and has received what the primary had written. */
+  private async provePremise(): Promise<void> {
+    const [written] = await this.primary.query<{ lsn: string }>("select pg_current_wal_lsn()::text as lsn");
+    const replication = () =>
+      this.primary.query<{ sync_state: string; behind: boolean }>("select sync_state, flush_lsn < $2::pg_lsn as behind from pg_stat_replication where application_name = $1", [this.standby.name, written?.lsn]);
+    const [state] = await replication();
+    if (state?.sync_state !== "sync") premiseNotMet(`${this.standby.name} is not a synchronous standby (${JSON.stringify(state ?? "not connected")})`);
+    await until(async () => (await replication())[0]?.behind === false, `${this.standby.name} to flush the primary's WAL up to ${written?.lsn} (premise)`);
   }
 
   killStandby(): Promise<void> {
@@ -192,6 +212,8 @@ class MariaDbPair extends Pair<MariaDbInstance> {
   readonly dialect = MYSQL_FAILOVER_DIALECT;
   readonly writerUrl: string;
   readonly readerUrl: string;
+  /** The primary's Rpl_semi_sync_master_no_tx once its standby was semi-synchronous: any more means a fallback to asynchronous. */
+  private unacknowledgedAtJoin = 0;
 
   constructor(
     instances: [MariaDbInstance, MariaDbInstance],
@@ -216,8 +238,33 @@ class MariaDbPair extends Pair<MariaDbInstance> {
     return this.primary.freeze();
   }
 
-  killPrimary(): Promise<void> {
-    return this.primary.stop("immediate");
+  async killPrimary(): Promise<void> {
+    await this.provePremise();
+    await this.primary.stop("immediate");
+  }
+
+  /**
+   * Semi-synchronous replication is on and has never fallen back to asynchronous since the standby
+   * joined (Rpl_semi_sync_master_no_tx: commits answered without an acknowledgement), and the standby
+   * has received everything the primary had binlogged a moment ago. With AFTER_SYNC, every commit
+   * answered after that was in the standby's relay log first.
+   */
+  private async provePremise(): Promise<void> {
+    const status = new Map((await this.primary.query<{ Variable_name: string; Value: string }>("SHOW STATUS LIKE 'Rpl_semi_sync_master_%'")).map((row) => [row.Variable_name, row.Value]));
+    if (status.get("Rpl_semi_sync_master_status") !== "ON") premiseNotMet(`semi-synchronous replication is ${status.get("Rpl_semi_sync_master_status") ?? "absent"} on the primary`);
+    if (Number(status.get("Rpl_semi_sync_master_clients")) < 1) premiseNotMet("no semi-synchronous standby is connected");
+    const unacknowledged = Number(status.get("Rpl_semi_sync_master_no_tx"));
+    if (unacknowledged !== this.unacknowledgedAtJoin) premiseNotMet(`${unacknowledged - this.unacknowledgedAtJoin} commits were answered without the standby's acknowledgement (semi-sync fell back to asynchronous)`);
+    const [written] = await this.primary.query<{ pos: string }>("SELECT @@gtid_binlog_pos AS pos");
+    const pos = written?.pos ?? "";
+    await until(() => this.received(pos), `${this.standby.name} to receive the primary's binlog up to ${pos} (premise)`);
+  }
+
+  /** The standby's IO thread has received `pos` (single replication domain, as this harness runs). */
+  private async received(pos: string): Promise<boolean> {
+    const [status] = await this.standby.query<{ Gtid_IO_Pos: string }>("SHOW SLAVE STATUS");
+    const seq = (gtid: string) => Number(gtid.split("-").at(-1));
+    return status !== undefined && seq(status.Gtid_IO_Pos) >= seq(pos);
   }
 
   killStandby(): Promise<void> {
@@ -233,8 +280,14 @@ class MariaDbPair extends Pair<MariaDbInstance> {
     const [primary, standby] = [this.primary, this.standby];
     await standby.rejoin(primary);
     await primary.query("SET GLOBAL rpl_semi_sync_master_enabled = 1");
-    const status = async (name: string) => (await primary.query<{ Value: string }>(`SHOW STATUS LIKE '${name}'`))[0]?.Value;
-    await until(async () => Number(await status("Rpl_semi_sync_master_clients")) >= 1 && (await status("Rpl_semi_sync_master_status")) === "ON", `${standby.name} semi-synchronous`);
+    await this.semiSynchronous();
+  }
+
+  /** Waits until the primary waits for the standby's acknowledgements, and notes the count of commits answered without one. */
+  async semiSynchronous(): Promise<void> {
+    const status = async (name: string) => (await this.primary.query<{ Value: string }>(`SHOW STATUS LIKE '${name}'`))[0]?.Value;
+    await until(async () => Number(await status("Rpl_semi_sync_master_clients")) >= 1 && (await status("Rpl_semi_sync_master_status")) === "ON", `${this.standby.name} semi-synchronous`);
+    this.unacknowledgedAtJoin = Number(await status("Rpl_semi_sync_master_no_tx"));
   }
 
   destroy(): Promise<void> {
@@ -255,5 +308,7 @@ export async function startPgFailoverPair(): Promise<FailoverPair> {
 export async function startMariaDbFailoverPair(): Promise<FailoverPair> {
   const topology = await startMariaDbTopology(1, { semiSyncReplica: "replica1" });
   const [primary, standby] = topology.all() as [MariaDbInstance, MariaDbInstance];
-  return new MariaDbPair([primary, standby], () => topology.destroy());
+  const pair = new MariaDbPair([primary, standby], () => topology.destroy());
+  await pair.semiSynchronous();
+  return pair;
 }
