@@ -8,6 +8,8 @@
  * The gateway sees two fixed endpoints: `writerUrl` is the first primary's, `readerUrl` the first
  * standby's; which of them is the primary changes with every round.
  */
+import mysql from "mysql2/promise";
+import pg from "pg";
 import { type MariaDbInstance, startMariaDbTopology } from "./mariadb-topology.js";
 import { type PgInstance, startTopology } from "./pg-topology.js";
 import { waitFor } from "./wait-for.js";
@@ -23,6 +25,8 @@ export interface FailoverDialect {
   read: string;
   /** Every id written, as a column `id`. */
   ids: string;
+  /** A read of table `blocker` (which createTables makes) carrying `marker` in its text: it waits while lockBlocker's lock is held. */
+  blockedRead(marker: string): string;
   /** A SERIALIZABLE increment of the counter row, as batch statements. */
   increment: string[];
   /** The counter's value, as a column `n`. */
@@ -40,6 +44,13 @@ export interface FailoverPair {
   standbyEndpoint(cluster: string): string;
   /** Runs SQL on the current primary, as an administrator. */
   queryPrimary<T>(sql: string): Promise<T[]>;
+  /** How many of the primary's sessions (the administrator's own aside) run a statement containing `marker` and wait for a lock. */
+  sessionsWaiting(marker: string): Promise<number>;
+  /**
+   * Takes a lock on table `blocker` on the primary that keeps every read of it waiting, on a session
+   * held until the primary dies (or `destroy`).
+   */
+  lockBlocker(): Promise<void>;
   /** Ends (as an administrator would) the primary's sessions whose running statement contains `marker`; how many. */
   killSessionsRunning(marker: string): Promise<number>;
   /** Stops every process of the primary (SIGSTOP): it keeps its port and answers nothing. */
@@ -56,6 +67,8 @@ export interface FailoverPair {
   promoteStandby(): Promise<void>;
   /** Brings the crashed former primary back as the new primary's synchronous standby, caught up. */
   rejoinAsStandby(): Promise<void>;
+  /** A promotion was not followed by rejoinAsStandby (a test that failed half-way): the pair has no standby. */
+  readonly standbyMissing: boolean;
   destroy(): Promise<void>;
 }
 
@@ -65,8 +78,10 @@ export const PG_FAILOVER_DIALECT: FailoverDialect = {
     "create table ledger (id text primary key, at timestamptz not null default now())",
     "create table counter (id int primary key, n int not null)",
     "insert into counter values (1, 0)",
+    "create table blocker (n int)",
   ],
   insert: "insert into ledger (id) values ($1)",
+  blockedRead: (marker) => `select count(*)::int as n from blocker /* ${marker} */`,
   read: "select count(*)::int as n from ledger",
   ids: "select id from ledger",
   increment: ["select n from counter where id = 1", "update counter set n = n + 1 where id = 1"],
@@ -80,8 +95,10 @@ export const MYSQL_FAILOVER_DIALECT: FailoverDialect = {
     "create table test.ledger (id varchar(64) primary key, at timestamp(3) not null default current_timestamp(3)) engine=InnoDB",
     "create table test.counter (id int primary key, n int not null) engine=InnoDB",
     "insert into test.counter values (1, 0)",
+    "create table test.blocker (n int) engine=InnoDB",
   ],
   insert: "insert into ledger (id) values (?)",
+  blockedRead: (marker) => `select count(*) as n from blocker /* ${marker} */`,
   read: "select count(*) as n from ledger",
   ids: "select id from test.ledger",
   increment: ["select n from counter where id = 1", "update counter set n = n + 1 where id = 1"],
@@ -112,6 +129,8 @@ abstract class Pair<I> implements FailoverPair {
   abstract readonly readerUrl: string;
   abstract queryPrimary<T>(sql: string): Promise<T[]>;
   abstract killSessionsRunning(marker: string): Promise<number>;
+  abstract sessionsWaiting(marker: string): Promise<number>;
+  abstract lockBlocker(): Promise<void>;
   abstract freezePrimary(): Promise<void>;
   abstract killPrimary(): Promise<void>;
   abstract killStandby(): Promise<void>;
@@ -129,7 +148,10 @@ abstract class Pair<I> implements FailoverPair {
 
   protected swap(): void {
     this.primaryIndex = 1 - this.primaryIndex;
+    this.standbyMissing = true;
   }
+
+  standbyMissing = false;
 
   primaryEndpoint(cluster: string): string {
     return `${cluster}/${this.primaryIndex === 0 ? "writer" : "reader1"}`;
@@ -164,6 +186,20 @@ class PgPair extends Pair<PgInstance> {
       [`%${marker}%`],
     );
     return killed.length;
+  }
+
+  async sessionsWaiting(marker: string): Promise<number> {
+    const waiting = await this.primary.query("select 1 from pg_stat_activity where pid <> pg_backend_pid() and query like $1 and wait_event_type = 'Lock'", [`%${marker}%`]);
+    return waiting.length;
+  }
+
+  async lockBlocker(): Promise<void> {
+    const holder = new pg.Client({ connectionString: this.primary.url() });
+    // The holder dies with the primary: that is its end, not an error.
+    holder.on("error", () => undefined);
+    await holder.connect();
+    await holder.query("begin");
+    await holder.query("lock table blocker in access exclusive mode");
   }
 
   freezePrimary(): Promise<void> {
@@ -201,6 +237,7 @@ class PgPair extends Pair<PgInstance> {
     await primary.query(`ALTER SYSTEM SET synchronous_standby_names = '${standby.name}'`);
     await primary.query("SELECT pg_reload_conf()");
     await until(async () => (await primary.query("select 1 from pg_stat_replication where application_name = $1 and sync_state = 'sync'", [standby.name])).length === 1, `${standby.name} synchronous`);
+    this.standbyMissing = false;
   }
 
   destroy(): Promise<void> {
@@ -232,6 +269,18 @@ class MariaDbPair extends Pair<MariaDbInstance> {
     const sessions = await this.primary.query<{ id: number }>("select id from information_schema.processlist where info like ? and id <> connection_id()", [`%${marker}%`]);
     for (const session of sessions) await this.primary.query(`KILL ${Number(session.id)}`);
     return sessions.length;
+  }
+
+  async sessionsWaiting(marker: string): Promise<number> {
+    const waiting = await this.primary.query("select id from information_schema.processlist where info like ? and id <> connection_id() and state like 'Waiting for table%'", [`%${marker}%`]);
+    return waiting.length;
+  }
+
+  async lockBlocker(): Promise<void> {
+    const holder = await mysql.createConnection({ uri: this.primary.url() });
+    // The holder dies with the primary: that is its end, not an error.
+    holder.on("error", () => undefined);
+    await holder.query("LOCK TABLES blocker WRITE");
   }
 
   freezePrimary(): Promise<void> {
@@ -281,6 +330,7 @@ class MariaDbPair extends Pair<MariaDbInstance> {
     await standby.rejoin(primary);
     await primary.query("SET GLOBAL rpl_semi_sync_master_enabled = 1");
     await this.semiSynchronous();
+    this.standbyMissing = false;
   }
 
   /** Waits until the primary waits for the standby's acknowledgements, and notes the count of commits answered without one. */
