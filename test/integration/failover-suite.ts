@@ -214,6 +214,26 @@ export function defineFailoverSuite(target: FailoverTarget): void {
       await settled(gw);
     }, 120000);
 
+    it("records no failover when a session on the primary is lost while the primary still answers", async () => {
+      const before = await topologyOf(gw, CLUSTER);
+      const marker = `lost-session-${Date.now()}`;
+      const release = await pair.lockBlocker();
+      try {
+        const write = gw.post("/v1/query", { sql: pair.dialect.blockedWrite(marker), timeoutMs: 30000 });
+        await waitFor(async () => (await pair.sessionsWaiting(marker)) > 0, 10000, "the write to wait on the primary");
+        expect(await pair.killSessionsRunning(marker)).toBe(1);
+        // The write's session died with it sent: a failover sign about a primary that still answers.
+        expect((await write).body.error?.code).toBe("OUTCOME_UNKNOWN");
+      } finally {
+        await release();
+      }
+      expect((await gw.post("/v1/query", { sql: pair.dialect.insert, params: [marker] })).status).toBe(200);
+      await waitFor(async () => (await topologyOf(gw, CLUSTER)).endpoints.every((endpoint) => endpoint.healthy), 10000, "a check round with every endpoint healthy");
+      const after = await topologyOf(gw, CLUSTER);
+      expect(after.failovers.slice(before.failovers.length)).toEqual([]);
+      expect(after.primary).toBe(pair.primaryEndpoint(CLUSTER));
+    }, 60000);
+
     it("answers a transaction that lost its connection with CONNECTION_LOST, and later calls with why it was rolled back", async () => {
       const begun = await gw.post("/v1/transactions", {});
       const id = begun.body.transactionId as string;

@@ -27,6 +27,8 @@ export interface FailoverDialect {
   ids: string;
   /** A read of table `blocker` (which createTables makes) carrying `marker` in its text: it waits while lockBlocker's lock is held. */
   blockedRead(marker: string): string;
+  /** A write to table `blocker` carrying `marker` in its text: it waits while lockBlocker's lock is held. */
+  blockedWrite(marker: string): string;
   /** A SERIALIZABLE increment of the counter row, as batch statements. */
   increment: string[];
   /** The counter's value, as a column `n`. */
@@ -47,10 +49,10 @@ export interface FailoverPair {
   /** How many of the primary's sessions (the administrator's own aside) run a statement containing `marker` and wait for a lock. */
   sessionsWaiting(marker: string): Promise<number>;
   /**
-   * Takes a lock on table `blocker` on the primary that keeps every read of it waiting, on a session
-   * held until the primary dies (or `destroy`).
+   * Takes a lock on table `blocker` on the primary that keeps every read and write of it waiting, on
+   * a session held until the primary dies or the returned function releases it.
    */
-  lockBlocker(): Promise<void>;
+  lockBlocker(): Promise<() => Promise<void>>;
   /** Ends (as an administrator would) the primary's sessions whose running statement contains `marker`; how many. */
   killSessionsRunning(marker: string): Promise<number>;
   /** Stops every process of the primary (SIGSTOP): it keeps its port and answers nothing. */
@@ -82,6 +84,7 @@ export const PG_FAILOVER_DIALECT: FailoverDialect = {
   ],
   insert: "insert into ledger (id) values ($1)",
   blockedRead: (marker) => `select count(*)::int as n from blocker /* ${marker} */`,
+  blockedWrite: (marker) => `insert into blocker values (1) /* ${marker} */`,
   read: "select count(*)::int as n from ledger",
   ids: "select id from ledger",
   increment: ["select n from counter where id = 1", "update counter set n = n + 1 where id = 1"],
@@ -99,6 +102,7 @@ export const MYSQL_FAILOVER_DIALECT: FailoverDialect = {
   ],
   insert: "insert into ledger (id) values (?)",
   blockedRead: (marker) => `select count(*) as n from blocker /* ${marker} */`,
+  blockedWrite: (marker) => `insert into blocker values (1) /* ${marker} */`,
   read: "select count(*) as n from ledger",
   ids: "select id from test.ledger",
   increment: ["select n from counter where id = 1", "update counter set n = n + 1 where id = 1"],
@@ -130,7 +134,7 @@ abstract class Pair<I> implements FailoverPair {
   abstract queryPrimary<T>(sql: string): Promise<T[]>;
   abstract killSessionsRunning(marker: string): Promise<number>;
   abstract sessionsWaiting(marker: string): Promise<number>;
-  abstract lockBlocker(): Promise<void>;
+  abstract lockBlocker(): Promise<() => Promise<void>>;
   abstract freezePrimary(): Promise<void>;
   abstract killPrimary(): Promise<void>;
   abstract killStandby(): Promise<void>;
@@ -193,13 +197,14 @@ class PgPair extends Pair<PgInstance> {
     return waiting.length;
   }
 
-  async lockBlocker(): Promise<void> {
+  async lockBlocker(): Promise<() => Promise<void>> {
     const holder = new pg.Client({ connectionString: this.primary.url() });
-    // The holder dies with the primary: that is its end, not an error.
+    // The holder may die with the primary: that is its end, not an error.
     holder.on("error", () => undefined);
     await holder.connect();
     await holder.query("begin");
     await holder.query("lock table blocker in access exclusive mode");
+    return () => holder.end().catch(() => undefined);
   }
 
   freezePrimary(): Promise<void> {
@@ -276,11 +281,12 @@ class MariaDbPair extends Pair<MariaDbInstance> {
     return waiting.length;
   }
 
-  async lockBlocker(): Promise<void> {
+  async lockBlocker(): Promise<() => Promise<void>> {
     const holder = await mysql.createConnection({ uri: this.primary.url() });
-    // The holder dies with the primary: that is its end, not an error.
+    // The holder may die with the primary: that is its end, not an error.
     holder.on("error", () => undefined);
     await holder.query("LOCK TABLES blocker WRITE");
+    return () => holder.end().catch(() => undefined);
   }
 
   freezePrimary(): Promise<void> {
