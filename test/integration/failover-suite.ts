@@ -234,6 +234,20 @@ export function defineFailoverSuite(target: FailoverTarget): void {
       expect(after.primary).toBe(pair.primaryEndpoint(CLUSTER));
     }, 60000);
 
+    it("answers a batch whose own SQL ends its session once, clearly, instead of running it again until its deadline", async () => {
+      const before = await topologyOf(gw, CLUSTER);
+      const marker = `ends-own-session-${Date.now()}`;
+      const answer = await gw.post("/v1/batch", { statements: [{ sql: pair.dialect.insert, params: [marker] }, { sql: pair.dialect.endsOwnSession }], timeoutMs: 20000 });
+      // MariaDB answers KILL CONNECTION_ID() with its own error (1927, "Connection was killed");
+      // PostgreSQL just ends the session, and the gateway must tell that apart from a failover.
+      expect(answer.body.error?.message, JSON.stringify(answer.body)).toMatch(/statements\.1 ended its own session|Connection was killed/);
+      expect(answer.body.error.retryable).toBe(false);
+      expect(answer.body.error.attempts).toBeLessThanOrEqual(2);
+      expect((await pair.queryPrimary<{ id: string }>(pair.dialect.ids)).map((row) => row.id)).not.toContain(marker);
+      const after = await topologyOf(gw, CLUSTER);
+      expect(after.failovers.slice(before.failovers.length)).toEqual([]);
+    }, 60000);
+
     it("answers a transaction that lost its connection with CONNECTION_LOST, and later calls with why it was rolled back", async () => {
       const begun = await gw.post("/v1/transactions", {});
       const id = begun.body.transactionId as string;

@@ -29,6 +29,8 @@ export interface FailoverDialect {
   blockedRead(marker: string): string;
   /** A write to table `blocker` carrying `marker` in its text: it waits while lockBlocker's lock is held. */
   blockedWrite(marker: string): string;
+  /** A statement that ends the session it runs on. */
+  endsOwnSession: string;
   /** A SERIALIZABLE increment of the counter row, as batch statements. */
   increment: string[];
   /** The counter's value, as a column `n`. */
@@ -89,6 +91,7 @@ export const PG_FAILOVER_DIALECT: FailoverDialect = {
   ids: "select id from ledger",
   increment: ["select n from counter where id = 1", "update counter set n = n + 1 where id = 1"],
   counter: "select n from counter where id = 1",
+  endsOwnSession: "select pg_terminate_backend(pg_backend_pid())",
   sleep: (seconds, marker) => `select pg_sleep(${seconds}) /* ${marker} */`,
 };
 
@@ -107,6 +110,7 @@ export const MYSQL_FAILOVER_DIALECT: FailoverDialect = {
   ids: "select id from test.ledger",
   increment: ["select n from counter where id = 1", "update counter set n = n + 1 where id = 1"],
   counter: "select n from test.counter where id = 1",
+  endsOwnSession: "KILL CONNECTION_ID()",
   sleep: (seconds, marker) => `select sleep(${seconds}) /* ${marker} */`,
 };
 
