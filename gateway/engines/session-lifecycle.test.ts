@@ -221,6 +221,23 @@ describe("a session's death", () => {
     expect(heard.map((cause) => cause.message)).toEqual(["connection reset"]);
   });
 
+  it("answers CONNECTION_LOST (nothing applied) for a statement the engine says changes nothing, unless it had timed out", async () => {
+    const lost = await errorOf(fakeServer({ carriesOut: true }).lifecycle.run(10000, async () => Promise.reject(new Error("connection reset")), true));
+    expect(lost.code).toBe("CONNECTION_LOST");
+    expect(lost.message).toBe("the database session died while a statement that only reads ran (connection reset): nothing was applied");
+    vi.useFakeTimers();
+    try {
+      const { lifecycle } = fakeServer({ carriesOut: true });
+      const statement = pendingStatement<string>();
+      const running = errorOf(lifecycle.run(100, () => statement.promise, true));
+      await vi.advanceTimersByTimeAsync(100 + GRACE_MS);
+      statement.fail(new Error("socket closed"));
+      expect((await running).code).toBe("OUTCOME_UNKNOWN");
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("is not told when the gateway closed the session itself", () => {
     const { lifecycle } = fakeServer({ carriesOut: true });
     const heard: Error[] = [];

@@ -15,7 +15,9 @@
  * - how a failure reads to the caller: STATEMENT_TIMEOUT for every statement whose cancel went out,
  *   whatever the server answered afterwards (decided from the statement's deadline, never from its
  *   result), the engine's own mapping of an error the session survives, OUTCOME_UNKNOWN when the
- *   session died with the statement sent, CONNECTION_LOST when it was dead before;
+ *   session died with the statement sent, CONNECTION_LOST when it was dead before, or when it died
+ *   under a statement the engine knows changes nothing (a read by construction, outside any
+ *   transaction): such a read has no outcome to be unknown;
  * - death: the session's death listeners hear it once, unless the gateway closed or cut it itself.
  */
 import { performance } from "node:perf_hooks";
@@ -309,7 +311,7 @@ export class SessionLifecycle {
    * Runs one statement (`submit` sends it and settles when it ends) under its deadline, and turns a
    * failure into the gateway's error. A streamed statement drives its deadline through `control`.
    */
-  run<T>(timeoutMs: number, submit: (control: StatementControl) => Promise<T>): Promise<T> {
+  run<T>(timeoutMs: number, submit: (control: StatementControl) => Promise<T>, changesNothing = false): Promise<T> {
     if (this.dead) return Promise.reject(new GatewayError("CONNECTION_LOST", "the database session closed before the statement was sent"));
     const deadline = new StatementDeadline(timeoutMs, this.graceMs, this.strategy, this.alarm, this.noteCancelSent);
     // Not async: a statement that ended in time is answered in the turn its result arrives, with no
@@ -320,7 +322,7 @@ export class SessionLifecycle {
         deadline.stop();
         return result;
       },
-      (err: unknown) => this.afterFailure(err, deadline, timeoutMs),
+      (err: unknown) => this.afterFailure(err, deadline, timeoutMs, changesNothing),
     );
   }
 
@@ -342,10 +344,10 @@ export class SessionLifecycle {
   }
 
   /** The statement failed: classified, once whether its cancel was carried out is known (that decides whether it can still reach the next statement). */
-  private async afterFailure(err: unknown, deadline: StatementDeadline, timeoutMs: number): Promise<never> {
+  private async afterFailure(err: unknown, deadline: StatementDeadline, timeoutMs: number, changesNothing = false): Promise<never> {
     try {
       const carriedOut = deadline.cancelled ? await deadline.cancelled : false;
-      throw this.failure(err, deadline.passed, carriedOut, timeoutMs, deadline.reason);
+      throw this.failure(err, deadline.passed, carriedOut, timeoutMs, deadline.reason, changesNothing);
     } finally {
       deadline.stop();
     }
@@ -357,7 +359,7 @@ export class SessionLifecycle {
     if (await this.strategy.absorbLateCancel(this.graceMs)) this.cancelMayLand = false;
   }
 
-  private failure(err: unknown, timedOut: boolean, cancelCarriedOut: boolean, timeoutMs: number, reason: string | undefined): GatewayError {
+  private failure(err: unknown, timedOut: boolean, cancelCarriedOut: boolean, timeoutMs: number, reason: string | undefined, changesNothing: boolean): GatewayError {
     const failure = this.strategy.classify(err, timedOut);
     if (failure.kind === "refused") {
       // Whatever the server said after the cancel went out (a routine that caught the cancel and
@@ -371,6 +373,11 @@ export class SessionLifecycle {
       return this.cancelled(reason, timeoutMs, "", failure.cause);
     }
     this.died(failure.cause);
+    if (changesNothing && !timedOut) {
+      return new GatewayError("CONNECTION_LOST", `the database session died while a statement that only reads ran (${failure.cause.message}): nothing was applied`, {
+        cause: failure.cause,
+      });
+    }
     const why = timedOut
       ? `statement ${reason === undefined ? `timed out after ${timeoutMs}ms` : `was cancelled ${reason}`} and did not stop after its cancel (${this.strategy.name})`
       : `the database session died while the statement ran (${failure.cause.message})`;

@@ -164,15 +164,24 @@ export class Executor {
   }
 
   private batch(plan: Plan): Promise<Attempted<Written<StatementResult[]>>> {
+    // Where the last attempt lost its session: the same statement losing it on the same endpoint
+    // again (which the topology still trusts) is the batch's own SQL ending its session
+    // (pg_terminate_backend(pg_backend_pid())), not a failover: it is answered, not run again.
+    let lost: { endpoint: Endpoint; at: number } | undefined;
     return this.leases.retrying(plan.retry, plan.route, async () => {
       const endpoint = this.leases.endpointNow(plan.route, plan.primaryOnly) ?? (await this.leases.endpointFor(plan.route, plan.primaryOnly));
       return this.leases.run(endpoint, plan.intent, plan.runAs, plan.route.deadline, async (connection) => {
         const options = within(plan.options, plan.route, this.clock);
         let committing = false;
+        /** The statement running (-1: BEGIN). */
+        let at = -1;
         try {
           await connection.begin({ isolation: plan.isolation, readOnly: plan.readOnly }, options.timeoutMs);
           const results: StatementResult[] = [];
-          for (const statement of plan.statements) results.push(await connection.execute(statement.sql, statement.params, options));
+          for (const statement of plan.statements) {
+            at = results.length;
+            results.push(await connection.execute(statement.sql, statement.params, options));
+          }
           committing = true;
           const wantsToken = plan.withToken && plan.route.intent === "write";
           const { ended, position } = wantsToken ? await connection.commitWithPosition(options.timeoutMs) : { ended: await connection.commit(options.timeoutMs), position: null };
@@ -181,6 +190,15 @@ export class Executor {
         } catch (err) {
           // Before COMMIT was sent, a lost session means the transaction rolled back: safe to run again.
           if (!committing && err instanceof GatewayError && err.code === "OUTCOME_UNKNOWN") {
+            const again = at >= 0 && lost?.endpoint === endpoint && lost.at === at;
+            lost = { endpoint, at };
+            if (again) {
+              throw new GatewayError(
+                "DATABASE_ERROR",
+                `statements.${at} ended its own session on ${endpoint.name}, which still answers (twice in a row: ${err.message}); the batch was rolled back, nothing was applied, and it is not run again`,
+                { cause: err },
+              );
+            }
             throw new GatewayError("CONNECTION_LOST", `the batch's connection was lost before COMMIT; nothing was applied (${err.message})`, {
               cause: err,
             });

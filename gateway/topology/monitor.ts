@@ -52,6 +52,8 @@ export class TopologyMonitor implements Topology {
   private refusalLogged = false;
   /** The first check round that started after the current failover began. */
   private failoverFirstRound = 0;
+  /** The one check of the primary a failover sign asks for, while it runs (later signs wait on it). */
+  private confirming: Promise<void> | undefined;
   readonly failovers: FailoverRecord[] = [];
 
   constructor(
@@ -109,9 +111,12 @@ export class TopologyMonitor implements Topology {
   }
 
   /**
-   * Something suggests the primary is gone or demoted: stop trusting it and look again now. A sign
-   * about an endpoint that is not the primary any more (a late error from the old one, after the new
-   * one was found) only makes the monitor look again: it must not undo the failover that happened.
+   * Something suggests the primary is gone or demoted: check it once, and if it does not answer as
+   * the primary, stop trusting it and look again at every endpoint. A lost session alone (an
+   * administrator's KILL, a statement that ended its own session, a network blip) says nothing of a
+   * primary that still answers, and must not be recorded as a failover to itself. A sign about an
+   * endpoint that is not the primary any more (a late error from the old one, after the new one was
+   * found) only makes the monitor look again: it must not undo the failover that happened.
    */
   signalFailover(reason: string, about?: Endpoint): void {
     if (this.closed) return;
@@ -121,6 +126,22 @@ export class TopologyMonitor implements Topology {
       return;
     }
     this.events.emit("failoverSignal", { reason });
+    const suspect = this.currentPrimary;
+    if (this.failoverStartedAt !== undefined || suspect === undefined) return this.lookAgain(reason);
+    this.confirming ??= this.check(suspect).then(() => {
+      this.confirming = undefined;
+      // A round may have decided meanwhile (another primary, or a failover under way).
+      if (this.closed || this.currentPrimary !== suspect || this.failoverStartedAt !== undefined) return;
+      if (suspect.healthy && suspect.role === "primary") {
+        this.logger.info({ reason, primary: suspect.name }, "failover sign, but the primary still answers as the primary: no failover");
+        return;
+      }
+      this.lookAgain(reason);
+    });
+  }
+
+  /** The primary is not to be trusted: a failover begins (unless one is under way) and every endpoint is checked again. */
+  private lookAgain(reason: string): void {
     if (this.failoverStartedAt === undefined) this.beginFailover(reason);
     // A round already under way started before this sign and cannot answer it: queue a fresh one.
     void (this.running ?? Promise.resolve()).then(() => this.checkAll());

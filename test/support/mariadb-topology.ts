@@ -157,10 +157,43 @@ class Instance implements MariaDbInstance {
   }
 
   async promote(): Promise<void> {
+    await this.applyRelayLog();
     await this.query("STOP SLAVE");
     await this.query("RESET SLAVE ALL");
     await this.query("SET GLOBAL rpl_semi_sync_slave_enabled = 0");
     await this.query("SET GLOBAL read_only = 0");
+  }
+
+  /**
+   * Stops receiving and applies everything already received before a promotion. A semi-synchronous
+   * replica acknowledges a commit once it is in its relay log, not once applied; STOP SLAVE stops the
+   * SQL thread where it is and RESET SLAVE ALL deletes the relay log, so promoting a replica behind in
+   * replay (a loaded machine) without this threw acknowledged writes away. A transaction received
+   * only in part was never acknowledged: the SQL thread waits for its end, and STOP SLAVE rolls it back.
+   */
+  private async applyRelayLog(): Promise<void> {
+    // The SQL thread first (a paused replica's): with GTIDs, starting a slave thread while both are
+    // stopped discards the relay log and fetches again from gtid_slave_pos, from a primary now gone.
+    await this.query("START SLAVE SQL_THREAD");
+    await this.query("STOP SLAVE IO_THREAD");
+    // Applied up to what was read (the file and offset in the primary's binlog), or stuck waiting for
+    // the rest of a partial transaction: "has read all relay log" with the same positions for 25 polls.
+    let stuck = { at: "", polls: 0 };
+    await waitFor(
+      async () => {
+        const [status] = await this.query<SlaveStatus>("SHOW SLAVE STATUS");
+        if (status === undefined) return true;
+        const read = `${status.Master_Log_File}:${status.Read_Master_Log_Pos}`;
+        const at = `${status.Relay_Master_Log_File}:${status.Exec_Master_Log_Pos}`;
+        if (at === read) return true;
+        const waiting = status.Slave_SQL_Running_State.includes("has read all relay log");
+        stuck = waiting && stuck.at === at ? { at, polls: stuck.polls + 1 } : { at, polls: 0 };
+        return stuck.polls >= 25;
+      },
+      60000,
+      `${this.name} to apply its relay log before its promotion`,
+      20,
+    );
   }
 
   async follow(primary: MariaDbInstance): Promise<void> {
@@ -176,6 +209,15 @@ class Instance implements MariaDbInstance {
   async resumeReplay(): Promise<void> {
     await this.query("START SLAVE SQL_THREAD");
   }
+}
+
+/** The fields of SHOW SLAVE STATUS the promotion reads. */
+interface SlaveStatus {
+  Master_Log_File: string;
+  Read_Master_Log_Pos: number;
+  Relay_Master_Log_File: string;
+  Exec_Master_Log_Pos: number;
+  Slave_SQL_Running_State: string;
 }
 
 export type MariaDbTopology = ServerGroup<MariaDbInstance>;

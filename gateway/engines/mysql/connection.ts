@@ -185,7 +185,10 @@ export class MysqlConnection implements EngineConnection {
     const mustPrepare =
       options.singleStatement === true || (options.gatewayTransaction === true && (this.lifecycle.mayHoldState || (analysis.statementCount > 1 && !analysis.leavesNoState)));
     if (!analysis.leavesNoState) this.lifecycle.noteStateChange();
-    return this.run(sql, params, options, params.length > 0 || (mustPrepare && !analysis.savepointOnly));
+    // A read by construction (the reader: reads only, every function known stateless) outside any
+    // transaction: a session lost under it applied nothing (session-lifecycle.ts).
+    const changesNothing = !this.transactionOpen && analysis.intent === "read" && analysis.leavesNoState;
+    return this.run(sql, params, options, params.length > 0 || (mustPrepare && !analysis.savepointOnly), changesNothing);
   }
 
   /** A collected statement as the gateway answers it (a CALL by its last result set; a write by its header). */
@@ -468,8 +471,8 @@ export class MysqlConnection implements EngineConnection {
   }
 
   /** Sends one statement (prepared when it has parameters) under its deadline, and collects its result. */
-  private run(sql: string, params: readonly Param[], options: ExecuteOptions, prepared = params.length > 0): Promise<ResultCollector> {
-    return this.lifecycle.run(options.timeoutMs, () => this.collect(sql, params, options, prepared));
+  private run(sql: string, params: readonly Param[], options: ExecuteOptions, prepared = params.length > 0, changesNothing = false): Promise<ResultCollector> {
+    return this.lifecycle.run(options.timeoutMs, () => this.collect(sql, params, options, prepared), changesNothing);
   }
 
   /**

@@ -128,7 +128,8 @@ export class PostgresConnection implements EngineConnection {
     const values = encodeParams(params);
     const several = !options.singleStatement && !(options.gatewayTransaction && !readAsReaderDoes);
     const positioned = options.withCommitPosition === true && this.positionInline(sql);
-    const sent = () => this.runStatement(this.statement(sql, values, options, several, positioned), options.timeoutMs);
+    const changesNothing = !positioned && this.changesNothing(sql);
+    const sent = () => this.runStatement(this.statement(sql, values, options, several, positioned), options.timeoutMs, changesNothing);
     return sent().then(
       (query) => this.answerOf(query, options),
       (err: unknown) => {
@@ -163,9 +164,20 @@ export class PostgresConnection implements EngineConnection {
     return analysis.understood && analysis.statementCount === 1 && analysis.leavesNoState && !analysis.endsTransaction;
   }
 
+  /**
+   * A read by construction outside any transaction block: the reader knows it only reads and leaves
+   * no state, and pg_proc (learnt before it is sent) that every function it calls is not volatile. A
+   * session lost under it applied nothing (session-lifecycle.ts), so it may run again elsewhere.
+   */
+  private changesNothing(sql: string): boolean {
+    if (this.internals.getTransactionStatus() !== "I") return false;
+    const analysis = this.settings.reader.analyse(sql);
+    return analysis.intent === "read" && analysis.leavesNoState && this.settings.volatility.allStateless(analysis.functions);
+  }
+
   /** Runs a statement; a pipelined write that failed inside its block leaves it rolled back. */
-  private runStatement(query: StatementQuery, timeoutMs: number): Promise<StatementQuery> {
-    return query instanceof CommittedWriteQuery ? this.runCommittedWrite(query, timeoutMs) : this.run(query, timeoutMs);
+  private runStatement(query: StatementQuery, timeoutMs: number, changesNothing = false): Promise<StatementQuery> {
+    return query instanceof CommittedWriteQuery ? this.runCommittedWrite(query, timeoutMs) : this.run(query, timeoutMs, changesNothing);
   }
 
   /** A pipelined write (committed-write-query.ts): a failure that left its transaction block open is rolled back before the session goes on. */
@@ -477,7 +489,7 @@ export class PostgresConnection implements EngineConnection {
   }
 
   /** Submits a query under its deadline (the shared lifecycle cancels it on the server, then cuts). */
-  private run(query: StatementQuery, timeoutMs: number): Promise<StatementQuery> {
+  private run(query: StatementQuery, timeoutMs: number, changesNothing = false): Promise<StatementQuery> {
     return this.lifecycle.run(
       timeoutMs,
       () =>
@@ -485,6 +497,7 @@ export class PostgresConnection implements EngineConnection {
           query.callback = (err, done) => (err ? reject(err) : resolve(done));
           this.client.query(query as unknown as pg.Submittable);
         }),
+      changesNothing,
     );
   }
 
