@@ -5,12 +5,23 @@
  * makes its own project; `remove()` deletes it.
  */
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-export const repositoryRoot = fileURLToPath(new URL("../..", import.meta.url));
+/** The repository's root: the first folder above this module with client/package.json (this module also runs compiled, from dist/). */
+function findRepositoryRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, "client/package.json"))) {
+    const up = dirname(dir);
+    if (up === dir) throw new Error("packed-client: no client/package.json above this module");
+    dir = up;
+  }
+  return dir;
+}
+
+export const repositoryRoot = findRepositoryRoot();
 const clientSources = join(repositoryRoot, "client");
 
 export interface PackedClientProject {
