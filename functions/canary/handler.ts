@@ -20,8 +20,8 @@ import { ECSClient } from "@aws-sdk/client-ecs";
 import middy from "@middy/core";
 import type { Context, ScheduledEvent } from "aws-lambda";
 import { z } from "zod";
-import { createClient, PoolgateError } from "../../client/index.js";
-import { iamAuth } from "../../client/iam.js";
+import { createClient, PoolgateError } from "@poolgate/client";
+import { iamAuth } from "@poolgate/client/iam";
 import { gatewayTasksFromEnv, listGatewayTaskUrls } from "../shared/gateway-tasks.js";
 
 const env = z
