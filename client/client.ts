@@ -4,12 +4,11 @@
  * (the gateway's statement timeout never outlives the caller), and retries only where the gateway says
  * they are safe.
  */
-import { randomUUID } from "node:crypto";
 import type { BatchResponse, BeginResponse, Column, EndTransactionResponse, Intent, Isolation, Param, QueryResponse, StreamEnd } from "./wire.js";
 import { DeadlineExceededError, PoolgateError, TransportError } from "./errors.js";
-import { ndjsonRows } from "./row-stream.js";
+import { NdjsonResult } from "./row-stream.js";
 import { type RetryPolicy, withRetries } from "./retry.js";
-import { type RequestSigner, Transport } from "./transport.js";
+import { type FetchLike, type RequestSigner, Transport } from "./transport.js";
 
 /** Options of {@link createClient}. */
 export interface ClientOptions {
@@ -32,10 +31,12 @@ export interface ClientOptions {
   sign?: RequestSigner;
   /** Extra headers on every request. */
   headers?: Record<string, string>;
-  /** After this long without a request (a frozen Lambda), new connections are opened (default 10 s). */
-  freshConnectionAfterMs?: number;
-  /** Most concurrent connections to the gateway (default 16). */
-  connections?: number;
+  /**
+   * How requests are sent (default: the platform's global `fetch`, whose connections Node, Bun and
+   * Deno keep alive between requests). Pass your own to send through a proxy, or undici's `fetch`
+   * bound to an `Agent` of your choosing (pool size, keep-alive times) in Node.
+   */
+  fetch?: FetchLike;
   /**
    * How JSON is read and written (default: the platform's `JSON`). JSON.parse turns numbers beyond a
    * double's precision (int8 ids inside a jsonb document) into the nearest double; the gateway sends
@@ -115,10 +116,19 @@ export interface StreamOptions extends Omit<CallOptions, "idempotencyKey"> {
  * once. A statement that fails after some rows were handed over throws its error from the loop.
  */
 export interface RowStream<Row> extends AsyncIterable<Row> {
-  /** The result's columns: resolves before the first row (rejects if the stream fails before them). */
+  /**
+   * The result's columns, from the stream's first line: resolves before the first row is consumed,
+   * whether or not the stream is iterated (rejects with the stream's error if it fails before them).
+   * The statement is sent by the first of reading `columns` and starting the loop.
+   */
   readonly columns: Promise<Column[]>;
   /** How the stream ended (command, rowCount, attempts); set once the loop has run to the end. */
   readonly end: StreamEnd | undefined;
+  /**
+   * Stops the stream without iterating it to the end (after awaiting `columns`, say): the request is
+   * aborted and the gateway frees the session at once. Breaking out of the loop does the same.
+   */
+  cancel(): Promise<void>;
 }
 
 /** One statement of a {@link PoolgateClient.batch}. */
@@ -169,7 +179,10 @@ export interface PoolgateClient {
    * it. Pass it between invocations (set it back) to keep read-your-writes across them.
    */
   consistencyToken: string | undefined;
-  /** Closes the keep-alive connections. */
+  /**
+   * Kept for callers written for earlier versions: resolves at once. The connections are the
+   * platform fetch's, shared by the process and closed by it when idle.
+   */
   close(): Promise<void>;
 }
 
@@ -205,8 +218,8 @@ export function createClient(options: ClientOptions): PoolgateClient {
     url: options.url,
     headers: options.headers ?? {},
     sign: options.sign,
-    freshConnectionAfterMs: options.freshConnectionAfterMs ?? 10_000,
-    connections: options.connections ?? 16,
+    // Called as a plain function: fetch called as a method of another object throws in Deno and browsers.
+    fetch: options.fetch ?? ((url, init) => fetch(url, init as RequestInit)),
     json: options.json ?? JSON,
   });
   const margin = options.deadlineMarginMs ?? 50;
@@ -246,7 +259,7 @@ export function createClient(options: ClientOptions): PoolgateClient {
   /** The key a write is sent with (the same on every retry of the call), or undefined for none. */
   const keyFor = (write: boolean, callKey: string | false | undefined): string | undefined => {
     if (callKey === false || !write) return undefined;
-    return callKey ?? (options.idempotency === false ? undefined : randomUUID());
+    return callKey ?? (options.idempotency === false ? undefined : crypto.randomUUID());
   };
   const keyField = (key: string | undefined) => (key === undefined ? {} : { idempotencyKey: key });
 
@@ -282,56 +295,71 @@ export function createClient(options: ClientOptions): PoolgateClient {
     },
 
     stream<Row>(sql: string, params: Param[] = [], call: StreamOptions = {}): RowStream<Row> {
-      let resolveColumns: (columns: Column[]) => void = () => undefined;
-      let rejectColumns: (err: unknown) => void = () => undefined;
-      const columns = new Promise<Column[]>((resolve, reject) => {
-        resolveColumns = resolve;
-        rejectColumns = reject;
-      });
-      columns.catch(() => undefined);
+      const until = deadlineAt();
+      const token = call.consistencyToken === null ? undefined : (call.consistencyToken ?? client.consistencyToken);
+      const aborter = new AbortController();
+      let opened: Promise<NdjsonResult<Row>> | undefined;
+      let columns: Promise<Column[]> | undefined;
       let iterated = false;
-      const result: { columns: Promise<Column[]>; end: StreamEnd | undefined; [Symbol.asyncIterator](): AsyncIterator<Row> } = {
-        columns,
+      let complete = false;
+
+      /** Sends the statement (once: the first of `columns` and the loop does) and reads up to the header. */
+      const open = (): Promise<NdjsonResult<Row>> => {
+        opened ??= (async () => {
+          // Retried (when the gateway says so) only until the stream opens: no row has arrived then.
+          const body = await withRetries(options.retry, until, call.intent === "read", () => {
+            const timeoutMs = timeoutFor(call.timeoutMs, until);
+            const payload = { ...statementBody(sql, params, call, token, timeoutMs), ...(call.rowMode ? { rowMode: call.rowMode } : {}) };
+            return transport.open("/v1/query/stream", payload, until, aborter.signal);
+          });
+          const result = new NdjsonResult<Row>(body, (text) => json.parse(text));
+          await result.header();
+          return result;
+        })().catch((err: unknown) => {
+          aborter.abort();
+          throw streamFailure(err, until);
+        });
+        return opened;
+      };
+
+      async function* rows(): AsyncGenerator<Row> {
+        try {
+          const result = await open();
+          try {
+            yield* result.rows();
+          } finally {
+            stream.end = result.end;
+          }
+          complete = true;
+        } catch (err) {
+          throw streamFailure(err, until);
+        } finally {
+          // Left early (break, throw, or a failure): the gateway sees the connection go and frees the session.
+          if (!complete) aborter.abort();
+        }
+      }
+
+      const stream: RowStream<Row> & { end: StreamEnd | undefined } = {
+        get columns() {
+          columns ??= open().then((result) => result.header());
+          // Never an unhandled rejection for a caller who reads the property and only iterates.
+          columns.catch(() => undefined);
+          return columns;
+        },
         end: undefined,
+        async cancel() {
+          if (complete) return;
+          aborter.abort();
+          const result = await opened?.catch(() => undefined);
+          await result?.close().catch(() => undefined);
+        },
         [Symbol.asyncIterator]: () => {
           if (iterated) throw new Error("a RowStream can be iterated once; call stream() again to run the statement again");
           iterated = true;
           return rows();
         },
       };
-      async function* rows(): AsyncGenerator<Row> {
-        const until = deadlineAt();
-        const token = call.consistencyToken === null ? undefined : (call.consistencyToken ?? client.consistencyToken);
-        const aborter = new AbortController();
-        let complete = false;
-        try {
-          // Retried (when the gateway says so) only until the stream opens: no row has arrived then.
-          const body = await withRetries(options.retry, until, call.intent === "read", () => {
-            const timeoutMs = timeoutFor(call.timeoutMs, until);
-            return transport.open(
-              "/v1/query/stream",
-              { ...statementBody(sql, params, call, token, timeoutMs), ...(call.rowMode ? { rowMode: call.rowMode } : {}) },
-              until,
-              aborter.signal,
-            );
-          });
-          yield* ndjsonRows<Row>(body, (text) => json.parse(text), {
-            onHeader: resolveColumns,
-            onEnd: (end) => {
-              result.end = end;
-            },
-          });
-          complete = true;
-        } catch (err) {
-          const failure = streamFailure(err, until);
-          rejectColumns(failure);
-          throw failure;
-        } finally {
-          // Left early (break, throw, or a failure): the gateway sees the connection go and frees the session.
-          if (!complete) aborter.abort();
-        }
-      }
-      return result;
+      return stream;
     },
 
     async batch(statements: BatchStatement[], call: TransactionOptions = {}) {
@@ -412,7 +440,7 @@ export function createClient(options: ClientOptions): PoolgateClient {
       return value;
     },
 
-    close: () => transport.close(),
+    close: () => Promise.resolve(),
   };
   return client;
 }

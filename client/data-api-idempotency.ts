@@ -15,8 +15,6 @@
  * A key it made itself is dropped, and the call sent again, when the gateway refuses it for SQL it
  * cannot make exactly-once (SQL with its own COMMIT, MySQL DDL): nothing had run.
  */
-import { randomUUID } from "node:crypto";
-
 export const DATA_API_IDEMPOTENCY_HEADER = "x-poolgate-idempotency-key";
 
 /** The Data API commands that write, and whether their input says they run inside a transaction. */
@@ -57,7 +55,7 @@ export function addIdempotencyKeys<Args extends { request: unknown; input: unkno
       const request = args.request;
       if (!write || typeof request !== "object" || request === null || !("headers" in request) || typeof request.headers !== "object" || request.headers === null) return next(args);
       const headers = request.headers as Record<string, string>;
-      const key = options.keyOf ? options.keyOf(input, command) : randomUUID();
+      const key = options.keyOf ? options.keyOf(input, command) : crypto.randomUUID();
       if (key === undefined) return next(args);
       headers[DATA_API_IDEMPOTENCY_HEADER] = key;
       try {

@@ -1,6 +1,8 @@
 /**
- * `@poolgate/client`: the TypeScript client of the Poolgate gateway, for Lambda functions and plain
- * Node, and the authentication hook for any RDS Data API client pointed at a gateway.
+ * `@poolgate/client`: the TypeScript client of the Poolgate gateway, for Lambda functions, plain Node,
+ * Bun, Deno and edge runtimes. The platform's `fetch` only: no runtime dependencies. IAM identity
+ * proofs are in `@poolgate/client/iam`, the RDS Data API helpers in `@poolgate/client/data-api`, so a
+ * caller with a bearer token loads neither.
  */
 export {
   type BatchStatement,
@@ -16,19 +18,6 @@ export {
   type TransactionOptions,
 } from "./client.js";
 export { DatabaseError, DeadlineExceededError, OutcomeUnknownError, PoolgateError, StatementTimeoutError, TransportError } from "./errors.js";
-export {
-  addPoolgateAuth,
-  type AwsCredentials,
-  type AwsCredentialsProvider,
-  type BuildStepOptions,
-  type IamAuth,
-  iamAuth,
-  type IamAuthOptions,
-  POOLGATE_AUTH_HEADER,
-  type SdkClientLike,
-} from "./iam-auth.js";
 export type { RetryPolicy } from "./retry.js";
-export type { OutgoingRequest, RequestSigner } from "./transport.js";
-export { asAwsSdkV2, type AwsSdkV2Namespace, type DataApiClientLike, type HttpHandlerLike, poolgateRequestHandler, type PoolgateRequestHandlerOptions } from "./data-api-auth.js";
+export type { AbortSignalLike, FetchLike, FetchResponseLike, OutgoingRequest, RequestSigner, ResponseBodyLike } from "./transport.js";
 export type { Column, DatabaseErrorInfo, ErrorCode, Intent, Isolation, Param, StreamEnd } from "./wire.js";
-export { addIdempotencyKeys, DATA_API_IDEMPOTENCY_HEADER, type IdempotencyKeyOptions, type IdempotencyStepOptions, type SdkClientWithContext } from "./data-api-idempotency.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PoolgateError, TransportError } from "./errors.js";
-import { ndjsonRows } from "./row-stream.js";
+import { NdjsonResult } from "./row-stream.js";
 import type { Column, StreamEnd } from "./wire.js";
 
 /** A body delivered in the given chunks (as bytes, so multi-byte characters can be split). */
@@ -15,8 +15,10 @@ async function* body(...chunks: string[]): AsyncGenerator<Uint8Array> {
 }
 
 async function read(chunks: AsyncIterable<Uint8Array>): Promise<{ rows: unknown[]; columns: Column[] | undefined; end: StreamEnd | undefined }> {
-  const out: { rows: unknown[]; columns: Column[] | undefined; end: StreamEnd | undefined } = { rows: [], columns: undefined, end: undefined };
-  for await (const row of ndjsonRows(chunks, JSON.parse, { onHeader: (columns) => (out.columns = columns), onEnd: (end) => (out.end = end) })) out.rows.push(row);
+  const result = new NdjsonResult<unknown>(chunks, JSON.parse);
+  const out: { rows: unknown[]; columns: Column[] | undefined; end: StreamEnd | undefined } = { rows: [], columns: await result.header(), end: undefined };
+  for await (const row of result.rows()) out.rows.push(row);
+  out.end = result.end;
   return out;
 }
 
@@ -41,7 +43,7 @@ describe("the stream reader", () => {
     const rows: unknown[] = [];
     const failure = await (async () => {
       const error = '{"error":{"code":"DATABASE_ERROR","message":"division by zero","retryable":false,"requestId":"r1","database":{"sqlstate":"22012","message":"division by zero"}}}\n';
-      for await (const row of ndjsonRows(body(HEADER, '{"error":"a row"}\n', error), JSON.parse, { onHeader: () => undefined, onEnd: () => undefined })) rows.push(row);
+      for await (const row of new NdjsonResult(body(HEADER, '{"error":"a row"}\n', error), JSON.parse).rows()) rows.push(row);
     })().then(
       () => undefined,
       (err: unknown) => err,
@@ -54,5 +56,22 @@ describe("the stream reader", () => {
   it("throws when the body ends without its last line", async () => {
     await expect(read(body(HEADER))).rejects.toBeInstanceOf(TransportError);
     await expect(read(body())).rejects.toBeInstanceOf(TransportError);
+  });
+
+  it("gives the header before any row is asked for, reading no further than its line", async () => {
+    let chunksRead = 0;
+    async function* counted(): AsyncGenerator<Uint8Array> {
+      for await (const chunk of body(HEADER, '{"error":"a row"}\n', END)) {
+        chunksRead++;
+        yield chunk;
+      }
+    }
+    const result = new NdjsonResult<unknown>(counted(), JSON.parse);
+    expect(await result.header()).toEqual([{ name: "error", type: "text" }]);
+    expect(chunksRead).toBe(1);
+    const rows: unknown[] = [];
+    for await (const row of result.rows()) rows.push(row);
+    expect(rows).toEqual([{ error: "a row" }]);
+    expect(result.end).toEqual({ command: "SELECT", rowCount: 2, attempts: 1 });
   });
 });

@@ -3,7 +3,8 @@
  * first line the columns, the last the end (or the gateway's error), every line between a row. A row
  * is handed on once the line after it has arrived (only then is it known not to be the last line), so
  * memory holds one chunk of the body whatever the result's size. A body that ends without its last
- * line is an error, never a short result.
+ * line is an error, never a short result. The header is read on its own (`header()`), so a caller can
+ * have the columns before it asks for the first row.
  */
 import { errorFromBody, TransportError } from "./errors.js";
 import type { Column, ErrorBody, StreamEnd, StreamHeader } from "./wire.js";
@@ -27,32 +28,54 @@ async function* lines(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<
   if (tail.length > 0) yield tail;
 }
 
-export interface NdjsonResult {
-  /** Resolves with the header's columns (rejects when the body has none). */
-  onHeader(columns: Column[]): void;
-  /** The end line, once the body ended cleanly. */
-  onEnd(end: StreamEnd): void;
-}
+const incomplete = (what: string) => new TransportError(`the gateway's stream ended without its ${what}: the result is incomplete`, undefined, false, undefined);
 
-/** The rows of an NDJSON body, parsed with `parse`; throws the gateway's error when the last line is one. */
-export async function* ndjsonRows<Row>(body: AsyncIterable<Uint8Array | string>, parse: (text: string) => unknown, result: NdjsonResult): AsyncGenerator<Row> {
-  let header: StreamHeader | undefined;
-  let held: string | undefined;
-  for await (const line of lines(body)) {
-    if (line.length === 0) continue;
-    if (header === undefined) {
-      header = parse(line) as StreamHeader;
-      result.onHeader(header.columns);
-      continue;
+/** One NDJSON body: its header first, then its rows and end. */
+export class NdjsonResult<Row> {
+  private readonly source: AsyncGenerator<string>;
+  private columns: Column[] | undefined;
+  /** How the stream ended, once the rows have been read to the end. */
+  end: StreamEnd | undefined;
+
+  constructor(
+    body: AsyncIterable<Uint8Array | string>,
+    private readonly parse: (text: string) => unknown,
+  ) {
+    this.source = lines(body);
+  }
+
+  /** The header's columns: reads up to the first line (once); throws when the body has none. */
+  async header(): Promise<Column[]> {
+    while (this.columns === undefined) {
+      const next = await this.source.next();
+      if (next.done) throw incomplete("last line");
+      if (next.value.length === 0) continue;
+      const parsed = this.parse(next.value) as Partial<StreamHeader> & Partial<ErrorBody>;
+      if (parsed.error !== undefined) throw errorFromBody(200, parsed as ErrorBody);
+      if (!Array.isArray(parsed.columns)) throw incomplete("header");
+      this.columns = parsed.columns;
     }
-    if (held !== undefined) yield parse(held) as Row;
-    held = line;
+    return this.columns;
   }
-  if (header === undefined || held === undefined) throw new TransportError("the gateway's stream ended without its last line: the result is incomplete", undefined, false, undefined);
-  const last = parse(held) as Partial<StreamEnd> & Partial<ErrorBody>;
-  if (last.error !== undefined) throw errorFromBody(200, last as ErrorBody);
-  if (typeof last.command !== "string" || typeof last.attempts !== "number") {
-    throw new TransportError("the gateway's stream ended without its end line: the result is incomplete", undefined, false, undefined);
+
+  /** The rows after the header; throws the gateway's error when the last line is one. */
+  async *rows(): AsyncGenerator<Row> {
+    await this.header();
+    let held: string | undefined;
+    for await (const line of this.source) {
+      if (line.length === 0) continue;
+      if (held !== undefined) yield this.parse(held) as Row;
+      held = line;
+    }
+    if (held === undefined) throw incomplete("last line");
+    const last = this.parse(held) as Partial<StreamEnd> & Partial<ErrorBody>;
+    if (last.error !== undefined) throw errorFromBody(200, last as ErrorBody);
+    if (typeof last.command !== "string" || typeof last.attempts !== "number") throw incomplete("end line");
+    this.end = last as StreamEnd;
   }
-  result.onEnd(last as StreamEnd);
+
+  /** Stops reading: the body's source is told to stop (a fetch body is cancelled). */
+  async close(): Promise<void> {
+    await this.source.return(undefined);
+  }
 }

@@ -1,11 +1,11 @@
 /**
- * One keep-alive HTTP connection pool per client (undici, which Node's fetch is built on), JSON in and
- * out, deadlines as abort signals, and the signing hook. A Lambda execution environment that was frozen
- * between invocations may hold sockets the gateway has long closed: after a pause longer than
- * `freshConnectionAfterMs` the pool is replaced before the next request, so no request is written to a
- * dead socket.
+ * HTTP to the gateway over the platform's `fetch` (Node 20+, Bun, Deno, edge runtimes): JSON in and
+ * out, deadlines as abort signals, the signing hook, and the load balancer's stickiness cookie. No
+ * HTTP library of its own: Node's global fetch keeps connections alive between requests by default
+ * (its undici pool), and so do Bun's and Deno's. A connection that died while a Lambda was frozen
+ * fails the next request on it with a transport error, which the retry rule sends again when that is
+ * safe (a read, a write under its idempotency key).
  */
-import { Agent, request as undiciRequest } from "undici";
 import { DeadlineExceededError, errorFromBody, TransportError } from "./errors.js";
 import type { ErrorBody } from "./wire.js";
 
@@ -27,6 +27,22 @@ export interface AbortSignalLike {
   removeEventListener(type: "abort", listener: () => void): void;
 }
 
+/** A response body as fetch gives it (a web ReadableStream of bytes), as far as the client reads it. */
+export interface ResponseBodyLike {
+  getReader(): { read(): Promise<{ done: boolean; value?: Uint8Array | undefined }>; cancel(reason?: unknown): Promise<void> };
+}
+
+/** A fetch response, as far as the client reads it. */
+export interface FetchResponseLike {
+  readonly status: number;
+  readonly headers: { get(name: string): string | null; getSetCookie?(): string[] };
+  readonly body: ResponseBodyLike | null;
+  text(): Promise<string>;
+}
+
+/** The platform's `fetch`, as far as the client calls it (see {@link ClientOptions.fetch}). */
+export type FetchLike = (url: string, init: { method: "POST"; headers: Record<string, string>; body: string; signal?: AbortSignalLike | undefined }) => Promise<FetchResponseLike>;
+
 /** Adds headers to a request before it is sent; may be async (fetching credentials). */
 export type RequestSigner = (request: OutgoingRequest) => Record<string, string> | Promise<Record<string, string>>;
 
@@ -34,37 +50,47 @@ export interface TransportOptions {
   url: string;
   headers: Record<string, string>;
   sign: RequestSigner | undefined;
-  freshConnectionAfterMs: number;
-  connections: number;
+  fetch: FetchLike;
   json: { parse(text: string): unknown; stringify(value: unknown): string };
 }
 
-/** Errors that mean the request never left: safe to send again whatever it was. */
-const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT", "EHOSTUNREACH", "ENETUNREACH"]);
+/**
+ * Errors that mean the request never left: safe to send again whatever it was. Node's (system errors
+ * under fetch's "fetch failed"), and Bun's names for the same.
+ */
+const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT", "EHOSTUNREACH", "ENETUNREACH", "ConnectionRefused"]);
 
 function codeOf(err: unknown): string | undefined {
   let current: unknown = err;
   for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
-    const code = (current as NodeJS.ErrnoException).code;
+    const code = (current as Error & { code?: unknown }).code;
     if (typeof code === "string") return code;
     current = current.cause;
   }
   return undefined;
 }
 
+/** A fetch body's chunks; leaving the loop early cancels the body (the request is abandoned). */
+async function* chunksOf(body: ResponseBodyLike): AsyncGenerator<Uint8Array> {
+  const reader = body.getReader();
+  let done = false;
+  try {
+    while (!done) {
+      const next = await reader.read();
+      done = next.done;
+      if (next.value !== undefined) yield next.value;
+    }
+  } finally {
+    if (!done) await reader.cancel().catch(() => undefined);
+  }
+}
+
 export class Transport {
-  private agent: Agent;
-  private lastUsedAt = 0;
   private stickiness: string | undefined;
   private readonly base: URL;
 
   constructor(private readonly options: TransportOptions) {
     this.base = new URL(options.url);
-    this.agent = this.newAgent();
-  }
-
-  private newAgent(): Agent {
-    return new Agent({ connections: this.options.connections, keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000 });
   }
 
   /**
@@ -72,10 +98,7 @@ export class Transport {
    * TransportError, or a DeadlineExceededError when `deadlineAt` (epoch ms) passes.
    */
   async post<T>(path: string, payload: unknown, deadlineAt: number | undefined): Promise<T> {
-    const { status, text } = await this.send(path, payload, deadlineAt, undefined, async (response) => ({
-      status: response.statusCode,
-      text: await response.body.text(),
-    }));
+    const { status, text } = await this.send(path, payload, deadlineAt, undefined, async (response) => ({ status: response.status, text: await response.text() }));
     return this.parseAnswer<T>(status, text);
   }
 
@@ -85,30 +108,17 @@ export class Transport {
    */
   async open(path: string, payload: unknown, deadlineAt: number | undefined, signal: AbortSignalLike): Promise<AsyncIterable<Uint8Array>> {
     type Opened = { open: true; body: AsyncIterable<Uint8Array> } | { open: false; status: number; text: string };
-    const answer = await this.send(path, payload, deadlineAt, signal as AbortSignal, async (response): Promise<Opened> =>
-      response.statusCode >= 200 && response.statusCode < 300
-        ? { open: true, body: response.body }
-        : { open: false, status: response.statusCode, text: await response.body.text() },
-    );
+    const answer = await this.send(path, payload, deadlineAt, signal, async (response): Promise<Opened> => {
+      if (response.status < 200 || response.status >= 300) return { open: false, status: response.status, text: await response.text() };
+      if (response.body === null) throw new TransportError(`the gateway answered ${response.status} without a body`, undefined, false, undefined);
+      return { open: true, body: chunksOf(response.body) };
+    });
     if (answer.open) return answer.body;
     return this.parseAnswer<never>(answer.status, answer.text);
   }
 
-  private async send<A>(
-    path: string,
-    payload: unknown,
-    deadlineAt: number | undefined,
-    callerSignal: AbortSignal | undefined,
-    read: (response: Awaited<ReturnType<typeof undiciRequest>>) => Promise<A>,
-  ): Promise<A> {
+  private async send<A>(path: string, payload: unknown, deadlineAt: number | undefined, callerSignal: AbortSignalLike | undefined, read: (response: FetchResponseLike) => Promise<A>): Promise<A> {
     const now = Date.now();
-    if (this.lastUsedAt > 0 && now - this.lastUsedAt > this.options.freshConnectionAfterMs) {
-      const stale = this.agent;
-      this.agent = this.newAgent();
-      // close(), not destroy(): requests still running on the old pool finish first.
-      void stale.close().catch(() => undefined);
-    }
-    this.lastUsedAt = now;
     const remaining = deadlineAt === undefined ? undefined : deadlineAt - now;
     if (remaining !== undefined && remaining <= 0) throw new DeadlineExceededError("the deadline passed before the request was sent", false);
 
@@ -116,21 +126,21 @@ export class Transport {
     const body = this.options.json.stringify(payload);
     let headers: Record<string, string> = { "content-type": "application/json", ...this.options.headers };
     if (this.options.sign) headers = { ...headers, ...(await this.options.sign({ method: "POST", url, headers, body })) };
+    if (this.stickiness) headers.cookie = this.stickiness;
 
     const deadlineSignal = remaining === undefined ? undefined : AbortSignal.timeout(remaining);
-    const signals = [deadlineSignal, callerSignal].filter((signal): signal is AbortSignal => signal !== undefined);
+    const signals = [deadlineSignal, callerSignal as AbortSignal | undefined].filter((signal): signal is AbortSignal => signal !== undefined);
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
-    if (this.stickiness) headers.cookie = this.stickiness;
     try {
-      const response = await undiciRequest(url, { method: "POST", headers, body, dispatcher: this.agent, signal });
-      this.rememberStickiness(response.headers["set-cookie"]);
-      const answer = await read(response);
-      this.lastUsedAt = Date.now();
-      return answer;
+      const response = await this.options.fetch(url, { method: "POST", headers, body, signal });
+      this.rememberStickiness(response.headers);
+      return await read(response);
     } catch (err) {
+      if (err instanceof TransportError) throw err;
       if (deadlineSignal?.aborted) throw new DeadlineExceededError(`no answer within the deadline (${remaining}ms)`, true);
       const code = codeOf(err);
-      throw new TransportError(`request to ${this.base.origin} failed: ${err instanceof Error ? err.message : String(err)}`, code, code !== undefined && NOT_SENT.has(code), err);
+      const reason = err instanceof Error ? `${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ""}` : String(err);
+      throw new TransportError(`request to ${this.base.origin} failed: ${reason}`, code, code !== undefined && NOT_SENT.has(code), err);
     }
   }
 
@@ -150,16 +160,9 @@ export class Transport {
    * The load balancer's stickiness cookies (AWSALB...): sent back, so that one client's requests —
    * an interactive transaction's above all — reach the same gateway task.
    */
-  private rememberStickiness(setCookie: string | string[] | undefined): void {
-    if (setCookie === undefined) return;
-    const cookies = (Array.isArray(setCookie) ? setCookie : [setCookie])
-      .map((cookie) => cookie.split(";")[0]?.trim() ?? "")
-      .filter((pair) => pair.startsWith("AWSALB"));
+  private rememberStickiness(headers: FetchResponseLike["headers"]): void {
+    const setCookie = headers.getSetCookie?.() ?? [headers.get("set-cookie") ?? ""];
+    const cookies = setCookie.map((cookie) => cookie.split(";")[0]?.trim() ?? "").filter((pair) => pair.startsWith("AWSALB"));
     if (cookies.length > 0) this.stickiness = cookies.join("; ");
-  }
-
-  /** Closes the keep-alive connections. */
-  async close(): Promise<void> {
-    await this.agent.close();
   }
 }

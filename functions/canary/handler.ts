@@ -20,7 +20,8 @@ import { ECSClient } from "@aws-sdk/client-ecs";
 import middy from "@middy/core";
 import type { Context, ScheduledEvent } from "aws-lambda";
 import { z } from "zod";
-import { createClient, iamAuth, PoolgateError } from "../../client/index.js";
+import { createClient, PoolgateError } from "@poolgate/client";
+import { iamAuth } from "@poolgate/client/iam";
 import { gatewayTasksFromEnv, listGatewayTaskUrls } from "../shared/gateway-tasks.js";
 
 const env = z

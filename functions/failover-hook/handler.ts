@@ -21,7 +21,7 @@ import { ECSClient } from "@aws-sdk/client-ecs";
 import middy from "@middy/core";
 import type { Context, EventBridgeEvent } from "aws-lambda";
 import { z } from "zod";
-import { iamAuth, POOLGATE_AUTH_HEADER } from "../../client/index.js";
+import { iamAuth, POOLGATE_AUTH_HEADER } from "@poolgate/client/iam";
 import { gatewayTasksFromEnv, listGatewayTaskUrls } from "../shared/gateway-tasks.js";
 
 const env = z

@@ -17,7 +17,8 @@ import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import { z } from "zod";
-import { createClient, DatabaseError, iamAuth, PoolgateError } from "../../client/index.js";
+import { createClient, DatabaseError, PoolgateError } from "@poolgate/client";
+import { iamAuth } from "@poolgate/client/iam";
 
 const env = z
   .object({

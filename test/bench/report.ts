@@ -6,7 +6,7 @@
 import { profileLines } from "./cpu-profile.js";
 import { INSERT_PARTS } from "./inserts.js";
 import { type InstructionLedger, LEDGER_SHAPE, type SimulatedMisses } from "./instructions-bench.js";
-import { type BenchResults, HTTP_ALONE, PIPELINED_FORWARDER, type ConflictRow, type FailoverEngineResult, type FailoverRunFigures, type InsertRow, type IsolationRow, type StreamingRow, type TargetRow } from "./results.js";
+import { type BenchResults, type ClientRow, HTTP_ALONE, PIPELINED_FORWARDER, type ConflictRow, type FailoverEngineResult, type FailoverRunFigures, type InsertRow, type IsolationRow, type StreamingRow, type TargetRow } from "./results.js";
 
 /** The field reports' figures (/work/shared/reference/seed-scenarios.md), quoted beside ours. */
 export const REFERENCE = {
@@ -232,6 +232,7 @@ export function reportLines(results: BenchResults): string[] {
       results.aurora.every((r) => r.tokenReadsOnReplicasPct >= 90 && r.staleReads === 0) ? "aurora: targets met (>= 90% of token reads on readers, 0 stale)" : "aurora: targets NOT met (>= 90% of token reads on readers, 0 stale)",
     );
   }
+  if (results.client) out.push("", ...clientTable(results.client));
   if (results.notes.length > 0) out.push("", "left out or adapted:", ...results.notes.map((n) => `  - ${n}`));
   if (results.failures.length > 0) out.push("", "FAILED parts (the rest above is valid):", ...results.failures.map((f) => `  - ${f}`));
   const scenarios: [string, TargetRow[] | undefined][] = [
@@ -243,6 +244,14 @@ export function reportLines(results: BenchResults): string[] {
   const errors = scenarios.flatMap(([scenario, rows]) => (rows ?? []).filter((r) => r.firstError).map((r) => `  ${scenario}, ${r.target}: ${r.firstError?.slice(0, 160)}`));
   if (errors.length > 0) out.push("", "first error of each target that had errors:", ...errors);
   return out;
+}
+
+function clientTable(rows: ClientRow[]): string[] {
+  const body = rows.map((r) => [r.driver, num(r.installedKiB, 0), num(r.bundleKiB, 1), num(r.importAndFirstQueryMs, 1), num(r.processMs, 0)]);
+  return [
+    "the client a Lambda installs: sizes, and a fresh Node process importing it and running one query against a local stub of each protocol (median)",
+    ...table(["driver", "installed KiB", "handler bundle KiB (min, ESM)", "import + first query ms", "whole process ms"], body),
+  ];
 }
 
 function streamingTable(rows: StreamingRow[]): string[] {

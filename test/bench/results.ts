@@ -126,6 +126,19 @@ export interface StreamingRow {
   rssTenthsMiB: number[];
 }
 
+/** One driver of the client part: what installing it and a cold start with it cost (test/bench/client-bench.ts). */
+export interface ClientRow {
+  driver: string;
+  /** node_modules after installing it alone into an empty project. */
+  installedKiB: number;
+  /** A handler that runs one query, bundled by esbuild as minified ESM. */
+  bundleKiB: number;
+  /** Median, in a fresh Node process: from before the import to the first query's rows. */
+  importAndFirstQueryMs: number;
+  /** Median wall time of that whole process, Node's own start-up included. */
+  processMs: number;
+}
+
 export interface BenchResults {
   startedAt: string;
   finishedAt?: string;
@@ -155,6 +168,8 @@ export interface BenchResults {
   streaming?: StreamingRow[];
   /** Issue 34: token reads on the Aurora stand-in. */
   aurora?: AuroraRow[];
+  /** The client part: @poolgate/client beside @neondatabase/serverless and @planetscale/database. */
+  client?: ClientRow[];
   /** Targets or scenarios left out, and why. */
   notes: string[];
   /** Parts that failed, with the error: the rest is still printed and saved. */

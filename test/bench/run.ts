@@ -20,12 +20,15 @@
  *               at 20 ms of real lag: token reads served by readers (%) and stale reads
  *   streaming   reads of any size: 10 million rows streamed through the gateway beside the largest buffered
  *               /v1/query result, the gateway's resident memory over time and the throughput (both engines)
+ *   client      what @poolgate/client costs a Lambda beside @neondatabase/serverless and @planetscale/database:
+ *               installed size, a querying handler's minified ESM bundle, import-and-first-query time of a
+ *               fresh Node process (test/bench/client-bench.ts)
  * A progress bar runs on stderr; the tables and verdicts go to stdout; the figure and the raw
  * figures are saved as <out>/bench.svg and <out>/bench.json. Not a test: no assertions.
  *
  * Environment (defaults in parentheses):
  *   POOLGATE_BENCH_ONLY            comma-separated parts to run: throughput, burst, inserts, conflicts,
- *                                  mysql, topology, isolation, streaming, aurora, profile, instructions, or postgres
+ *                                  mysql, topology, isolation, streaming, aurora, client, profile, instructions, or postgres
  *                                  (= the first four) (all but profile and instructions; `--profile` alone
  *                                  runs just the profile)
  *   POOLGATE_BENCH_PROFILE=1       the same as `--profile`
@@ -291,6 +294,12 @@ async function auroraPart(): Promise<void> {
   results.aurora = await runAurora(S.durationMs, step);
 }
 
+async function clientPart(): Promise<void> {
+  const { runClientBench } = await import("./client-bench.js");
+  progress.setPhase("the client beside other HTTP drivers");
+  results.client = await runClientBench(step);
+}
+
 const PARTS: [name: string, enabled: boolean, run: () => Promise<void>][] = [
   ["PostgreSQL", POSTGRES_PARTS.some((part) => S.only.has(part)), postgresPart],
   ["MariaDB", S.only.has("mysql"), mysqlPart],
@@ -300,6 +309,7 @@ const PARTS: [name: string, enabled: boolean, run: () => Promise<void>][] = [
   ["instructions", S.only.has("instructions"), instructionsPart],
   ["streaming", S.only.has("streaming"), streamingPart],
   ["aurora", S.only.has("aurora"), auroraPart],
+  ["client", S.only.has("client"), clientPart],
 ];
 
 function save(): { svg: string; json: string } {

@@ -1,30 +1,28 @@
 /**
- * The client as someone outside this repository gets it: `npm pack` the package in client/ (its build
- * runs on pack), install the tarball into a new project in a temporary directory (dependencies from the
- * npm cache the repository's own install filled, the registry only if something is missing), type-check
- * a consumer with `tsc` under moduleResolution node16, nodenext, bundler and classic node, and run a
- * query, a batch and a transaction against a gateway on the real local PostgreSQL.
+ * The client as someone outside this repository gets it (test/support/packed-client.ts): packed,
+ * installed from its tarball into a new project, with no runtime dependencies; a consumer type-checks
+ * with `tsc` under moduleResolution node16, nodenext, bundler and classic node, from declarations only;
+ * and a query, a batch and a transaction run against a gateway on the real local PostgreSQL.
  */
-import { execFile, execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { execFile } from "node:child_process";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
+import { installPackedClient, type PackedClientProject, repositoryRoot, sizeOf } from "../support/packed-client.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
 
-const root = fileURLToPath(new URL("../..", import.meta.url));
-const tsc = join(root, "node_modules/typescript/bin/tsc");
-let project: string;
-let tarball: string;
+const tsc = join(repositoryRoot, "node_modules/typescript/bin/tsc");
+let project: PackedClientProject;
 let db: TestDatabase;
 let gw: TestGateway;
 
 /** A consumer using the public surface; it must type-check under every module resolution. */
 const CONSUMER = `
-import { createClient, DatabaseError, poolgateRequestHandler, asAwsSdkV2, iamAuth, type QueryResult, type Param } from "@poolgate/client";
+import { createClient, DatabaseError, type QueryResult, type Param } from "@poolgate/client";
+import { iamAuth } from "@poolgate/client/iam";
+import { poolgateRequestHandler, asAwsSdkV2 } from "@poolgate/client/data-api";
 
 declare const url: string;
 const db = createClient({ url, timeoutMs: 5000, json: JSON });
@@ -63,17 +61,8 @@ console.log(JSON.stringify({ batch: batch.map((r) => [r.command, r.rowCount, typ
 await db.close();
 `;
 
-function run(file: string, args: string[], cwd: string): string {
-  return execFileSync(file, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-}
-
 beforeAll(async () => {
-  project = mkdtempSync(join(tmpdir(), "poolgate-client-user-"));
-  const packed = run("npm", ["pack", "--pack-destination", project, "--json", "--silent"], join(root, "client"));
-  rmSync(join(root, "client/dist"), { recursive: true, force: true });
-  tarball = join(project, (JSON.parse(packed) as { filename: string }[])[0]?.filename ?? "");
-  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "someone-elses-lambda", private: true, type: "module" }));
-  run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--silent", tarball], project);
+  project = installPackedClient();
   db = await createTestDatabase();
   gw = await startTestGateway({ clusters: { default: { writerUrl: db.url } } });
 }, 180_000);
@@ -81,23 +70,25 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw?.stop();
   await db?.drop();
-  if (project) rmSync(project, { recursive: true, force: true });
+  project?.remove();
 });
 
 describe("the client package, installed from its tarball outside the repository", () => {
-  it("ships compiled JavaScript and declarations only, and installs only what a Lambda needs", () => {
-    const listed = run("tar", ["-tzf", tarball], project).trim().split("\n");
-    expect(listed).toContain("package/dist/index.js");
-    expect(listed).toContain("package/dist/index.d.ts");
+  it("ships compiled JavaScript and declarations only, and installs as one package with no runtime dependencies", () => {
+    const listed = project.run("tar", ["-tzf", project.tarball]).trim().split("\n");
+    for (const entry of ["index", "iam", "data-api"]) {
+      expect(listed).toContain(`package/dist/${entry}.js`);
+      expect(listed).toContain(`package/dist/${entry}.d.ts`);
+    }
+    expect(listed).toContain("package/README.md");
     expect(listed.filter((file) => file.endsWith(".ts") && !file.endsWith(".d.ts"))).toEqual([]);
-    const installed = readdirSync(join(project, "node_modules"));
-    for (const gatewayOnly of ["fastify", "pg", "mysql2", "zod", "pino", "@electric-sql"]) expect(installed).not.toContain(gatewayOnly);
-    const sizeOf = (path: string): number =>
-      statSync(path).isDirectory() ? readdirSync(path).reduce((total, entry) => total + sizeOf(join(path, entry)), 0) : statSync(path).size;
-    // Measured here: 25 packages, 6.4 MB (undici, the SDK's SigV4 signer, HTTP handler and credential chain); the gateway's install is over 100 MB.
-    const bytes = sizeOf(join(project, "node_modules"));
-    console.log(`installed: ${installed.length} top-level entries, ${(bytes / 1024 / 1024).toFixed(1)} MB`);
-    expect(bytes).toBeLessThan(15 * 1024 * 1024);
+    const installed = readdirSync(join(project.dir, "node_modules")).filter((entry) => !entry.startsWith("."));
+    expect(installed).toEqual(["@poolgate"]);
+    expect(readdirSync(join(project.dir, "node_modules/@poolgate"))).toEqual(["client"]);
+    // Measured here (undici and the AWS SDK's signer before, 25 packages and 9.0 MiB): printed for the record.
+    const bytes = sizeOf(join(project.dir, "node_modules"));
+    console.log(`installed: 1 package, ${(bytes / 1024).toFixed(0)} KiB`);
+    expect(bytes).toBeLessThan(512 * 1024);
   });
 
   it.each([
@@ -106,15 +97,15 @@ describe("the client package, installed from its tarball outside the repository"
     ["bundler", { module: "esnext", moduleResolution: "bundler" }],
     ["classic node (node10)", { module: "commonjs", moduleResolution: "node10" }],
   ])("type-checks a consumer under moduleResolution %s, from declarations only", (_name, options) => {
-    writeFileSync(join(project, "consumer.ts"), CONSUMER);
+    project.write("consumer.ts", CONSUMER);
     const tsconfig = { compilerOptions: { ...options, target: "es2022", lib: ["es2022"], types: [], strict: true, noEmit: true, skipLibCheck: false }, files: ["consumer.ts"] };
-    writeFileSync(join(project, "tsconfig.json"), JSON.stringify(tsconfig));
+    project.write("tsconfig.json", JSON.stringify(tsconfig));
     let files: string;
     try {
       // One run: checks the consumer (an error fails the command) and lists every file it read.
-      files = run(process.execPath, [tsc, "-p", "tsconfig.json", "--listFiles"], project);
+      files = project.run(process.execPath, [tsc, "-p", "tsconfig.json", "--listFiles"]);
     } catch (err) {
-      throw new Error(`tsc failed: ${(err as { stdout?: string }).stdout ?? String(err)}`);
+      throw new Error(`tsc failed: ${String(err)}`);
     }
     const fromPackage = files.split("\n").filter((file) => file.includes("node_modules/@poolgate/client/"));
     expect(fromPackage.length).toBeGreaterThan(0);
@@ -122,9 +113,9 @@ describe("the client package, installed from its tarball outside the repository"
   });
 
   it("runs a query, a batch and a transaction against a gateway", async () => {
-    writeFileSync(join(project, "runner.mjs"), RUNNER);
+    project.write("runner.mjs", RUNNER);
     // Asynchronously: the gateway answering it runs in this process.
-    const { stdout } = await promisify(execFile)(process.execPath, ["runner.mjs", gw.baseUrl], { cwd: project, encoding: "utf8", timeout: 30_000 });
+    const { stdout } = await promisify(execFile)(process.execPath, ["runner.mjs", gw.baseUrl], { cwd: project.dir, encoding: "utf8", timeout: 30_000 });
     const out = JSON.parse(stdout) as Record<string, unknown>;
     expect(out).toEqual({
       batch: [

@@ -10,7 +10,7 @@ import { RDSData } from "@aws-sdk/client-rds-data";
 import dataApiClient from "data-api-client";
 import { DataSource, EntitySchema, type MigrationInterface, type QueryRunner } from "typeorm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { asAwsSdkV2, poolgateRequestHandler } from "../../client/index.js";
+import { asAwsSdkV2, poolgateRequestHandler } from "../../client/data-api.js";
 import { type TokensFile, writeTokensFile } from "../support/bearer-tokens.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { createTestMysqlDatabase } from "../support/mysql.js";

@@ -1,7 +1,8 @@
 /**
  * What the manifests promise: `npm ci` on every Node version the project supports prints no engine
- * warning (every locked package accepts the whole supported range), and the client package declares
- * exactly the packages its code imports, at the versions this repository tests it with.
+ * warning (every locked package accepts the whole supported range), and the client package has no
+ * runtime dependencies: the packages its subpath exports import are optional peer dependencies whose
+ * ranges hold the versions this repository tests it with.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -13,6 +14,8 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
 interface Manifest {
   engines?: { node?: string };
   dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
   devDependencies?: Record<string, string>;
 }
 
@@ -30,7 +33,7 @@ describe("the manifests", () => {
     expect(narrower).toEqual([]);
   });
 
-  it("declare, for the client package, exactly what its code imports, at the repository's tested versions", () => {
+  it("declare, for the client package, no runtime dependency, and what its code imports as optional peers at tested versions", () => {
     const client = readJson<Manifest>("client/package.json");
     const sources = readdirSync(`${root}/client`).filter((name) => name.endsWith(".ts") && !name.endsWith(".test.ts"));
     const imported = new Set<string>();
@@ -42,10 +45,12 @@ describe("the manifests", () => {
         imported.add(specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : (specifier.split("/")[0] ?? specifier));
       }
     }
-    expect(Object.keys(client.dependencies ?? {}).sort()).toEqual([...imported].sort());
+    expect(client.dependencies ?? {}).toEqual({});
+    expect(Object.keys(client.peerDependencies ?? {}).sort()).toEqual([...imported].sort());
     const lock = readJson<{ packages: Record<string, { version?: string }> }>("package-lock.json");
-    for (const [name, version] of Object.entries(client.dependencies ?? {})) {
-      expect({ name, version }).toEqual({ name, version: lock.packages[`node_modules/${name}`]?.version });
+    for (const [name, range] of Object.entries(client.peerDependencies ?? {})) {
+      expect({ name, optional: client.peerDependenciesMeta?.[name]?.optional }).toEqual({ name, optional: true });
+      expect({ name, tested: semver.satisfies(lock.packages[`node_modules/${name}`]?.version ?? "", range) }).toEqual({ name, tested: true });
     }
     expect(client.engines?.node).toBeDefined();
     expect(semver.subset(readJson<Manifest>("package.json").engines?.node ?? "", client.engines?.node ?? "")).toBe(true);

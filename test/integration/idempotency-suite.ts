@@ -7,7 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { BatchExecuteStatementCommand, BeginTransactionCommand, CommitTransactionCommand, ExecuteStatementCommand } from "@aws-sdk/client-rds-data";
-import { addIdempotencyKeys } from "../../client/index.js";
+import { addIdempotencyKeys } from "../../client/data-api.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../gateway/clock.js";
 import type { GatewayConfigInput } from "../../gateway/config/schema.js";

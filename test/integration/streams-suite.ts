@@ -252,6 +252,23 @@ export function defineStreamSuite(target: StreamTarget): void {
       expect(rows.end).toMatchObject({ rowCount: FETCH_ROWS * 2 + 1, attempts: 1 });
     });
 
+    it("resolves a stream's columns before the first row, when they are awaited before the loop", async () => {
+      const rows = client.stream<{ g: unknown }>(`select g from ${d.series(3)}`);
+      const columns = await rows.columns;
+      expect(columns.map((column) => column.name)).toEqual(["g"]);
+      const seen: unknown[] = [];
+      for await (const row of rows) seen.push(Number(row.g));
+      expect(seen).toEqual([1, 2, 3]);
+      expect(rows.end).toMatchObject({ rowCount: 3 });
+    }, 15_000);
+
+    it("frees the session when a stream whose columns were read is cancelled without being iterated", async () => {
+      const rows = client.stream(`select g, ${d.repeat(300)} from ${d.series(100000)}`);
+      expect((await rows.columns).length).toBe(2);
+      await rows.cancel();
+      await waitFor(async () => (await pool()).active === 0, 5000, "the session back in the pool");
+    }, 15_000);
+
     it("aborts the request when the SDK's loop breaks early, freeing the session at once", async () => {
       let taken = 0;
       for await (const row of client.stream<unknown[]>(`select g, ${d.repeat(300)} from ${d.series(100000)}`, [], { rowMode: "array" })) {
