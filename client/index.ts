@@ -9,6 +9,7 @@ export {
   createClient,
   type JsonCodec,
   type PoolgateClient,
+  type QueryOptions,
   type QueryResult,
   type RowStream,
   type StreamOptions,
@@ -30,5 +31,5 @@ export {
 export type { RetryPolicy } from "./retry.js";
 export type { OutgoingRequest, RequestSigner } from "./transport.js";
 export { asAwsSdkV2, type AwsSdkV2Namespace, type DataApiClientLike, type HttpHandlerLike, poolgateRequestHandler, type PoolgateRequestHandlerOptions } from "./data-api-auth.js";
-export type { Column, DatabaseErrorInfo, ErrorCode, Intent, Isolation, Param, StreamEnd } from "./wire.js";
+export type { CacheOutcome, Column, DatabaseErrorInfo, ErrorCode, Intent, Isolation, Param, StreamEnd } from "./wire.js";
 export { addIdempotencyKeys, DATA_API_IDEMPOTENCY_HEADER, type IdempotencyKeyOptions, type IdempotencyStepOptions, type SdkClientWithContext } from "./data-api-idempotency.js";
