@@ -4,7 +4,7 @@
  * (the gateway's statement timeout never outlives the caller), and retries only where the gateway says
  * they are safe.
  */
-import type { BatchResponse, BeginResponse, Column, EndTransactionResponse, Intent, Isolation, Param, QueryResponse, StreamEnd } from "./wire.js";
+import type { BatchResponse, BeginResponse, CacheOutcome, Column, EndTransactionResponse, Intent, Isolation, Param, QueryResponse, StreamEnd } from "./wire.js";
 import { DeadlineExceededError, PoolgateError, TransportError } from "./errors.js";
 import { NdjsonResult } from "./row-stream.js";
 import { type RetryPolicy, withRetries } from "./retry.js";
@@ -80,6 +80,18 @@ export interface CallOptions {
   idempotencyKey?: string | false;
 }
 
+/** Options of {@link PoolgateClient.query} outside a transaction. */
+export interface QueryOptions extends CallOptions {
+  /**
+   * Serve this read from the gateway's result cache: an answer younger than `ttlMs` that no write
+   * through the gateway has invalidated since, read at or after the call's consistency token. Writes
+   * made outside the gateway show after at most `ttlMs`. `staleWhileRevalidateMs` (default 0): how
+   * long after `ttlMs` a still-valid answer may be served while the gateway refreshes it. Statements
+   * the gateway does not know to be deterministic reads run as usual (`cache: "bypass"`).
+   */
+  cache?: { ttlMs: number; staleWhileRevalidateMs?: number };
+}
+
 /** A statement's result with rows typed as `Row`. */
 export interface QueryResult<Row> {
   rows: Row[];
@@ -92,8 +104,10 @@ export interface QueryResult<Row> {
   replayed?: true;
   /** MySQL: the generated AUTO_INCREMENT value, as an exact string. */
   lastInsertId?: string;
-  /** How many times the gateway ran it (for a batch: the whole batch). */
+  /** How many times the gateway ran it (for a batch: the whole batch); 0 when answered from the cache. */
   attempts: number;
+  /** When the call asked for the cache: hit, stale (served while refreshed), miss or bypass. */
+  cache?: CacheOutcome;
   /**
    * After a write: where it is visible (a WAL position or GTID), to send as `consistencyToken` on a
    * later read, also from another client. For a batch, every result carries the token of the batch's
@@ -154,7 +168,7 @@ export interface Transaction {
 /** The client. Create one per process (per Lambda execution environment) and reuse it. */
 export interface PoolgateClient {
   /** Runs one statement (`$1`… on PostgreSQL, `?` on MySQL). */
-  query<Row = Record<string, unknown>>(sql: string, params?: Param[], options?: CallOptions): Promise<QueryResult<Row>>;
+  query<Row = Record<string, unknown>>(sql: string, params?: Param[], options?: QueryOptions): Promise<QueryResult<Row>>;
   /**
    * Runs one statement and streams its rows (POST /v1/query/stream): a result of any size, with the
    * gateway's memory and the database's pace set by the loop. The statement timeout bounds each wait
@@ -266,7 +280,7 @@ export function createClient(options: ClientOptions): PoolgateClient {
   const client: PoolgateClient = {
     consistencyToken: undefined,
 
-    async query<Row>(sql: string, params: Param[] = [], call: CallOptions = {}): Promise<QueryResult<Row>> {
+    async query<Row>(sql: string, params: Param[] = [], call: QueryOptions = {}): Promise<QueryResult<Row>> {
       const until = deadlineAt();
       const token = call.consistencyToken === null ? undefined : (call.consistencyToken ?? client.consistencyToken);
       const safeToResend = call.intent === "read";
@@ -277,12 +291,15 @@ export function createClient(options: ClientOptions): PoolgateClient {
           safeToResend,
           () => {
             const timeoutMs = timeoutFor(call.timeoutMs, until);
-            return transport.post<QueryResponse>("/v1/query", { ...statementBody(sql, params, call, token, timeoutMs), ...keyField(key) }, until);
+            const cache = call.cache === undefined ? {} : { cache: call.cache };
+            return transport.post<QueryResponse>("/v1/query", { ...statementBody(sql, params, call, token, timeoutMs), ...keyField(key), ...cache }, until);
           },
           key !== undefined,
         );
         if (response.consistencyToken) client.consistencyToken = response.consistencyToken;
-        return asResult<Row>(response, response.attempts, response.consistencyToken, response.replayed);
+        const result = asResult<Row>(response, response.attempts, response.consistencyToken, response.replayed);
+        if (response.cache !== undefined) result.cache = response.cache;
+        return result;
       };
       const key = keyFor(!safeToResend, call.idempotencyKey);
       try {

@@ -11,6 +11,7 @@ export {
   createClient,
   type JsonCodec,
   type PoolgateClient,
+  type QueryOptions,
   type QueryResult,
   type RowStream,
   type StreamOptions,
@@ -20,4 +21,4 @@ export {
 export { DatabaseError, DeadlineExceededError, OutcomeUnknownError, PoolgateError, StatementTimeoutError, TransportError } from "./errors.js";
 export type { RetryPolicy } from "./retry.js";
 export type { AbortSignalLike, FetchLike, FetchResponseLike, OutgoingRequest, RequestSigner, ResponseBodyLike } from "./transport.js";
-export type { Column, DatabaseErrorInfo, ErrorCode, Intent, Isolation, Param, StreamEnd } from "./wire.js";
+export type { CacheOutcome, Column, DatabaseErrorInfo, ErrorCode, Intent, Isolation, Param, StreamEnd } from "./wire.js";

@@ -32,11 +32,16 @@ export interface WireQueryResult {
   lastInsertId?: string | undefined;
 }
 
+/** How a read that asked for the result cache was answered. */
+export type CacheOutcome = "hit" | "miss" | "stale" | "bypass";
+
 export interface QueryResponse extends WireQueryResult {
   attempts: number;
   consistencyToken?: string | undefined;
   /** The answer recorded under the request's idempotency key, sent again: nothing ran this time. */
   replayed?: true | undefined;
+  /** Set when the request asked for the result cache. */
+  cache?: CacheOutcome | undefined;
 }
 
 export interface BatchResponse {

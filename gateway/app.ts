@@ -8,6 +8,7 @@ import { AccessPolicy } from "./auth/access-policy.js";
 import { Authenticator } from "./auth/authenticator.js";
 import { SecretsReader } from "./aws/secrets-manager.js";
 import { Cluster } from "./clusters/cluster.js";
+import { openCacheStore } from "./cache/open-store.js";
 import { type DatabaseAccess, databaseAccessFor } from "./credentials/database-access.js";
 import { READ_WRITE_LOGIN } from "./credentials/logins.js";
 import { DataApiService } from "./data-api/service.js";
@@ -56,11 +57,13 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   const mint = ownership ? () => ownership.mint() : undefined;
   /** What the parts tell each other and the metrics; given to every cluster at construction. */
   const events = new GatewayEvents(logger);
-  const wiring = { clock, events, mintTransactionId: mint };
+  const cacheStore = openCacheStore(config, Object.keys(config.clusters).length === 0 ? [config.defaultCluster] : Object.keys(config.clusters), clock, logger);
+  const wiring = { clock, events, mintTransactionId: mint, cacheStore };
   const clusters = new Map<string, Cluster>();
   let embedded: EmbeddedPostgres | undefined;
   /** A start that fails part-way closes what it had started (the embedded database lets its directory go). */
   const closeStarted = async () => {
+    await cacheStore.close();
     authenticator.close();
     secrets.close();
     await embedded?.stop();
@@ -171,6 +174,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     history.stop();
     for (const cluster of everyCluster) await cluster.close(Math.max(0, deadline - clock.now()));
     await embedded?.stop();
+    await cacheStore.close();
     authenticator.close();
     secrets.close();
     logger.info("drained");

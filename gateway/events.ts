@@ -21,7 +21,14 @@ export interface GatewayEventMap {
   roleChange: { cluster: string; endpoint: Endpoint; previous: EndpointRole };
   /** A failover ended with writes going to a new primary. */
   failoverResolved: { cluster: string; record: FailoverRecord };
+  /** A read that asked for the result cache: how it was answered, and why it did not use the cache (bypass). */
+  cacheRead: { cluster: string; outcome: CacheOutcome; reason?: string | undefined };
+  /** A write moved the cache's generations on (confirmed), or could not (the store stops vouching until its epoch moves on). */
+  cacheInvalidation: { cluster: string; confirmed: boolean };
 }
+
+/** How a read that asked for the cache was answered (the `cache` field of its answer). */
+export type CacheOutcome = "hit" | "miss" | "stale" | "bypass";
 
 export type GatewayEventName = keyof GatewayEventMap;
 type Listener<K extends GatewayEventName> = (payload: GatewayEventMap[K]) => void;

@@ -71,6 +71,30 @@ const idempotencyFields = { idempotencyKey: idempotencyKeySchema.optional() };
 export const intentSchema = z.enum(["read", "write"]).describe("Where to run: a replica (read) or the primary (write)");
 export type Intent = z.infer<typeof intentSchema>;
 
+/**
+ * Opt-in result cache for a read: answered from an entry younger than ttlMs that no write through the
+ * gateway has invalidated and that was read at or after the request's consistencyToken; writes made
+ * outside the gateway show after at most ttlMs. Statements the gateway does not know to be plain,
+ * deterministic reads are run as usual (the answer says "bypass").
+ */
+export const cacheRequestSchema = z
+  .strictObject({
+    ttlMs: z.number().int().positive().describe("How long an answer may be served from the cache (capped by the cluster's cache.maxTtlMs)"),
+    staleWhileRevalidateMs: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe("After ttlMs, how long a still-valid entry may be served while one refresh runs (capped by cache.maxStaleWhileRevalidateMs); default 0"),
+  })
+  .describe("Serve this read from the result cache when an entry allows it");
+export type CacheRequest = z.infer<typeof cacheRequestSchema>;
+
+/** How a read that asked for the cache was answered. */
+export const cacheOutcomeSchema = z
+  .enum(["hit", "miss", "stale", "bypass"])
+  .describe("hit: from the cache; stale: from the cache within staleWhileRevalidateMs while it is refreshed; miss: run and kept; bypass: run, not cacheable (or the cache unavailable)");
+
 export const queryRequestSchema = z.strictObject({
   ...statementFields,
   ...runOptions,
@@ -78,6 +102,7 @@ export const queryRequestSchema = z.strictObject({
   intent: intentSchema.optional().describe("Overrides the intent inferred from the statement"),
   transactionId: z.string().min(1).optional().describe("Run inside this open interactive transaction"),
   ...idempotencyFields,
+  cache: cacheRequestSchema.optional(),
 });
 export type QueryRequest = z.infer<typeof queryRequestSchema>;
 
@@ -86,7 +111,7 @@ export type QueryRequest = z.infer<typeof queryRequestSchema>;
  * the same options as /v1/query except transactionId (a stream runs on its own session).
  */
 /** A stream's answer is never recorded: an idempotency key is refused there (INVALID_REQUEST), not silently ignored. */
-export const streamRequestSchema = queryRequestSchema.omit({ transactionId: true, idempotencyKey: true });
+export const streamRequestSchema = queryRequestSchema.omit({ transactionId: true, idempotencyKey: true, cache: true });
 export type StreamRequest = z.infer<typeof streamRequestSchema>;
 
 export const isolationSchema = z.enum(["read committed", "repeatable read", "serializable"]);
@@ -131,9 +156,10 @@ const replayedField = z
   .describe("The answer recorded under the request's idempotencyKey, sent again: nothing ran this time");
 
 export const queryResponseSchema = queryResultSchema.extend({
-  attempts: z.number().int().describe("How many times the gateway ran the statement (retries + 1)"),
+  attempts: z.number().int().describe("How many times the gateway ran the statement (retries + 1; 0 when answered from the cache)"),
   consistencyToken: consistencyTokenField,
   replayed: replayedField,
+  cache: cacheOutcomeSchema.optional().describe("Set when the request asked for the cache (also the x-poolgate-cache header)"),
 });
 export type QueryResponse = z.infer<typeof queryResponseSchema>;
 

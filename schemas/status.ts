@@ -38,6 +38,8 @@ export const statusResponseSchema = z.object({
     serverErrors: z.number().int(),
     retries: z.number().int(),
     failovers: z.number().int(),
+    cacheReads: z.number().int().describe("Reads that asked for the result cache"),
+    cacheHits: z.number().int().describe("Of those, answered from it (hit or stale)"),
   }),
   clusters: z.record(
     z.string(),

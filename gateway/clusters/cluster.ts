@@ -30,6 +30,10 @@ import { Endpoint } from "../topology/endpoint.js";
 import { TopologyMonitor } from "../topology/monitor.js";
 import { FixedTopology, type Topology } from "../topology/topology.js";
 import { PoolSet } from "../pool/pool-set.js";
+import { MemoryStore } from "../cache/memory-store.js";
+import { ResultCache } from "../cache/result-cache.js";
+import { clusterCacheSettings } from "../cache/settings.js";
+import type { CacheStore } from "../cache/store.js";
 
 /** Time allowed for the server to answer a CancelRequest before the socket is cut. */
 const CANCEL_GRACE_MS = 2000;
@@ -49,6 +53,8 @@ export interface ClusterWiring {
   events?: GatewayEvents | undefined;
   /** Transaction ids naming this task (peers); default: plain UUIDs. */
   mintTransactionId?: (() => string) | undefined;
+  /** Where result-cache entries and generations live (shared by the gateway's clusters); default: this cluster's own memory store. */
+  cacheStore?: CacheStore | undefined;
 }
 
 export class Cluster {
@@ -65,6 +71,8 @@ export class Cluster {
   readonly transactions: TransactionRegistry;
   /** The record of keyed writes (exactly-once), in the cluster's own database. */
   readonly idempotency: IdempotencyStore;
+  /** Reads that ask for it are answered from here; writes invalidate it before they are answered. */
+  readonly cache: ResultCache;
   private readonly discovery: InstanceDiscovery | undefined;
   private readonly discovered = new Set<Endpoint>();
   private discoveryTimer: Timer | undefined;
@@ -165,8 +173,17 @@ export class Cluster {
     this.leases = new Leases(this.router, this.topology, this.pools, config, clock, events);
     const planner = new Planner(config, this.engine.reader, (token) => this.engine.isPosition(token), clock, name);
     this.idempotency = new IdempotencyStore(this.engine.idempotency, config.idempotency, clock, logger, (timeoutMs, work) => this.adminSession(timeoutMs, work));
-    this.transactions = new TransactionRegistry(this.router, this.leases, planner, config, clock, logger, this.idempotency, wiring.mintTransactionId);
-    this.pipeline = new StatementPipeline(planner, new Executor(this.leases, clock, this.idempotency), this.transactions, new StreamRunner(this.leases, config));
+    this.cache = new ResultCache(
+      name,
+      wiring.cacheStore ?? new MemoryStore(config.cache.maxBytes, clock),
+      clusterCacheSettings(config, name),
+      { primaryNow: () => this.topology.primary()?.position ?? null, compare: (a, b) => this.engine.comparePositions(a, b) },
+      clock,
+      events,
+      logger,
+    );
+    this.transactions = new TransactionRegistry(this.router, this.leases, planner, config, clock, logger, this.idempotency, this.cache, wiring.mintTransactionId);
+    this.pipeline = new StatementPipeline(planner, new Executor(this.leases, clock, this.idempotency), this.transactions, new StreamRunner(this.leases, config), this.cache);
   }
 
   /** Learns the topology once, then warms the pools and starts the housekeepers. */

@@ -290,6 +290,58 @@ export const authConfigSchema = z
   .prefault({});
 export type AuthConfig = z.infer<typeof authConfigSchema>;
 
+/** How a cluster's result cache behaves; the gateway-wide values are every cluster's defaults. */
+const cacheClusterFields = {
+  enabled: z.boolean().describe("Requests that ask for the cache may use it"),
+  maxTtlMs: ms("Largest ttlMs a request may ask for; longer asks are cut to it").min(1),
+  maxStaleWhileRevalidateMs: ms("Largest staleWhileRevalidateMs a request may ask for; longer asks are cut to it"),
+  sharePrincipals: z.boolean().describe("Principals share answers (the database login still separates them); false: every principal has entries of its own"),
+  invalidation: z
+    .enum(["cluster", "tables"])
+    .describe(
+      "What a write invalidates: every entry of the cluster (always right), or the entries that read the tables it names (PostgreSQL; right only where no view, trigger, rule or cascading foreign key makes a write change or a read see tables the SQL does not name)",
+    ),
+};
+
+export const cacheConfigSchema = z
+  .strictObject({
+    store: z.enum(["memory", "valkey"]).default("memory").describe("memory: this task alone (an LRU bounded by maxBytes); valkey: shared by every task"),
+    maxBytes: z.number().int().min(1024).default(67108864).describe("Bytes of entries the memory store keeps"),
+    maxEntryBytes: z.number().int().min(64).default(1048576).describe("Answers larger than this are not kept"),
+    valkey: z
+      .strictObject({
+        url: z
+          .string()
+          .regex(/^rediss?:\/\//, "a redis:// or rediss:// (TLS) URL")
+          .describe("Valkey (ElastiCache Serverless for Valkey: rediss://user:token@host:6379) or Redis"),
+        keyPrefix: z.string().min(1).default("poolgate").describe("Prefix of every key the gateway writes"),
+        commandTimeoutMs: ms("A command slower than this counts as Valkey lost: the cache is bypassed until it is back").min(1).default(500),
+        connectTimeoutMs: ms("Connection attempt limit").min(1).default(2000),
+      })
+      .optional(),
+    enabled: cacheClusterFields.enabled.default(true),
+    maxTtlMs: cacheClusterFields.maxTtlMs.default(300000),
+    maxStaleWhileRevalidateMs: cacheClusterFields.maxStaleWhileRevalidateMs.default(60000),
+    sharePrincipals: cacheClusterFields.sharePrincipals.default(false),
+    invalidation: cacheClusterFields.invalidation.default("cluster"),
+    clusters: z
+      .record(
+        z.string(),
+        z.strictObject({
+          enabled: cacheClusterFields.enabled.optional(),
+          maxTtlMs: cacheClusterFields.maxTtlMs.optional(),
+          maxStaleWhileRevalidateMs: cacheClusterFields.maxStaleWhileRevalidateMs.optional(),
+          sharePrincipals: cacheClusterFields.sharePrincipals.optional(),
+          invalidation: cacheClusterFields.invalidation.optional(),
+        }),
+      )
+      .default({})
+      .describe("Per cluster: any of enabled, maxTtlMs, maxStaleWhileRevalidateMs, sharePrincipals, invalidation"),
+  })
+  .refine((cache) => cache.store !== "valkey" || cache.valkey !== undefined, { message: "store valkey needs valkey.url", path: ["valkey"] })
+  .describe("Result cache for reads that ask for it (docs/cache.md)");
+export type CacheConfig = z.infer<typeof cacheConfigSchema>;
+
 export const configSchema = z.strictObject({
   server: z
     .strictObject({
@@ -434,6 +486,7 @@ export const configSchema = z.strictObject({
       secretsManagerEndpoint: z.url().optional().describe("Secrets Manager endpoint (a VPC endpoint, or a test stand-in); default: the region's"),
     })
     .prefault({}),
+  cache: cacheConfigSchema.prefault({}),
   metrics: z
     .strictObject({
       emf: z

@@ -40,6 +40,20 @@ export interface StatementAnalysis {
    * cannot prepare these, so they are the one statement kind sent as text inside a transaction.
    */
   readonly savepointOnly: boolean;
+  /**
+   * Every relation the text names (tables, views, CTE names), unqualified: what a write may change and
+   * a read depends on. Undefined when the reader cannot list them (DDL and other utility statements,
+   * texts it reads only roughly, every MySQL text): a write of unknown tables.
+   */
+  readonly tables: readonly string[] | undefined;
+  /** Calls only the engine's built-in functions known to change nothing: the text touches no relation it does not name. */
+  readonly knownFunctionsOnly: boolean;
+  /**
+   * One plain SELECT whose answer depends only on the data it names and its parameters: no locking
+   * clause, no session or system variables, no clock, random or user function (only built-ins known to
+   * be deterministic). What the result cache may keep.
+   */
+  readonly deterministic: boolean;
 }
 
 export interface SqlReader {
@@ -58,6 +72,9 @@ export const NOT_UNDERSTOOD: StatementAnalysis = Object.freeze({
   leavesNoState: false,
   functions: Object.freeze([]),
   savepointOnly: false,
+  tables: undefined,
+  knownFunctionsOnly: false,
+  deterministic: false,
 });
 
 /**

@@ -4,7 +4,9 @@
  * retried as a whole), or on an interactive transaction's own session. Routes and the Data API hand
  * in plain requests and read plain answers; they never touch a session.
  */
+import type { ResultCache } from "../cache/result-cache.js";
 import type { StatementResult } from "../engines/engine.js";
+import { endingCursor } from "./ending-cursor.js";
 import type { Executor, Written } from "./executor.js";
 import type { Plan, Planner, SurfacePolicy, WorkRequest } from "./plan.js";
 import type { Attempted } from "./retry.js";
@@ -19,6 +21,8 @@ export class StatementPipeline {
     /** Interactive transactions: begun, committed and rolled back here; their statements run through `run`. */
     readonly transactions: TransactionRegistry,
     private readonly streams: StreamRunner,
+    /** Invalidates what work wrote before it is answered (gateway/cache/). */
+    private readonly cache: ResultCache,
   ) {}
 
   plan(request: WorkRequest, surface: SurfacePolicy, runAs: RunAs): Plan {
@@ -30,7 +34,14 @@ export class StatementPipeline {
    * first rows are in; the caller pulls the rest and must end it with `next` to the end or `close`.
    */
   stream(plan: Plan): Promise<OpenedStream> {
-    return this.streams.open(plan);
+    const opened = this.streams.open(plan);
+    if (!this.cache.invalidates(plan.statements, commitsNothing(plan))) return opened;
+    // A stream's write commits as it ends: the cache is told when the cursor ends (or fails to open), before the answer ends.
+    const told = <T>(work: Promise<T>): Promise<T> => this.cache.afterWrite(work, plan.statements, false);
+    return opened.then(
+      ({ cursor, attempts }) => ({ cursor: endingCursor(cursor, () => told(cursor.close()), (err) => err), attempts }),
+      (err: unknown) => told(Promise.reject(err as Error)),
+    );
   }
 
   /**
@@ -39,8 +50,17 @@ export class StatementPipeline {
    * until their COMMIT, and are never retried.
    */
   run(plan: Plan, transactionId?: string, turn: TurnOptions = {}): Promise<Attempted<Written<StatementResult[]>>> {
-    // Not async: the executor's own promise is the answer, with no extra turn on the hot path.
-    if (transactionId === undefined) return this.executor.run(plan);
-    return this.transactions.run(transactionId, plan, turn).then((value) => ({ value: { value, consistencyToken: undefined }, attempts: 1 }));
+    // Not async: the executor's own promise is the answer, with no extra turn on the hot path (a read's
+    // afterWrite is its work itself).
+    if (transactionId === undefined) return this.cache.afterWrite(this.executor.run(plan), plan.statements, commitsNothing(plan));
+    // In a transaction only statements that commit on their own (MySQL DDL, where allowed) are written before the COMMIT.
+    const committing = plan.statements.filter(({ analysis }) => analysis.endsTransaction);
+    const work = this.transactions.run(transactionId, plan, turn).then((value) => ({ value: { value, consistencyToken: undefined }, attempts: 1 }));
+    return committing.length === 0 ? work : this.cache.afterWrite(work, committing, false);
   }
+}
+
+/** Work that cannot have written: a read-only principal's, or a READ ONLY batch. */
+function commitsNothing(plan: Plan): boolean {
+  return plan.runAs.readOnly || (plan.scope === "batch" && plan.readOnly);
 }

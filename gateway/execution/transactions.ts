@@ -6,6 +6,7 @@
  * rolled back by the database at COMMIT, committed, or committed with an unknown outcome.
  */
 import { randomUUID } from "node:crypto";
+import type { ResultCache } from "../cache/result-cache.js";
 import type { ErrorCode } from "../../schemas/errors.js";
 import type { BeginRequest } from "../../schemas/query.js";
 import type { GatewayConfig } from "../config/schema.js";
@@ -80,6 +81,8 @@ export class TransactionRegistry {
     private readonly logger: Logger,
     /** The cluster's idempotency record, for keyed commits. */
     private readonly keys: IdempotencyStore,
+    /** Told of every COMMIT (gateway/cache/). */
+    private readonly cache: ResultCache,
     /** Makes transaction ids (ids naming this task when peers share a key). */
     private readonly mintId: () => string = randomUUID,
   ) {}
@@ -222,7 +225,12 @@ export class TransactionRegistry {
    * recorded in the transaction before COMMIT, and a commit of a transaction no longer open here is
    * settled from that record (keyed-commit.ts).
    */
-  async commit(id: string, turn: TurnOptions = {}, runAs: RunAs = UNRESTRICTED, key?: CommitKey): Promise<CommitOutcome> {
+  /** Commits; the result cache is told (its generations moved on) before the answer, whatever the outcome. */
+  commit(id: string, turn: TurnOptions = {}, runAs: RunAs = UNRESTRICTED, key?: CommitKey): Promise<CommitOutcome> {
+    return runAs.readOnly ? this.commitOnce(id, turn, runAs, key) : this.cache.afterCommit(this.commitOnce(id, turn, runAs, key));
+  }
+
+  private async commitOnce(id: string, turn: TurnOptions, runAs: RunAs, key: CommitKey | undefined): Promise<CommitOutcome> {
     const timeoutMs = this.config.statements.defaultTimeoutMs;
     const keyed = key === undefined || runAs.readOnly ? undefined : keyedCommit(key, id, runAs);
     if (keyed !== undefined && this.open.get(id)?.tenant !== runAs.tenant) return this.settle(id, keyed, runAs, timeoutMs);

@@ -47,7 +47,7 @@ describe("EMF pool metrics", () => {
 
   it("reports the gateway's requests, errors, retries and failovers per interval when given totals", () => {
     const lines: string[] = [];
-    const totals = { requests: 10, clientErrors: 1, serverErrors: 0, retries: 2, failovers: 0 };
+    const totals = { requests: 10, clientErrors: 1, serverErrors: 0, retries: 2, failovers: 0, cacheReads: 0, cacheHits: 0 };
     const reporter = new EmfReporter({ intervalMs: 60000, namespace: "Poolgate" }, () => [], (line) => lines.push(line), () => 1, () => totals);
     reporter.report();
     Object.assign(totals, { requests: 25, clientErrors: 4, serverErrors: 2, retries: 2, failovers: 1 });

@@ -27,6 +27,8 @@ const TOTALS_METRICS: Record<keyof RequestTotals, string> = {
   serverErrors: "ServerErrors",
   retries: "Retries",
   failovers: "Failovers",
+  cacheReads: "CacheReads",
+  cacheHits: "CacheHits",
 };
 
 interface Previous {
@@ -138,7 +140,7 @@ export class EmfReporter {
 
   /** The gateway's request counts since the previous report. */
   private reportTotals(timestamp: number, now: RequestTotals): void {
-    const before = this.previousTotals ?? { requests: 0, clientErrors: 0, serverErrors: 0, retries: 0, failovers: 0 };
+    const before = this.previousTotals ?? { requests: 0, clientErrors: 0, serverErrors: 0, retries: 0, failovers: 0, cacheReads: 0, cacheHits: 0 };
     this.previousTotals = { ...now };
     const counts = Object.entries(TOTALS_METRICS).map(([key, name]) => [name, Math.max(0, now[key as keyof RequestTotals] - before[key as keyof RequestTotals])] as const);
     const document = {

@@ -37,6 +37,9 @@ export interface RequestTotals {
   serverErrors: number;
   retries: number;
   failovers: number;
+  /** Reads that asked for the result cache, and those of them answered from it (hit or stale). */
+  cacheReads: number;
+  cacheHits: number;
 }
 
 /** Every pool, labelled by its name (the endpoint's, with the login for logins other than the read-write one). */
@@ -56,7 +59,7 @@ const EVENT_LOOP_SAMPLE_MS = 100;
 
 export class GatewayMetrics {
   readonly registry = new Registry();
-  readonly totals: RequestTotals = { requests: 0, clientErrors: 0, serverErrors: 0, retries: 0, failovers: 0 };
+  readonly totals: RequestTotals = { requests: 0, clientErrors: 0, serverErrors: 0, retries: 0, failovers: 0, cacheReads: 0, cacheHits: 0 };
   /** The two histograms on the hot path are kept by hand (labelled-histogram.ts). */
   private readonly requestDuration: LabelledHistogram<keyof RequestLabels>;
   private readonly acquireWait: LabelledHistogram<"cluster" | "endpoint">;
@@ -64,6 +67,8 @@ export class GatewayMetrics {
   private readonly bans: Counter<"cluster" | "endpoint">;
   private readonly failovers: Counter<"cluster">;
   private readonly failoverDuration: Histogram<"cluster">;
+  private readonly cacheReads: Counter<"cluster" | "outcome" | "reason">;
+  private readonly cacheInvalidations: Counter<"cluster" | "confirmed">;
   /** Per endpoint, the pool's churn counters as last exported (they are read, not hooked). */
   private readonly churnSeen = new Map<string, { created: number; evicted: number; retired: number; resets: number }>();
 
@@ -106,6 +111,31 @@ export class GatewayMetrics {
       buckets: FAILOVER_BUCKETS_S,
       registers,
     });
+    this.cacheReads = new Counter({
+      name: "poolgate_cache_reads_total",
+      help: "Reads that asked for the result cache, by outcome (hit, stale, miss, bypass) and, for bypasses, reason",
+      labelNames: ["cluster", "outcome", "reason"],
+      registers,
+    });
+    this.cacheInvalidations = new Counter({
+      name: "poolgate_cache_invalidations_total",
+      help: "Writes that moved the result cache's generations on (confirmed=false: the store could not confirm it and stopped vouching)",
+      labelNames: ["cluster", "confirmed"],
+      registers,
+    });
+    new Gauge({
+      name: "poolgate_cache_bytes",
+      help: "Bytes of result-cache entries held in this task (memory store)",
+      labelNames: ["cluster"],
+      registers,
+      collect() {
+        this.reset();
+        for (const cluster of clusters()) {
+          const bytes = cluster.cache.bytes();
+          if (bytes !== undefined) this.set({ cluster: cluster.name }, bytes);
+        }
+      },
+    });
     this.registerStateGauges();
     this.listen(events);
   }
@@ -128,6 +158,12 @@ export class GatewayMetrics {
       this.retries.inc({ cluster, reason: code });
       this.totals.retries++;
     });
+    events.on("cacheRead", ({ cluster, outcome, reason }) => {
+      this.cacheReads.inc({ cluster, outcome, reason: reason ?? "" });
+      this.totals.cacheReads++;
+      if (outcome === "hit" || outcome === "stale") this.totals.cacheHits++;
+    });
+    events.on("cacheInvalidation", ({ cluster, confirmed }) => this.cacheInvalidations.inc({ cluster, confirmed: String(confirmed) }));
     events.on("replicaBanned", ({ cluster, endpoint }) => this.bans.inc({ cluster, endpoint: endpoint.name }));
     events.on("failoverResolved", ({ cluster, record }) => {
       this.failovers.inc({ cluster });

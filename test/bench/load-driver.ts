@@ -19,6 +19,8 @@ export interface DriverSpec {
   durationMs?: number;
   requestsPerCaller?: number;
   warmupMs: number;
+  /** Sent as the request's `cache` (the native surface): the result cache part. */
+  cache?: { ttlMs: number };
 }
 
 async function drive(spec: DriverSpec): Promise<void> {
@@ -32,7 +34,8 @@ async function drive(spec: DriverSpec): Promise<void> {
   const send = async (record: boolean, caller: number, first = false) => {
     const token = spec.tokens?.[caller % spec.tokens.length];
     const headers: Record<string, string> = token === undefined ? { "content-type": "application/json" } : { "content-type": "application/json", "x-poolgate-auth": `Bearer ${token}` };
-    const body = JSON.stringify(spec.surface === "data-api" ? { ...DATA_API_TARGET, ...makeDataApiStatement(spec.statement) } : makeStatement(spec.statement, spec.dialect));
+    const native = spec.cache === undefined ? makeStatement(spec.statement, spec.dialect) : Object.assign(makeStatement(spec.statement, spec.dialect), { cache: spec.cache });
+    const body = JSON.stringify(spec.surface === "data-api" ? { ...DATA_API_TARGET, ...makeDataApiStatement(spec.statement) } : native);
     const started = performance.now();
     try {
       const response = await pool.request({ method: "POST", path: spec.surface === "data-api" ? "/Execute" : spec.path, headers, body });

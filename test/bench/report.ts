@@ -6,7 +6,7 @@
 import { profileLines } from "./cpu-profile.js";
 import { INSERT_PARTS } from "./inserts.js";
 import { type InstructionLedger, LEDGER_SHAPE, type SimulatedMisses } from "./instructions-bench.js";
-import { type BenchResults, type ClientRow, HTTP_ALONE, PIPELINED_FORWARDER, type ConflictRow, type FailoverEngineResult, type FailoverRunFigures, type InsertRow, type IsolationRow, type StreamingRow, type TargetRow } from "./results.js";
+import { type BenchResults, type CacheRow, type ClientRow, HTTP_ALONE, PIPELINED_FORWARDER, type ConflictRow, type FailoverEngineResult, type FailoverRunFigures, type InsertRow, type IsolationRow, type StreamingRow, type TargetRow } from "./results.js";
 
 /** The field reports' figures (/work/shared/reference/seed-scenarios.md), quoted beside ours. */
 export const REFERENCE = {
@@ -218,6 +218,7 @@ export function reportLines(results: BenchResults): string[] {
   if (results.conflicts) section(conflictsTable(results.conflicts, Number(s.conflictCallers)), conflictsVerdict(results.conflicts));
   out.push(...topologyLines(results));
   if (results.isolation) section(isolationTable(results.isolation, Number(s.callers)), isolationVerdict(results.isolation));
+  if (results.cache) section(cacheTable(results.cache, Number(s.callers)), cacheVerdict(results.cache));
   for (const p of results.profiles ?? []) {
     out.push("", ...profileLines(`CPU profile, ${p.engine}, ${p.server === "gateway" ? "poolgate native" : "naive forwarder"} (${num(p.throughput, 0)} req/s under --cpu-prof)`, p.summary, p.requests, p.cpuUsPerRequest), `  profile: ${p.file}`);
     if (p.syscallsPerRequest) {
@@ -284,6 +285,29 @@ function streamingVerdict(rows: StreamingRow[]): string {
     })
     .filter((line) => line !== undefined)
     .join("; ");
+}
+
+function cacheTable(rows: CacheRow[], callers: number): string[] {
+  const body = rows.map((r) => [
+    r.engine === "postgres" ? "PostgreSQL" : "MariaDB",
+    r.store,
+    num(r.uncachedThroughput, 0),
+    num(r.uncachedP50),
+    num(r.hitThroughput, 0),
+    num(r.hitP50),
+    `${num(r.hitThroughputRatio, 1)}×`,
+    num(r.hitP50Ratio, 2),
+    r.errors === 0 ? "0" : num(r.errors, 0),
+  ]);
+  return [
+    `result cache: the same point select, ${callers} callers, uncached and as cache hits`,
+    ...table(["engine", "store", "uncached req/s", "p50 ms", "hit req/s", "hit p50 ms", "hitThroughputRatio", "hit p50 ÷ uncached", "errors"], body),
+  ];
+}
+
+function cacheVerdict(rows: CacheRow[]): string {
+  const met = rows.filter((r) => r.hitThroughputRatio >= 5 && r.hitP50Ratio <= 1 / 3).length;
+  return `${met} of ${rows.length} configurations meet both targets (hit throughput ≥ 5× uncached, hit p50 ≤ ⅓ uncached)`;
 }
 
 function isolationTable(rows: IsolationRow[], callers: number): string[] {

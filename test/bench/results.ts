@@ -110,6 +110,22 @@ export interface IsolationRow {
   firstError?: string | undefined;
 }
 
+/** The cache part: the same read through the gateway without and with the result cache (every call a hit). */
+export interface CacheRow {
+  engine: "postgres" | "mysql";
+  store: "memory" | "valkey";
+  uncachedThroughput: number;
+  uncachedP50: number;
+  hitThroughput: number;
+  hitP50: number;
+  /** Hit throughput ÷ uncached throughput (target ≥ 5). */
+  hitThroughputRatio: number;
+  /** Hit p50 ÷ uncached p50 (target ≤ 1/3). */
+  hitP50Ratio: number;
+  errors: number;
+  firstError?: string | undefined;
+}
+
 /** One read of the streaming part: a buffered /v1/query or a stream, with the gateway's memory over it. */
 export interface StreamingRow {
   engine: string;
@@ -161,6 +177,7 @@ export interface BenchResults {
   readScaling?: ReadScalingRow[];
   failover?: FailoverEngineResult[];
   isolation?: IsolationRow[];
+  cache?: CacheRow[];
   /** `--profile`: where the gateway's and the naive forwarder's CPU went under the steady load. */
   profiles?: ProfiledServer[];
   /** POOLGATE_BENCH_ONLY=instructions: instructions per request under callgrind, the gateway's and the naive forwarder's. */

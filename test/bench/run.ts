@@ -11,6 +11,8 @@
  *   mysql       steady load and report 1 on the local MariaDB through the MySQL engine
  *   topology    report 3: read scaling with 0/1/2 streaming replicas; several failovers per engine under load
  *   isolation   the steady load spread over 1, 2 and 20 principals: what clean sessions between them cost
+ *   cache       the same read uncached and as result-cache hits (memory store and a real redis-server), both
+ *               engines: hit throughput and p50 against the uncached read
  *   profile     (only with `--profile`) the steady load on each engine against the gateway and the naive
  *               forwarder under `node --cpu-prof`: where each one's CPU goes, by area
  *   instructions  (only when named) the instruction ledger: the steady load's point select against the
@@ -28,7 +30,7 @@
  *
  * Environment (defaults in parentheses):
  *   POOLGATE_BENCH_ONLY            comma-separated parts to run: throughput, burst, inserts, conflicts,
- *                                  mysql, topology, isolation, streaming, aurora, client, profile, instructions, or postgres
+ *                                  mysql, topology, isolation, cache, streaming, aurora, client, profile, instructions, or postgres
  *                                  (= the first four) (all but profile and instructions; `--profile` alone
  *                                  runs just the profile)
  *   POOLGATE_BENCH_PROFILE=1       the same as `--profile`
@@ -261,6 +263,18 @@ async function isolationPart(): Promise<void> {
   results.isolation = await runIsolation(work, step);
 }
 
+async function cachePart(): Promise<void> {
+  const { runCacheBench } = await import("./cache-bench.js");
+  progress.setPhase("result cache");
+  results.machine.postgres ??= await preparePostgres(S.adminUrl);
+  results.machine.mariadb ??= await prepareMysql(S.mysqlAdminUrl);
+  const engines = [
+    { engine: "postgres" as const, benchUrl: benchUrlOf(S.adminUrl) },
+    { engine: "mysql" as const, benchUrl: benchUrlOf(S.mysqlAdminUrl) },
+  ];
+  results.cache = await runCacheBench({ engines, poolSize: S.poolSize, callers: S.callers, durationMs: S.durationMs, warmupMs: S.warmupMs, rounds: S.rounds }, step);
+}
+
 async function profilePart(): Promise<void> {
   const { runProfiles } = await import("./profile-bench.js");
   progress.setPhase("CPU profiles");
@@ -305,6 +319,7 @@ const PARTS: [name: string, enabled: boolean, run: () => Promise<void>][] = [
   ["MariaDB", S.only.has("mysql"), mysqlPart],
   ["topology", S.only.has("topology"), topologyPart],
   ["isolation", S.only.has("isolation"), isolationPart],
+  ["cache", S.only.has("cache"), cachePart],
   ["profile", S.only.has("profile"), profilePart],
   ["instructions", S.only.has("instructions"), instructionsPart],
   ["streaming", S.only.has("streaming"), streamingPart],

@@ -1,5 +1,5 @@
 /** The benchmark's statements and its latency summary, shared by every target and driver. */
-export type BenchStatement = "select1" | "point" | "insert";
+export type BenchStatement = "select1" | "point" | "insert" | "hot";
 
 export const SEED_ROWS = 10000;
 
@@ -13,6 +13,8 @@ export function makeStatement(kind: BenchStatement, dialect: BenchDialect = "pos
   const placeholder = dialect === "mysql" ? "?" : "$1";
   if (kind === "select1") return { sql: "SELECT 1" };
   if (kind === "insert") return { sql: `INSERT INTO ${INSERT_TABLE} (payload) VALUES (${placeholder})`, params: [`row-${Math.random().toString(36).slice(2, 10)}`] };
+  // The same read every time (the cache part's: one entry, hit by every caller).
+  if (kind === "hot") return { sql: `SELECT id, name, balance FROM accounts WHERE id = ${placeholder}`, params: [42] };
   return { sql: `SELECT id, name, balance FROM accounts WHERE id = ${placeholder}`, params: [randomId()] };
 }
 

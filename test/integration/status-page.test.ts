@@ -308,7 +308,7 @@ function hostileStatus(): unknown {
     version: "<b>9</b>",
     status: "draining",
     uptimeS: 3725,
-    totals: { requests: 30, clientErrors: 1, serverErrors: 0, retries: 0, failovers: 0 },
+    totals: { requests: 30, clientErrors: 1, serverErrors: 0, retries: 0, failovers: 0, cacheReads: 4, cacheHits: 3 },
     clusters: {
       [HOSTILE.cluster]: {
         engine: "mysql",

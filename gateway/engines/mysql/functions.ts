@@ -69,3 +69,37 @@ const STATELESS = new Set(
 export function isStatelessFunction(name: string): boolean {
   return STATELESS.has(name);
 }
+
+/**
+ * Built-ins whose answer depends only on their arguments (not the session's time zone, the clock or
+ * chance): a SELECT calling nothing else may be kept by the result cache (gateway/cache/).
+ */
+const DETERMINISTIC = new Set(
+  `
+  abs avg bit_and bit_count bit_length bit_or bit_xor ceil ceiling char_length character_length coalesce concat concat_ws
+  count field find_in_set floor greatest group_concat hex ifnull instr json_array json_arrayagg json_contains json_extract
+  json_keys json_length json_object json_objectagg json_unquote lcase least left length locate lower lpad ltrim max md5 mid
+  min mod nullif octet_length pow power repeat replace reverse right round rpad rtrim sha1 sha2 sign sqrt strcmp substr
+  substring substring_index sum trim truncate ucase unhex upper
+  `
+    .trim()
+    .split(/\s+/),
+);
+
+export function isDeterministicFunction(name: string): boolean {
+  return DETERMINISTIC.has(name);
+}
+
+/** Words that read the clock or the session without parentheses (SELECT CURRENT_TIMESTAMP, USER). */
+export const SESSION_VALUE_WORDS = new Set([
+  "current_date",
+  "current_time",
+  "current_timestamp",
+  "current_user",
+  "current_role",
+  "localtime",
+  "localtimestamp",
+  "utc_date",
+  "utc_time",
+  "utc_timestamp",
+]);

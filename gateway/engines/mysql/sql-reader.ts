@@ -7,7 +7,7 @@
  */
 import { cachedReader, NOT_UNDERSTOOD, type SqlReader, type StatementAnalysis } from "../sql-analysis.js";
 import { lexModesFor, lexMysql, splitStatements, type Token } from "./sql-lexer.js";
-import { refusedForReadOnly, isStatelessFunction, WRITING_FUNCTIONS } from "./functions.js";
+import { isDeterministicFunction, refusedForReadOnly, isStatelessFunction, SESSION_VALUE_WORDS, WRITING_FUNCTIONS } from "./functions.js";
 
 const isAscii = (text: string): boolean => [...text].every((ch) => ch.charCodeAt(0) < 0x80);
 const READ_LEADING = new Set(["select", "with", "values", "table", "show", "describe", "desc", "explain", "help"]);
@@ -55,6 +55,7 @@ interface StatementFacts {
   words: string[];
   functions: string[];
   usesUserVariables: boolean;
+  usesSystemVariables: boolean;
   into: boolean;
   locks: boolean;
 }
@@ -64,11 +65,13 @@ function factsOf(tokens: readonly Token[]): StatementFacts {
   const words: string[] = [];
   const functions: string[] = [];
   let usesUserVariables = false;
+  let usesSystemVariables = false;
   let into = false;
   let locks = false;
   for (let i = Math.max(0, start); i < tokens.length; i++) {
     const token = tokens[i] as Token;
     if (token.kind === "variable") usesUserVariables = true;
+    if (token.kind === "system-variable") usesSystemVariables = true;
     if (token.kind === "system-variable") words.push(token.text.slice(token.text.lastIndexOf(".") + 1).replace(/^@@/, ""));
     if (token.kind !== "word" && token.kind !== "identifier") continue;
     const name = token.kind === "word" ? token.text : token.text.slice(1, -1).replace(/``|""/g, (pair) => pair[0] as string).toLowerCase();
@@ -85,7 +88,7 @@ function factsOf(tokens: readonly Token[]): StatementFacts {
     if (name === "lock" && following?.text === "in") locks = true;
   }
   const plainTokens = tokens.every((token) => token.kind === "word" || token.kind === "identifier" || token.kind === "number");
-  return { plainTokens, first: words[0] ?? "", words: words.slice(1), functions, usesUserVariables, into, locks };
+  return { plainTokens, first: words[0] ?? "", words: words.slice(1), functions, usesUserVariables, usesSystemVariables, into, locks };
 }
 
 function isTemporaryDdl(facts: StatementFacts): boolean {
@@ -120,6 +123,8 @@ interface Verdict {
   endsTransaction: boolean;
   leavesNoState: boolean;
   readOnlyRefusal: string | undefined;
+  knownFunctionsOnly: boolean;
+  deterministic: boolean;
 }
 
 function readsOnly(facts: StatementFacts): boolean {
@@ -139,7 +144,24 @@ function verdictOf(facts: StatementFacts, writingFunctions: ReadonlySet<string>)
   let readOnlyRefusal: string | undefined;
   if (!readsOnly(facts) && !savepoint) readOnlyRefusal = `${facts.first.toUpperCase() || "these"} statements`;
   else if (facts.functions.some(refusedForReadOnly)) readOnlyRefusal = "named locks, waits and server files (GET_LOCK, LOAD_FILE...)";
-  return { savepoint: savepoint && facts.plainTokens, transactionControl, reads, endsTransaction: transactionControl || !keeps, leavesNoState, readOnlyRefusal };
+  const knownFunctionsOnly = facts.functions.every(isStatelessFunction);
+  const deterministic =
+    facts.first === "select" &&
+    reads &&
+    !facts.usesUserVariables &&
+    !facts.usesSystemVariables &&
+    !facts.words.some((word) => SESSION_VALUE_WORDS.has(word)) &&
+    facts.functions.every(isDeterministicFunction);
+  return {
+    savepoint: savepoint && facts.plainTokens,
+    transactionControl,
+    reads,
+    endsTransaction: transactionControl || !keeps,
+    leavesNoState,
+    readOnlyRefusal,
+    knownFunctionsOnly,
+    deterministic,
+  };
 }
 
 /**
@@ -185,6 +207,10 @@ function analyse(sql: string, writingFunctions: ReadonlySet<string>): StatementA
     // ASCII only: in a multi-byte client charset (SET NAMES gbk) a byte of a non-ASCII character can
     // swallow the quote or backtick after it.
     savepointOnly: statementCount === 1 && verdicts.every((verdict) => verdict.savepoint) && isAscii(sql),
+    // The lexer does not find a statement's tables: every MySQL write invalidates as one of unknown tables.
+    tables: undefined,
+    knownFunctionsOnly: verdicts.every((verdict) => verdict.knownFunctionsOnly),
+    deterministic: statementCount === 1 && verdicts.length > 0 && verdicts.every((verdict) => verdict.deterministic),
   };
 }
 

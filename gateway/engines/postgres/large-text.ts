@@ -37,5 +37,8 @@ export function largeTextAnalysis(sql: string): StatementAnalysis {
     leavesNoState: false,
     functions: [],
     savepointOnly: false,
+    tables: undefined,
+    knownFunctionsOnly: false,
+    deterministic: false,
   };
 }

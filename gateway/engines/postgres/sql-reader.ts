@@ -6,6 +6,7 @@
  */
 import { loadModule, parseSync } from "libpg-query";
 import { cachedReader, NOT_UNDERSTOOD, type SqlReader, type StatementAnalysis } from "../sql-analysis.js";
+import { isDeterministicFunction, isNonWritingFunction } from "./known-functions.js";
 import { LARGE_TEXT_CHARACTERS, largeTextAnalysis } from "./large-text.js";
 
 // Loaded once, when the engine module is first imported: parsing is synchronous afterwards.
@@ -40,6 +41,8 @@ const WRITING_FUNCTIONS = [
 /** Savepoints mark points inside a transaction (ORMs nest with them); they do not begin or end one. */
 const INSIDE_TRANSACTION = new Set(["TRANS_STMT_SAVEPOINT", "TRANS_STMT_RELEASE", "TRANS_STMT_ROLLBACK_TO"]);
 const MODIFYING = new Set(["InsertStmt", "UpdateStmt", "DeleteStmt", "MergeStmt"]);
+/** Statements whose relations are all RangeVars of their tree: every other kind (DDL, TRUNCATE, COPY...) touches tables it may not name so. */
+const NAMES_ITS_TABLES = new Set(["SelectStmt", ...MODIFYING]);
 /** DECLARE ... WITH HOLD: the cursor outlives the transaction (CURSOR_OPT_HOLD). */
 const CURSOR_OPT_HOLD = 0x0020;
 
@@ -54,6 +57,10 @@ interface TreeFacts {
   locks: boolean;
   /** SELECT ... INTO anywhere. */
   into: boolean;
+  /** Relations named (RangeVar), unqualified. */
+  tables: Set<string>;
+  /** Something whose value is not the data's: CURRENT_TIMESTAMP, CURRENT_USER (SQLValueFunction), TABLESAMPLE. */
+  sessionValues: boolean;
 }
 
 /** Collects the facts above from every node of the tree, whatever it nests in. */
@@ -63,6 +70,9 @@ function walk(value: unknown, facts: TreeFacts): void {
     return;
   }
   if (value === null || typeof value !== "object") return;
+  // A RangeVar, wrapped ({"RangeVar": ...}) in node lists (FROM) or bare where the field is one (INSERT's, UPDATE's relation).
+  const relname = (value as AstNode).relname;
+  if (typeof relname === "string") facts.tables.add(relname);
   for (const [key, child] of Object.entries(value as AstNode)) {
     if (key === "FuncCall") {
       const name = (child as { funcname?: { String?: { sval?: string } }[] }).funcname?.at(-1)?.String?.sval;
@@ -70,6 +80,7 @@ function walk(value: unknown, facts: TreeFacts): void {
     } else if (MODIFYING.has(key)) facts.modifies = true;
     else if (key === "lockingClause") facts.locks = true;
     else if (key === "intoClause") facts.into = true;
+    else if (key === "SQLValueFunction" || key === "RangeTableSample") facts.sessionValues = true;
     walk(child, facts);
   }
 }
@@ -138,7 +149,29 @@ class PostgresStatements {
       leavesNoState: this.statements.every((statement) => this.leavesNoState(statement)),
       functions: [...functions],
       savepointOnly: this.statements.length === 1 && this.statements[0]?.kind === "TransactionStmt" && INSIDE_TRANSACTION.has(String(this.statements[0].body.kind)),
+      tables: this.tables(),
+      knownFunctionsOnly: [...functions].every(isNonWritingFunction),
+      deterministic: this.deterministic(),
     };
+  }
+
+  /** The relations every statement names, or undefined when one of them is of a kind that may touch others (DDL...). */
+  private tables(): string[] | undefined {
+    const tables = new Set<string>();
+    for (const statement of this.statements) {
+      const executed = executedBy(statement) ?? statement;
+      if (!NAMES_ITS_TABLES.has(executed.kind)) return undefined;
+      for (const name of statement.facts.tables) tables.add(name);
+    }
+    return [...tables];
+  }
+
+  /** One plain SELECT calling only deterministic built-ins, with nothing of the session in it. */
+  private deterministic(): boolean {
+    const [statement] = this.statements;
+    if (this.statements.length !== 1 || statement === undefined || !isPlainSelect(statement)) return false;
+    const { facts } = statement;
+    return !facts.locks && !facts.sessionValues && [...facts.functions].every(isDeterministicFunction);
   }
 
   /** Runs on a replica: reads only, takes no row locks, calls no writing function. */
@@ -230,7 +263,7 @@ function analyse(sql: string, writingFunctions: ReadonlySet<string>): StatementA
   for (const entry of parsed.stmts ?? []) {
     const [kind, body] = Object.entries(entry.stmt ?? {})[0] ?? [];
     if (kind === undefined) continue;
-    const facts: TreeFacts = { functions: new Set(), modifies: false, locks: false, into: false };
+    const facts: TreeFacts = { functions: new Set(), modifies: false, locks: false, into: false, tables: new Set(), sessionValues: false };
     walk(body, facts);
     statements.push({ kind, body: body as AstNode, facts });
   }

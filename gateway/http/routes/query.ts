@@ -6,6 +6,7 @@ import { NATIVE_SURFACE, workRequestOf } from "../../execution/plan.js";
 import { type HttpContext, selectCluster, selectTransactionCluster } from "../context.js";
 import { serializeResult } from "../result-shape.js";
 import { noteWork } from "../observe.js";
+import { answerFromCache, CACHE_HEADER } from "../cached-read.js";
 import { keepParamSources, keepStatementParamSources } from "../param-sources.js";
 import { parseBody } from "../validate.js";
 import { idempotencyKeyOf, nativeAnswer } from "../idempotency-header.js";
@@ -21,6 +22,9 @@ export function registerQueryRoutes(app: FastifyInstance, context: HttpContext):
         ? selectCluster(context, request.caller, body.cluster)
         : selectTransactionCluster(context, request.caller, body.transactionId, body.cluster);
     const scope = body.transactionId === undefined ? "statement" : "transaction";
+    const cacheBypass = body.cache === undefined ? undefined : cluster.cache.bypassReason(cluster.engine.reader.analyse(body.sql), scope === "transaction" || body.intent === "write");
+    if (body.cache !== undefined && cacheBypass === undefined) return answerFromCache(request, reply, cluster, body, body.cache, runAs);
+    if (cacheBypass !== undefined) cluster.cache.noteBypass(cacheBypass);
     const rowMode = body.rowMode ?? "object";
     const key = idempotencyKeyOf(request, body.idempotencyKey);
     const idempotency =
@@ -30,10 +34,11 @@ export function registerQueryRoutes(app: FastifyInstance, context: HttpContext):
     const plan = cluster.pipeline.plan(workRequestOf(body, [{ sql: body.sql, params: body.params }], scope, idempotency), NATIVE_SURFACE, runAs);
     noteWork(request, cluster.name, scope === "transaction" ? "transaction" : plan.intent);
     return cluster.pipeline.run(plan, body.transactionId).then(({ value, attempts }) => {
+      if (cacheBypass !== undefined) reply.header(CACHE_HEADER, "bypass");
       if (value.recorded) return nativeAnswer(reply, value.recorded, { attempts, consistencyToken: value.consistencyToken });
       // Serialised here (schema: QueryResponse) so Fastify sends the text as is.
       const json = serializeResult(value.value[0] as StatementResult, rowMode, attempts, value.consistencyToken);
-      return reply.type("application/json; charset=utf-8").send(json);
+      return reply.type("application/json; charset=utf-8").send(cacheBypass === undefined ? json : `${json.slice(0, -1)},"cache":"bypass"}`);
     });
   });
 

@@ -18,6 +18,7 @@ function renderFacts(status) {
     ["5xx", "server-errors", formatCount(totals.serverErrors)],
     ["Retries", "retries", formatCount(totals.retries)],
     ["Failovers", "failovers", formatCount(totals.failovers)],
+    ["Cache hit ratio", "cache-hit-ratio", totals.cacheReads > 0 ? Math.round((100 * totals.cacheHits) / totals.cacheReads) + "%" : "–"],
   ];
 }
 
