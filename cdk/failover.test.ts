@@ -108,12 +108,12 @@ describe("the RDS event rules", () => {
   const queueId = () => logicalIdOf(built.service, present(built.service.health.events).deadLetters);
 
   it("match the cluster's failover, global-database, patching and start/stop events, and its instances' reboots, patching and recovery", () => {
-    const clusterExport = Match.stringLikeRegexp(`^PoolgateDatabase:ExportsOutputRef${logicalIdOf(built.database, built.database.database.cluster)}`);
+    const clusterOutput = Match.stringLikeRegexp(`^PublishOutputRef${logicalIdOf(built.database, built.database.database.cluster)}`);
     service.hasResourceProperties("AWS::Events::Rule", {
       EventPattern: {
         source: ["aws.rds"],
         "detail-type": ["RDS DB Cluster Event"],
-        detail: { EventID: Object.values(CLUSTER_EVENT_IDS).flat(), SourceIdentifier: [{ "Fn::ImportValue": clusterExport }] },
+        detail: { EventID: Object.values(CLUSTER_EVENT_IDS).flat(), SourceIdentifier: [{ "Fn::GetStackOutput": { StackName: "PoolgateDatabase", Region: "us-east-1", OutputName: clusterOutput } }] },
       },
     });
     const instanceRule = Object.values(service.findResources("AWS::Events::Rule", { Properties: { EventPattern: { "detail-type": ["RDS DB Instance Event"] } } }))[0];
