@@ -168,7 +168,8 @@ describe("the service stack with -c engine=dsql", () => {
     expect(built.service.health.events).toBeUndefined();
     const alarms = Object.values(service.findResources("AWS::CloudWatch::Alarm")).map((alarm) => alarm.Properties);
     expect(alarms.filter((alarm) => alarm.Namespace === "AWS/RDS")).toEqual([]);
-    expect(alarms.map((alarm) => alarm.MetricName).sort()).toEqual(["CanarySuccess", "Errors", "HealthyHostCount", "PoolAcquireWaitP99", "TargetResponseTime", "UnHealthyHostCount", undefined].sort());
+    // PoolAcquireWaitP99 twice: the PoolWaitTime alarm and the pool-wait scale-out's own alarm.
+    expect(alarms.map((alarm) => alarm.MetricName).sort()).toEqual(["CanarySuccess", "Errors", "HealthyHostCount", "PoolAcquireWaitP99", "PoolAcquireWaitP99", "TargetResponseTime", "UnHealthyHostCount", undefined].sort());
     const canary = Object.values(service.findResources("AWS::Lambda::Function")).find((fn) => fn.Properties.Environment?.Variables?.POWERTOOLS_SERVICE_NAME === "poolgate-canary");
     expect(canary?.Properties.Environment.Variables.POOLGATE_ENGINE).toBe("postgres");
     service.resourceCountIs("AWS::ApiGatewayV2::Api", 0);

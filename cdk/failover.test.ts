@@ -33,7 +33,8 @@ interface AlarmProperties {
 
 function alarms(template: Template): Record<string, AlarmProperties> {
   const found: Record<string, AlarmProperties> = {};
-  for (const [id, alarm] of Object.entries(template.findResources("AWS::CloudWatch::Alarm"))) found[id.replace(/FailoverHealthFailoverAlarms|[0-9A-F]{8}$/g, "")] = alarm.Properties as AlarmProperties;
+  // The failover alarms only (auto scaling's own alarms live with the service).
+  for (const [id, alarm] of Object.entries(template.findResources("AWS::CloudWatch::Alarm")).filter(([id]) => id.startsWith("FailoverHealthFailoverAlarms"))) found[id.replace(/FailoverHealthFailoverAlarms|[0-9A-F]{8}$/g, "")] = alarm.Properties as AlarmProperties;
   return found;
 }
 
