@@ -1,6 +1,7 @@
 /** Entry point: load config -> create the gateway -> listen; SIGTERM/SIGINT drain and exit. */
 // First: V8's settings apply before any other module is evaluated (v8-flags.ts).
 import "./v8-flags.js";
+import { performance } from "node:perf_hooks";
 import { createGateway } from "./app.js";
 import { ConfigError, loadConfig } from "./config/load.js";
 import { createLogger } from "./logger.js";
