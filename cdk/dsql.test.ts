@@ -141,14 +141,14 @@ describe("the network with -c engine=dsql", () => {
 describe("the service stack with -c engine=dsql", () => {
   it("runs the gateway as the database stack's role, with IAM-token logins as poolgate_rw and poolgate_ro at the DSQL endpoint", () => {
     const task = Object.values(service.findResources("AWS::ECS::TaskDefinition"))[0];
-    expect(JSON.stringify(task?.Properties.TaskRoleArn)).toContain(`ExportsOutputFnGetAttDatabaseGatewayRole`);
+    expect(JSON.stringify(task?.Properties.TaskRoleArn)).toContain(`PublishOutputFnGetAttDatabaseGatewayRole`);
     const raw = configJson(service);
     expect(raw).toContain(`"writerUrl":"postgres://REF:5432/postgres"`);
     expect(raw).toContain(`"credentials":{"source":"dsql","username":"poolgate_rw","region":"us-east-1"}`);
     expect(raw).toContain(`"logins":{"readOnly":{"source":"dsql","username":"poolgate_ro","region":"us-east-1"}}`);
     // The host: <identifier>.<the connection endpoint service's last label>.<region>.on.aws.
     const host = JSON.stringify(containerEnvironment(service).find((variable) => variable.Name === "POOLGATE_CONFIG_JSON")?.Value);
-    expect(host).toMatch(/ExportsOutputFnGetAttDatabaseCluster\w+Identifier.*"Fn::Select":\[3,\{"Fn::Split":\[".",\{"Fn::ImportValue":"PoolgateDatabase:ExportsOutputFnGetAttDatabaseCluster\w+VpcEndpointServiceName\w*"\}\]\}\]\},"us-east-1.on.aws"/);
+    expect(host).toMatch(/PublishOutputFnGetAttDatabaseCluster\w+Identifier.*"Fn::Select":\[3,\{"Fn::Split":\[".",\{"Fn::GetStackOutput":\{"StackName":"PoolgateDatabase","Region":"us-east-1","OutputName":"PublishOutputFnGetAttDatabaseCluster\w+VpcEndpointServiceName\w*"\}\}\]\}\]\},"us-east-1.on.aws"/);
     const config = parseConfig(JSON.parse(fillReferences(service)), "the stack's POOLGATE_CONFIG_JSON");
     const cluster = config.clusters.default;
     expect(cluster?.credentials).toEqual({ source: "dsql", username: "poolgate_rw", region: "us-east-1" });
@@ -168,7 +168,8 @@ describe("the service stack with -c engine=dsql", () => {
     expect(built.service.health.events).toBeUndefined();
     const alarms = Object.values(service.findResources("AWS::CloudWatch::Alarm")).map((alarm) => alarm.Properties);
     expect(alarms.filter((alarm) => alarm.Namespace === "AWS/RDS")).toEqual([]);
-    expect(alarms.map((alarm) => alarm.MetricName).sort()).toEqual(["CanarySuccess", "Errors", "HealthyHostCount", "PoolAcquireWaitP99", "TargetResponseTime", "UnHealthyHostCount", undefined].sort());
+    // PoolAcquireWaitP99 twice: the PoolWaitTime alarm and the pool-wait scale-out's own alarm.
+    expect(alarms.map((alarm) => alarm.MetricName).sort()).toEqual(["CanarySuccess", "Errors", "HealthyHostCount", "PoolAcquireWaitP99", "PoolAcquireWaitP99", "TargetResponseTime", "UnHealthyHostCount", undefined].sort());
     const canary = Object.values(service.findResources("AWS::Lambda::Function")).find((fn) => fn.Properties.Environment?.Variables?.POWERTOOLS_SERVICE_NAME === "poolgate-canary");
     expect(canary?.Properties.Environment.Variables.POOLGATE_ENGINE).toBe("postgres");
     service.resourceCountIs("AWS::ApiGatewayV2::Api", 0);

@@ -33,7 +33,8 @@ interface AlarmProperties {
 
 function alarms(template: Template): Record<string, AlarmProperties> {
   const found: Record<string, AlarmProperties> = {};
-  for (const [id, alarm] of Object.entries(template.findResources("AWS::CloudWatch::Alarm"))) found[id.replace(/FailoverHealthFailoverAlarms|[0-9A-F]{8}$/g, "")] = alarm.Properties as AlarmProperties;
+  // The failover alarms only (auto scaling's own alarms live with the service).
+  for (const [id, alarm] of Object.entries(template.findResources("AWS::CloudWatch::Alarm")).filter(([id]) => id.startsWith("FailoverHealthFailoverAlarms"))) found[id.replace(/FailoverHealthFailoverAlarms|[0-9A-F]{8}$/g, "")] = alarm.Properties as AlarmProperties;
   return found;
 }
 
@@ -108,12 +109,12 @@ describe("the RDS event rules", () => {
   const queueId = () => logicalIdOf(built.service, present(built.service.health.events).deadLetters);
 
   it("match the cluster's failover, global-database, patching and start/stop events, and its instances' reboots, patching and recovery", () => {
-    const clusterExport = Match.stringLikeRegexp(`^PoolgateDatabase:ExportsOutputRef${logicalIdOf(built.database, built.database.database.cluster)}`);
+    const clusterOutput = Match.stringLikeRegexp(`^PublishOutputRef${logicalIdOf(built.database, built.database.database.cluster)}`);
     service.hasResourceProperties("AWS::Events::Rule", {
       EventPattern: {
         source: ["aws.rds"],
         "detail-type": ["RDS DB Cluster Event"],
-        detail: { EventID: Object.values(CLUSTER_EVENT_IDS).flat(), SourceIdentifier: [{ "Fn::ImportValue": clusterExport }] },
+        detail: { EventID: Object.values(CLUSTER_EVENT_IDS).flat(), SourceIdentifier: [{ "Fn::GetStackOutput": { StackName: "PoolgateDatabase", Region: "us-east-1", OutputName: clusterOutput } }] },
       },
     });
     const instanceRule = Object.values(service.findResources("AWS::Events::Rule", { Properties: { EventPattern: { "detail-type": ["RDS DB Instance Event"] } } }))[0];

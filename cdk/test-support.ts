@@ -22,6 +22,16 @@ export function build(context: Record<string, string> = {}): PoolgateApp {
   return buildPoolgateApp({ projectRoot, context: { migrationRunId: "test-run", ...context }, outdir });
 }
 
+/**
+ * Builds the app for template assertions only: no asset is bundled (the functions' code is not
+ * built), which saves most of a synth's time. Not for tests that read an asset's contents.
+ */
+export function buildTemplates(context: Record<string, string> = {}): PoolgateApp {
+  const outdir = mkdtempSync(join(tmpdir(), "poolgate-cdk-"));
+  outdirs.push(outdir);
+  return buildPoolgateApp({ projectRoot, context: { migrationRunId: "test-run", ...context }, outdir, bundlingStacks: [] });
+}
+
 /** Removes what `build` wrote (call from afterAll). */
 export function removeBuilds(): void {
   for (const dir of outdirs.splice(0)) rmSync(dir, { recursive: true, force: true });

@@ -40,10 +40,17 @@ export interface Gateway {
   /** Stops accepting work, lets in-flight requests finish within the drain bound, rolls back, closes. */
   drain(): Promise<void>;
   readonly draining: boolean;
+  /** Start-up is over: /readyz answers 200 (until draining). */
+  markReady(): void;
 }
 
 export interface GatewayOptions {
   clock?: Clock;
+  /**
+   * Whether /readyz answers 200 as soon as the gateway listens (default true). main.ts passes false:
+   * it listens first, warms the pools, then calls markReady.
+   */
+  readyAtListen?: boolean;
 }
 
 export async function createGateway(config: GatewayConfig, logger: Logger, options: GatewayOptions = {}): Promise<Gateway> {
@@ -138,6 +145,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   emf?.start();
 
   let draining = false;
+  let ready = options.readyAtListen ?? true;
   const dataApi = new DataApiService(new DataApiTargets(config, clusters), config, policy);
   const context: HttpContext = {
     config,
@@ -145,6 +153,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     logger,
     startedAt: clock.wallNow(),
     isDraining: () => draining,
+    isReady: () => ready,
     dataApi,
     ownership,
     policy,
@@ -193,6 +202,9 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     drain,
     get draining() {
       return draining;
+    },
+    markReady() {
+      ready = true;
     },
   };
 }

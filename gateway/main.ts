@@ -1,6 +1,7 @@
 /** Entry point: load config -> create the gateway -> listen; SIGTERM/SIGINT drain and exit. */
 // First: V8's settings apply before any other module is evaluated (v8-flags.ts).
 import "./v8-flags.js";
+import { performance } from "node:perf_hooks";
 import { createGateway } from "./app.js";
 import { ConfigError, loadConfig } from "./config/load.js";
 import { createLogger } from "./logger.js";
@@ -17,17 +18,26 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger(config.log.level);
-  const gateway = await createGateway(config, logger);
-  for (const cluster of gateway.clusters.values()) {
-    for (const { endpoint, pool } of cluster.pools.all()) {
+  const startedMs = performance.now();
+  const gateway = await createGateway(config, logger, { readyAtListen: false });
+  // Listen first: /livez answers at once and /readyz says "starting", so a database outage at start
+  // is a task that is not ready yet, never one the orchestrator kills for not answering. The pools
+  // warm together, each for at most acquireTimeoutMs, and the task is ready then, warm or not: the
+  // pools keep retrying, and requests wait or fail fast as during any outage. The CDK stack's
+  // health-check grace period is sized from this bound (cdk/constructs/gateway-service.ts).
+  const address = await gateway.listen();
+  logger.info({ address, startMs: Math.round(performance.now() - startedMs) }, `poolgate listening on ${address}`);
+  const pools = [...gateway.clusters.values()].flatMap((cluster) => [...cluster.pools.all()]);
+  await Promise.all(
+    pools.map(async ({ endpoint, pool }) => {
       const warm = await pool.whenWarm(config.pool.acquireTimeoutMs);
       const context = { pool: pool.name, role: endpoint.role, idle: pool.stats().idle };
       if (warm) logger.info(context, "pool warmed");
       else logger.warn({ ...context, database: pool.databaseState() }, "pool not warm yet; serving anyway and retrying");
-    }
-  }
-  const address = await gateway.listen();
-  logger.info({ address }, `poolgate listening on ${address}`);
+    }),
+  );
+  gateway.markReady();
+  logger.info({ readyMs: Math.round(performance.now() - startedMs) }, "poolgate ready");
 
   let stopping = false;
   const stop = (signal: string) => {

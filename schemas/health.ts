@@ -87,3 +87,6 @@ export const topologyResponseSchema = z.object({ clusters: z.record(z.string(), 
 export type TopologyResponse = z.infer<typeof topologyResponseSchema>;
 
 export const readyResponseSchema = z.object({ ready: z.boolean(), reason: z.string().optional() });
+
+/** GET /livez: the process answers (starting, serving or draining alike). */
+export const liveResponseSchema = z.object({ live: z.literal(true) });

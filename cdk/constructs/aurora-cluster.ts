@@ -5,9 +5,24 @@
  * protection configurable. It also tells the gateway how to reach it: the writer URL and the pattern
  * of its instance endpoints for topology discovery.
  */
-import { Duration, Fn, RemovalPolicy, aws_ec2 as ec2, aws_rds as rds, type aws_secretsmanager as secretsmanager } from "aws-cdk-lib";
+import { CfnResource, Duration, Fn, RemovalPolicy, aws_ec2 as ec2, aws_logs as logs, aws_rds as rds, aws_secretsmanager as secretsmanager } from "aws-cdk-lib";
 import { Construct } from "constructs";
+import { clusterEngine } from "./engine-versions.js";
 import type { AuroraEngine } from "./pool-budget.js";
+
+/**
+ * The cluster parameter that makes the database refuse a connection without TLS: Aurora PostgreSQL's
+ * rds.force_ssl (https://docs.aws.amazon.com/AmazonRDS/latest/AuroraUserGuide/AuroraPostgreSQL.Security.html),
+ * Aurora MySQL's require_secure_transport
+ * (https://docs.aws.amazon.com/AmazonRDS/latest/AuroraUserGuide/AuroraMySQL.Security.html). Both are
+ * dynamic, but a cluster moved onto a new parameter group applies it when its instances restart
+ * (https://docs.aws.amazon.com/AmazonRDS/latest/AuroraUserGuide/USER_WorkingWithDBClusterParamGroups.html):
+ * docs/deploying.md says when.
+ */
+export const TLS_REQUIRED: Record<AuroraEngine, Record<string, string>> = {
+  postgres: { "rds.force_ssl": "1" },
+  mysql: { require_secure_transport: "ON" },
+};
 
 export interface PoolgateDatabaseProps {
   vpc: ec2.IVpc;
@@ -35,6 +50,9 @@ export class PoolgateDatabase extends Construct {
   readonly databaseName: string;
   readonly secret: secretsmanager.ISecret;
   readonly port: number;
+  /** The cluster's parameter group (TLS required) and the instances' (see the constructor). */
+  readonly clusterParameters: rds.ParameterGroup;
+  readonly instanceParameters: rds.ParameterGroup;
 
   constructor(scope: Construct, id: string, props: PoolgateDatabaseProps) {
     super(scope, id);
@@ -46,13 +64,30 @@ export class PoolgateDatabase extends Construct {
     const deletionProtection = props.deletionProtection ?? true;
     this.deletionProtection = deletionProtection;
     const instanceType = new ec2.InstanceType(this.instanceClass);
+    const engine = clusterEngine(this.engine);
+    // Parameter groups of our own: a setting changed later is a parameter change, not a swap of the
+    // group (which needs every instance rebooted). The cluster's group makes the database itself refuse
+    // connections without TLS, whatever a client asks for.
+    this.clusterParameters = new rds.ParameterGroup(this, "ClusterParameters", {
+      engine,
+      description: `Poolgate: the ${this.engine} cluster's settings (TLS required)`,
+      parameters: TLS_REQUIRED[this.engine],
+    });
+    this.instanceParameters = new rds.ParameterGroup(this, "InstanceParameters", {
+      engine,
+      description: `Poolgate: the ${this.engine} instances' settings`,
+    });
     const instance = (name: string, promotionTier: number) =>
-      rds.ClusterInstance.provisioned(name, { instanceType, publiclyAccessible: false, promotionTier, enablePerformanceInsights: true });
+      rds.ClusterInstance.provisioned(name, {
+        instanceType,
+        publiclyAccessible: false,
+        promotionTier,
+        enablePerformanceInsights: true,
+        parameterGroup: this.instanceParameters,
+      });
     this.cluster = new rds.DatabaseCluster(this, "Cluster", {
-      engine:
-        this.engine === "postgres"
-          ? rds.DatabaseClusterEngine.auroraPostgres({ version: rds.AuroraPostgresEngineVersion.VER_16_6 })
-          : rds.DatabaseClusterEngine.auroraMysql({ version: rds.AuroraMysqlEngineVersion.VER_3_08_0 }),
+      engine,
+      parameterGroup: this.clusterParameters,
       vpc: props.vpc,
       vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
       writer: instance("writer", 0),
@@ -66,6 +101,8 @@ export class PoolgateDatabase extends Construct {
       backup: { retention: props.backupRetention ?? Duration.days(7) },
       removalPolicy: deletionProtection ? RemovalPolicy.RETAIN : RemovalPolicy.SNAPSHOT,
       cloudwatchLogsExports: this.engine === "postgres" ? ["postgresql"] : ["error", "slowquery"],
+      // RDS creates the exported logs' groups without a retention (kept forever): a month, as the gateway's.
+      cloudwatchLogsRetention: logs.RetentionDays.ONE_MONTH,
     });
     if (!this.cluster.secret) throw new Error("the cluster has no generated secret");
     this.secret = this.cluster.secret;
@@ -76,6 +113,19 @@ export class PoolgateDatabase extends Construct {
       automaticallyAfter: props.rotationInterval ?? Duration.days(30),
       vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
     });
+  }
+
+  /**
+   * What a cluster kept by `cdk destroy` (RemovalPolicy.RETAIN) still needs, kept with it: the master
+   * secret (else nobody can log in to it), its security group and its subnet group. The database
+   * stack also keeps the logins' secrets and the network the cluster sits in (docs/operating.md).
+   */
+  retainWithCluster(): void {
+    // The generated master secret (`cluster.secret` is its attachment to the cluster).
+    const secrets = this.cluster.node.findAll().filter((child) => child instanceof secretsmanager.CfnSecret);
+    const kept = [...secrets, ...[...this.cluster.connections.securityGroups, this.cluster.node.tryFindChild("Subnets")].map((construct) => construct?.node.defaultChild)];
+    if (secrets.length !== 1 || kept.some((resource) => !(resource instanceof CfnResource))) throw new Error("the cluster's secret, security group or subnet group is missing");
+    for (const resource of kept) (resource as CfnResource).applyRemovalPolicy(RemovalPolicy.RETAIN);
   }
 
   /**

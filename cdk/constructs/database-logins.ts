@@ -9,7 +9,7 @@
  * (schema-migrations.ts), which run as the master user; the rotations are scheduled only after the
  * migrations, since a rotation's first run must find the login.
  */
-import { Duration, aws_ec2 as ec2, aws_rds as rds, aws_secretsmanager as secretsmanager } from "aws-cdk-lib";
+import { Duration, RemovalPolicy, aws_ec2 as ec2, aws_rds as rds, aws_secretsmanager as secretsmanager } from "aws-cdk-lib";
 import { Construct, type IDependable } from "constructs";
 import type { PoolgateDatabase } from "./aurora-cluster.js";
 
@@ -73,6 +73,11 @@ export class DatabaseLogins extends Construct {
   /** Both logins. */
   get all(): DatabaseLogin[] {
     return [this.readWrite, this.readOnly];
+  }
+
+  /** Keeps the logins' secrets when the stack is destroyed (with a retained cluster, see aurora-cluster.ts). */
+  retainWithCluster(): void {
+    for (const secret of this.node.findAll().filter((child) => child instanceof secretsmanager.CfnSecret)) secret.applyRemovalPolicy(RemovalPolicy.RETAIN);
   }
 
   /** Schedules the logins' rotations after `creator` (the migrations that create the logins). */

@@ -14,6 +14,10 @@ export interface PrincipalGrants {
   maxTimeoutMs?: number;
 }
 
+/** The start-up bounds the stack sets (start-up.ts sizes the health-check grace period from them). */
+export const CHECK_TIMEOUT_MS = 1000;
+export const ACQUIRE_TIMEOUT_MS = 5000;
+
 export interface GatewayConfigInput {
   clusterName: string;
   /** `clusters.<clusterName>` (database-target.ts: `clusterConfig`). */
@@ -34,9 +38,9 @@ export function gatewayConfig(input: GatewayConfigInput): Record<string, unknown
       bearer: { secretArn: input.operatorTokenSecretArn },
       principals: input.principals,
     },
-    pool: { maxSize: input.poolSize, minIdle: Math.min(2, input.poolSize) },
+    pool: { maxSize: input.poolSize, minIdle: Math.min(2, input.poolSize), acquireTimeoutMs: ACQUIRE_TIMEOUT_MS },
     server: { host: "0.0.0.0", port: input.port, drainTimeoutMs: 20000, keepAliveTimeoutMs: 75000 },
-    topology: { checkIntervalMs: 1000, checkTimeoutMs: 1000 },
+    topology: { checkIntervalMs: 1000, checkTimeoutMs: CHECK_TIMEOUT_MS },
     // Pool metrics into CloudWatch through the task's log stream (EMF): the pool-wait alarm reads them.
     metrics: { emf: { enabled: true, intervalMs: 60000, namespace: "Poolgate" } },
   };

@@ -20,25 +20,31 @@
  *   `grantRole` list a role among the gateway's principals (see gateway-access.ts).
  */
 import {
+  Annotations,
   Duration,
   Lazy,
   Names,
   RemovalPolicy,
   Stack,
+  aws_applicationautoscaling as appscaling,
+  aws_cloudwatch as cloudwatch,
   aws_ec2 as ec2,
   aws_ecs as ecs,
   aws_elasticloadbalancingv2 as elbv2,
   aws_iam as iam,
   aws_lambda as lambda,
   aws_logs as logs,
+  aws_route53 as route53,
+  aws_route53_targets as route53targets,
   aws_s3 as s3,
   aws_secretsmanager as secretsmanager,
 } from "aws-cdk-lib";
 import { Platform } from "aws-cdk-lib/aws-ecr-assets";
 import { Construct } from "constructs";
 import type { GatewayDatabase } from "./database-target.js";
-import { gatewayConfig, type PrincipalGrants } from "./gateway-config.js";
+import { ACQUIRE_TIMEOUT_MS, CHECK_TIMEOUT_MS, gatewayConfig, type PrincipalGrants } from "./gateway-config.js";
 import { type PoolBudget, poolBudget } from "./pool-budget.js";
+import { healthCheckGrace, type StartUpBounds } from "./start-up.js";
 
 export interface PoolgateGatewayProps {
   vpc: ec2.IVpc;
@@ -62,6 +68,18 @@ export interface PoolgateGatewayProps {
    * the one-login mode, whose limits the README lists). The login itself always exists.
    */
   configureReadOnlyLogin?: boolean;
+  /**
+   * HTTPS on the load balancer (default: none, plain HTTP inside the VPC, with a synth warning): an
+   * ACM certificate for `domainName` (a public one for a name in a domain you own, or one from ACM
+   * Private CA whose root the callers trust), and a private hosted zone that resolves `domainName` to
+   * the internal load balancer in the VPC. See docs/deploying.md.
+   */
+  https?: GatewayHttps;
+}
+
+export interface GatewayHttps {
+  certificateArn: string;
+  domainName: string;
 }
 
 /** What a caller may do (see the README's security section). */
@@ -74,11 +92,27 @@ export interface GatewayGrant {
   maxInFlight?: number;
 }
 
-/** The gateway's listener port on the load balancer, and the tasks' own port. */
+/** The gateway's listener port on the load balancer (plain HTTP, or HTTPS), and the tasks' own port. */
 export const LISTENER_PORT = 80;
+export const HTTPS_LISTENER_PORT = 443;
 export const CONTAINER_PORT = 8080;
 /** The load balancer's idle timeout: every caller's timeout must stay below it. */
 export const LOAD_BALANCER_IDLE_TIMEOUT = Duration.seconds(65);
+/** The target group's health check of /readyz: every 5 s, 2 passes to join (and 2 failures to leave). */
+const HEALTH_CHECK_INTERVAL = Duration.seconds(5);
+const HEALTHY_THRESHOLD = 2;
+const START_UP: StartUpBounds = {
+  checkTimeoutMs: CHECK_TIMEOUT_MS,
+  acquireTimeoutMs: ACQUIRE_TIMEOUT_MS,
+  healthCheckInterval: HEALTH_CHECK_INTERVAL,
+  healthyThresholdCount: HEALTHY_THRESHOLD,
+};
+/**
+ * Scale-out when a task's writer pool makes requests wait: the p99 acquire wait (EMF, per task, the
+ * worst task of the minute) above this, for 3 minutes. Below the PoolWaitTime alarm's 500 ms, so the
+ * service grows before anyone is paged.
+ */
+export const POOL_WAIT_SCALE_OUT_MS = 200;
 
 export class PoolgateGateway extends Construct {
   readonly service: ecs.FargateService;
@@ -89,6 +123,8 @@ export class PoolgateGateway extends Construct {
   readonly minTasks: number;
   /** The gateway's URL inside the VPC. */
   readonly url: string;
+  /** The load balancer's listener port (443 with HTTPS, else 80). */
+  readonly listenerPort: number;
   /** The cluster name in the gateway's configuration (a dimension of its pool metrics). */
   readonly clusterName = "default";
   /** What callers sign into their identity proofs: binds them to this gateway. */
@@ -116,13 +152,15 @@ export class PoolgateGateway extends Construct {
     });
 
     this.cluster = new ecs.Cluster(this, "Cluster", { vpc: props.vpc, containerInsightsV2: ecs.ContainerInsights.ENABLED });
-    // The image is built for x86_64 whatever machine deploys it, and the task runs on x86_64.
+    // Graviton (ARM64): the same vCPU and memory cost about 20% less on Fargate than x86_64 (docs/
+    // operating.md). The image is built for linux/arm64 whatever machine deploys it (on an x86 machine
+    // Docker builds it under emulation: buildx with QEMU).
     const taskRole = database.gatewayTaskRole(this);
     const taskDefinition = new ecs.FargateTaskDefinition(this, "Task", {
       ...(taskRole === undefined ? {} : { taskRole }),
       cpu: props.cpu ?? 512,
       memoryLimitMiB: props.memoryMiB ?? 1024,
-      runtimePlatform: { cpuArchitecture: ecs.CpuArchitecture.X86_64, operatingSystemFamily: ecs.OperatingSystemFamily.LINUX },
+      runtimePlatform: { cpuArchitecture: ecs.CpuArchitecture.ARM64, operatingSystemFamily: ecs.OperatingSystemFamily.LINUX },
     });
     const logGroup = new logs.LogGroup(this, "Logs", { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
     const peerKey = new secretsmanager.Secret(this, "PeerKey", {
@@ -147,7 +185,7 @@ export class PoolgateGateway extends Construct {
       port: CONTAINER_PORT,
     });
     taskDefinition.addContainer("gateway", {
-      image: ecs.ContainerImage.fromAsset(props.imageDirectory, { platform: Platform.LINUX_AMD64 }),
+      image: ecs.ContainerImage.fromAsset(props.imageDirectory, { platform: Platform.LINUX_ARM64 }),
       portMappings: [{ containerPort: CONTAINER_PORT }],
       logging: ecs.LogDrivers.awsLogs({ streamPrefix: "gateway", logGroup }),
       // Lazy: callers granted after this point are still among the principals.
@@ -157,6 +195,16 @@ export class PoolgateGateway extends Construct {
         POOLGATE_PEER_KEY: ecs.Secret.fromSecretsManager(peerKey),
       },
       stopTimeout: Duration.seconds(30),
+      // ECS's own view of readiness: the task's /readyz, from inside the container (the image has Node,
+      // not curl). DescribeTasks reports it as the task's healthStatus, which the failover hook and the
+      // canary read to call only ready tasks (functions/shared/gateway-tasks.ts).
+      healthCheck: {
+        command: ["CMD", "node", "-e", `fetch("http://127.0.0.1:${CONTAINER_PORT}/readyz").then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))`],
+        interval: Duration.seconds(10),
+        timeout: Duration.seconds(5),
+        retries: 3,
+        startPeriod: healthCheckGrace(START_UP),
+      },
     });
     this.operatorToken.grantRead(taskDefinition.taskRole);
 
@@ -167,7 +215,8 @@ export class PoolgateGateway extends Construct {
       minHealthyPercent: 100,
       maxHealthyPercent,
       circuitBreaker: { rollback: true },
-      healthCheckGracePeriod: Duration.seconds(30),
+      // Sized from the gateway's bounded start-up (start-up.ts): listening, then ready within the pools' warm-up bound.
+      healthCheckGracePeriod: healthCheckGrace(START_UP),
       vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
       assignPublicIp: false,
     });
@@ -195,36 +244,73 @@ export class PoolgateGateway extends Construct {
       dropInvalidHeaderFields: true,
     });
     this.loadBalancer.logAccessLogs(accessLogs, "alb");
-    const listener = this.loadBalancer.addListener("Http", { port: LISTENER_PORT, protocol: elbv2.ApplicationProtocol.HTTP, open: false });
+    this.listenerPort = props.https ? HTTPS_LISTENER_PORT : LISTENER_PORT;
+    const listener = props.https
+      ? this.loadBalancer.addListener("Https", {
+          port: HTTPS_LISTENER_PORT,
+          protocol: elbv2.ApplicationProtocol.HTTPS,
+          certificates: [elbv2.ListenerCertificate.fromArn(props.https.certificateArn)],
+          sslPolicy: elbv2.SslPolicy.RECOMMENDED_TLS,
+          open: false,
+        })
+      : this.loadBalancer.addListener("Http", { port: LISTENER_PORT, protocol: elbv2.ApplicationProtocol.HTTP, open: false });
     this.targetGroup = listener.addTargets("Gateway", {
       port: CONTAINER_PORT,
       protocol: elbv2.ApplicationProtocol.HTTP,
       targets: [this.service],
       loadBalancingAlgorithmType: elbv2.TargetGroupLoadBalancingAlgorithmType.LEAST_OUTSTANDING_REQUESTS,
       deregistrationDelay: Duration.seconds(15),
-      // Interactive transactions live in one task: the client SDK sends the load balancer's cookie back,
-      // so its calls reach that task directly; other callers' calls are forwarded there (peer key).
-      stickinessCookieDuration: Duration.hours(1),
+      // No stickiness: a cookie would pin every request of a client to one task (the client sends it on
+      // every call, not only inside a transaction), bypassing least-outstanding-requests and leaving
+      // tasks added by scale-out idle. A transaction's calls that land on another task are forwarded to
+      // the task that holds it (its id names the task; the peer key signs the hop).
       healthCheck: {
         path: "/readyz",
-        interval: Duration.seconds(5),
+        interval: HEALTH_CHECK_INTERVAL,
         timeout: Duration.seconds(2),
-        healthyThresholdCount: 2,
+        healthyThresholdCount: HEALTHY_THRESHOLD,
         unhealthyThresholdCount: 2,
         healthyHttpCodes: "200",
       },
     });
 
     const scaling = this.service.autoScaleTaskCount({ minCapacity: this.minTasks, maxCapacity: maxTasks });
+    // What saturates a task: its CPU (the event loop serialises, parses and routes every request), and
+    // its writer pool when requests queue for a connection. Never the request count: requests differ by
+    // orders of magnitude in cost, and a count threshold drives the service to its maximum under a load
+    // of cheap requests (docs/operating.md).
     scaling.scaleOnCpuUtilization("Cpu", { targetUtilizationPercent: 60, scaleOutCooldown: Duration.seconds(60), scaleInCooldown: Duration.seconds(300) });
-    scaling.scaleOnRequestCount("Requests", {
-      targetGroup: this.targetGroup,
-      requestsPerTarget: 3000,
-      scaleOutCooldown: Duration.seconds(60),
-      scaleInCooldown: Duration.seconds(300),
+    scaling.scaleOnMetric("PoolWait", {
+      metric: new cloudwatch.Metric({
+        namespace: "Poolgate",
+        metricName: "PoolAcquireWaitP99",
+        dimensionsMap: { cluster: this.clusterName, endpoint: `${this.clusterName}/writer` },
+        statistic: "Maximum",
+        period: Duration.minutes(1),
+      }),
+      scalingSteps: [
+        { upper: POOL_WAIT_SCALE_OUT_MS, change: 0 },
+        { lower: POOL_WAIT_SCALE_OUT_MS, upper: 2 * POOL_WAIT_SCALE_OUT_MS, change: +1 },
+        { lower: 2 * POOL_WAIT_SCALE_OUT_MS, change: +2 },
+      ],
+      adjustmentType: appscaling.AdjustmentType.CHANGE_IN_CAPACITY,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 3,
+      cooldown: Duration.seconds(60),
     });
 
-    this.url = `http://${this.loadBalancer.loadBalancerDnsName}`;
+    if (props.https) {
+      // The certificate's name, resolved to the internal load balancer inside the VPC only.
+      const zone = new route53.PrivateHostedZone(this, "Zone", { zoneName: props.https.domainName, vpc: props.vpc });
+      new route53.ARecord(this, "Address", { zone, target: route53.RecordTarget.fromAlias(new route53targets.LoadBalancerTarget(this.loadBalancer)) });
+      this.url = `https://${props.https.domainName}`;
+    } else {
+      Annotations.of(this).addWarningV2(
+        "poolgate:plain-http",
+        "The gateway's load balancer speaks plain HTTP: SQL, results and callers' identity proofs cross the VPC unencrypted. Pass -c certificateArn=... -c gatewayDomain=... for HTTPS (docs/deploying.md).",
+      );
+      this.url = `http://${this.loadBalancer.loadBalancerDnsName}`;
+    }
   }
   /**
    * Makes an IAM role — an operator, a CI pipeline, a function outside this stack — a principal of
@@ -253,7 +339,7 @@ export class PoolgateGateway extends Construct {
       throw new Error(`${caller.node.path} has no reserved concurrency: give it one (it bounds the function's calls in flight at the gateway) or pass maxInFlight`);
     }
     this.principals[role.roleArn] = { ...this.grantsOf(grant), maxInFlight, maxTimeoutMs: timeout.toMilliseconds() };
-    this.loadBalancer.connections.allowFrom(caller, ec2.Port.tcp(LISTENER_PORT), `Poolgate callers: ${caller.node.path}`);
+    this.loadBalancer.connections.allowFrom(caller, ec2.Port.tcp(this.listenerPort), `Poolgate callers: ${caller.node.path}`);
     caller.addEnvironment("POOLGATE_URL", this.url);
     caller.addEnvironment("POOLGATE_AUDIENCE", this.audience);
   }
@@ -281,7 +367,7 @@ export class PoolgateGateway extends Construct {
 
   /** Admits callers from a network (a VPN, a CI runner's subnet) to the load balancer's listener. */
   allowCallersFrom(peer: ec2.IPeer, description: string): void {
-    this.loadBalancer.connections.allowFrom(peer, ec2.Port.tcp(LISTENER_PORT), `Poolgate callers: ${description}`);
+    this.loadBalancer.connections.allowFrom(peer, ec2.Port.tcp(this.listenerPort), `Poolgate callers: ${description}`);
   }
 
   private grantsOf(grant: GatewayGrant): PrincipalGrants {

@@ -12,7 +12,7 @@
  * gateway, so losing its zone cuts the other zones off from those services too. A database outside
  * the VPC adds its own endpoint the same way (`reachPrivately`: Aurora DSQL's connection endpoint).
  */
-import { RemovalPolicy, aws_ec2 as ec2, aws_logs as logs } from "aws-cdk-lib";
+import { CfnResource, RemovalPolicy, aws_ec2 as ec2, aws_logs as logs } from "aws-cdk-lib";
 import { Construct } from "constructs";
 
 /** How the private subnets reach AWS services (see the module comment). */
@@ -65,6 +65,19 @@ export class PoolgateNetwork extends Construct {
       for (const [name, service] of Object.entries(INTERFACE_ENDPOINTS)) {
         this.addEndpoint(name, service);
       }
+    }
+  }
+
+  /**
+   * Keeps the VPC and its isolated (database) subnets, with their route tables, when the stack is
+   * destroyed: a retained cluster's network interfaces stay in them, so CloudFormation could not
+   * delete them anyway (the stack's deletion would fail on the VPC). Everything else — public and
+   * private subnets, NAT and internet gateways, endpoints, flow logs — is deleted.
+   */
+  retainDataSubnets(): void {
+    const subnets = this.vpc.isolatedSubnets.flatMap((subnet) => subnet.node.children);
+    for (const resource of [this.vpc.node.defaultChild, ...subnets]) {
+      if (resource instanceof CfnResource) resource.applyRemovalPolicy(RemovalPolicy.RETAIN);
     }
   }
 

@@ -7,6 +7,7 @@
 import { App, type Environment, Validations } from "aws-cdk-lib";
 import { AwsSolutionsChecks } from "cdk-nag";
 import { z } from "zod";
+import type { GatewayHttps } from "../constructs/gateway-service.js";
 import { EGRESS_MODES, type EgressMode } from "../constructs/network.js";
 import type { DatabaseEngine } from "../constructs/pool-budget.js";
 import { acknowledgeFindings } from "./nag-acknowledgements.js";
@@ -18,6 +19,8 @@ export interface PoolgateAppOptions {
   /** Context values (strings), as `-c key=value` passes them. */
   context?: Record<string, string>;
   outdir?: string;
+  /** Stacks whose assets are bundled (CDK's `aws:cdk:bundling-stacks`; default all): [] for template-only tests. */
+  bundlingStacks?: string[];
 }
 
 export interface PoolgateApp {
@@ -26,11 +29,17 @@ export interface PoolgateApp {
   service: PoolgateServiceStack;
 }
 
-/** Behaviour locked in explicitly, the same for `cdk synth` and the in-memory tests. */
+/**
+ * Behaviour locked in explicitly, the same for `cdk synth` and the in-memory tests. Cross-stack
+ * references are weak (the service stack reads the database stack's outputs, Fn::GetStackOutput):
+ * a strong export cannot change while another stack imports it, so a changed value (a secret ARN, the
+ * cluster endpoint) took two deploys. `-c crossStackReferences=both` is the one-deploy step from a
+ * stack deployed with strong references (docs/deploying.md).
+ */
 const FEATURE_FLAGS = {
-  "@aws-cdk/core:defaultCrossStackReferences": "strong",
   "@aws-cdk/aws-ec2:restrictDefaultSecurityGroup": true,
 };
+const CROSS_STACK_REFERENCES = ["weak", "both"] as const;
 
 /** A whole-number context setting, or undefined; anything else stops synth with its name. */
 function integerSetting(name: string, value: string | undefined, min: number): number | undefined {
@@ -59,6 +68,16 @@ function roleGrants(value: string | undefined): RoleGrant[] {
   return Object.entries(result.data).map(([roleArn, access]) => (access === "admin" ? { roleArn, admin: true } : { roleArn, access }));
 }
 
+const CERTIFICATE_ARN = /^arn:aws[a-z-]*:acm(-pca)?:[a-z0-9-]+:\d{12}:certificate\/.+$/;
+
+/** `-c certificateArn` and `-c gatewayDomain`: both (HTTPS) or neither (plain HTTP). */
+function httpsSetting(certificateArn: string | undefined, domainName: string | undefined): GatewayHttps | undefined {
+  if (certificateArn === undefined && domainName === undefined) return undefined;
+  if (certificateArn === undefined || domainName === undefined) throw new Error("context certificateArn and gatewayDomain go together: the certificate's name is the gateway's name in the VPC");
+  if (!CERTIFICATE_ARN.test(certificateArn)) throw new Error(`context certificateArn must be an ACM certificate ARN, not "${certificateArn}"`);
+  return { certificateArn, domainName };
+}
+
 function booleanSetting(name: string, value: string | undefined): boolean | undefined {
   if (value === undefined) return undefined;
   if (value !== "true" && value !== "false") throw new Error(`context ${name} must be true or false, not "${value}"`);
@@ -66,7 +85,17 @@ function booleanSetting(name: string, value: string | undefined): boolean | unde
 }
 
 export function buildPoolgateApp(options: PoolgateAppOptions): PoolgateApp {
-  const app = new App({ context: { ...FEATURE_FLAGS, ...options.context }, ...(options.outdir ? { outdir: options.outdir } : {}) });
+  const references = options.context?.crossStackReferences ?? "weak";
+  if (!(CROSS_STACK_REFERENCES as readonly string[]).includes(references)) throw new Error(`context crossStackReferences must be one of ${CROSS_STACK_REFERENCES.join(", ")}, not "${references}"`);
+  const app = new App({
+    context: {
+      ...FEATURE_FLAGS,
+      "@aws-cdk/core:defaultCrossStackReferences": references,
+      ...(options.bundlingStacks ? { "aws:cdk:bundling-stacks": options.bundlingStacks } : {}),
+      ...options.context,
+    },
+    ...(options.outdir ? { outdir: options.outdir } : {}),
+  });
   const context = (key: string): string | undefined => {
     const value: unknown = app.node.tryGetContext(key);
     if (value === undefined) return undefined;
@@ -100,6 +129,7 @@ export function buildPoolgateApp(options: PoolgateAppOptions): PoolgateApp {
   const poolSize = integerSetting("poolSize", context("poolSize"), 1);
   const configureReadOnlyLogin = booleanSetting("readOnlyLogin", context("readOnlyLogin"));
   const notesApiConcurrency = integerSetting("notesApiConcurrency", context("notesApiConcurrency"), 1);
+  const https = httpsSetting(context("certificateArn"), context("gatewayDomain"));
   const service = new PoolgateServiceStack(app, "PoolgateService", {
     env,
     vpc: database.network.vpc,
@@ -110,6 +140,7 @@ export function buildPoolgateApp(options: PoolgateAppOptions): PoolgateApp {
       maxTasks: integerSetting("maxTasks", context("maxTasks"), 1) ?? 6,
       ...(poolSize === undefined ? {} : { poolSize }),
       ...(configureReadOnlyLogin === undefined ? {} : { configureReadOnlyLogin }),
+      ...(https === undefined ? {} : { https }),
     },
     roleGrants: roleGrants(context("grantRoles")),
     ...(notesApiConcurrency === undefined ? {} : { notesApiConcurrency }),

@@ -7,7 +7,7 @@
  * rotated secrets: aurora-target.ts) or Aurora DSQL (the cluster and the gateway's IAM role:
  * dsql-cluster.ts). Everything after sees the choice through database-target.ts.
  */
-import { CfnOutput, Stack, type StackProps } from "aws-cdk-lib";
+import { CfnOutput, Fn, Stack, type StackProps } from "aws-cdk-lib";
 import type { Construct } from "constructs";
 import { PoolgateDatabase, type PoolgateDatabaseProps } from "../constructs/aurora-cluster.js";
 import { AuroraTarget } from "../constructs/aurora-target.js";
@@ -35,8 +35,12 @@ export class PoolgateDatabaseStack extends Stack {
   private readonly aurora: AuroraTarget | undefined;
   private readonly dsqlCluster: DsqlDatabase | undefined;
 
+  /** How many zones the network spans (the network's maxAzs). */
+  private readonly zoneCount: number;
+
   constructor(scope: Construct, id: string, props: DatabaseStackProps) {
     super(scope, id, props);
+    this.zoneCount = props.network?.maxAzs ?? 2;
     this.network = new PoolgateNetwork(this, "Network", props.network);
     const { engine = "postgres", ...settings } = props.database ?? {};
     if (engine === "dsql") {
@@ -48,6 +52,12 @@ export class PoolgateDatabaseStack extends Stack {
     } else {
       const database = new PoolgateDatabase(this, "Database", { vpc: this.network.vpc, engine, ...settings });
       const logins = new DatabaseLogins(this, "Logins", { vpc: this.network.vpc, database });
+      // A cluster that outlives the stack keeps what it needs to be used again (docs/operating.md).
+      if (database.deletionProtection) {
+        database.retainWithCluster();
+        logins.retainWithCluster();
+        this.network.retainDataSubnets();
+      }
       this.aurora = new AuroraTarget(database, logins);
       this.target = this.aurora;
     }
@@ -61,6 +71,16 @@ export class PoolgateDatabaseStack extends Stack {
       engine === "dsql" ? "The Aurora DSQL cluster (aws dsql get-cluster --identifier ...)" : "The Aurora cluster (aws rds failover-db-cluster --db-cluster-identifier ...)";
     new CfnOutput(this, "ClusterIdentifier", { value: this.target.clusterIdentifier, description: clusterDescription });
     new CfnOutput(this, "MigrationsLogGroup", { value: this.migrations.logGroup.logGroupName, description: "Logs of the schema-migration runs" });
+  }
+
+  /**
+   * The zones the VPC spans, as the first `maxAzs` names of Fn::GetAZs. Stack's own answer for a stack
+   * without an account is two zones whatever `maxAzs` asks for (it cannot look them up), and with an
+   * account it needs a context lookup, which `--no-lookups` forbids: CloudFormation picks the zones at
+   * deploy time instead.
+   */
+  override get availabilityZones(): string[] {
+    return Array.from({ length: this.zoneCount }, (_, i) => Fn.select(i, Fn.getAzs()));
   }
 
   /** The Aurora cluster; throws on an Aurora DSQL stack. */

@@ -1,6 +1,6 @@
 /**
  * The failover health check: on a schedule it writes a row through Poolgate and reads it back with the
- * write's consistency token — through the load balancer, as callers do, and then on every gateway task
+ * write's consistency token, or from the writer when the write has none (read-back.ts) — through the load balancer, as callers do, and then on every gateway task
  * directly (listed from ECS), so a task that stopped following the database is caught within a run,
  * not after the load balancer happens to pick it. Each check uses a client of its own, made for the
  * run: no stickiness cookie or warm connection carries one task over to the next run.
@@ -23,6 +23,7 @@ import { z } from "zod";
 import { createClient, PoolgateError } from "@poolgate/client";
 import { iamAuth } from "@poolgate/client/iam";
 import { gatewayTasksFromEnv, listGatewayTaskUrls } from "../shared/gateway-tasks.js";
+import { type ReadBackPath, readBackOptions } from "./read-back.js";
 
 const env = z
   .object({
@@ -57,6 +58,8 @@ export interface CanaryCheck {
   readMs: number;
   error?: string;
   code?: string;
+  /** How the marker was read back (read-back.ts). */
+  readBy?: ReadBackPath;
 }
 
 /** What one run found. */
@@ -84,13 +87,14 @@ async function check(target: string, url: string, marker: string, context: Conte
   let readMs = 0;
   try {
     const write = performance.now();
-    await db.query(UPSERT, [marker], { intent: "write" });
+    const written = await db.query(UPSERT, [marker], { intent: "write" });
     writeMs = performance.now() - write;
     const read = performance.now();
-    const { rows } = await db.query<{ marker: string }>(`select marker from ${env.CANARY_TABLE} where id = 1`, [], { intent: "read" });
+    const readBack = readBackOptions(written.consistencyToken);
+    const { rows } = await db.query<{ marker: string }>(`select marker from ${env.CANARY_TABLE} where id = 1`, [], readBack.options);
     readMs = performance.now() - read;
-    if (rows[0]?.marker !== marker) throw new Error(`read back ${JSON.stringify(rows[0]?.marker)} instead of the marker just written`);
-    return { target, ok: true, writeMs, readMs };
+    if (rows[0]?.marker !== marker) throw new Error(`read back ${JSON.stringify(rows[0]?.marker)} instead of the marker just written (read by ${readBack.path})`);
+    return { target, ok: true, writeMs, readMs, readBy: readBack.path };
   } catch (err) {
     return { target, ok: false, writeMs, readMs, error: err instanceof Error ? err.message : String(err), ...(err instanceof PoolgateError ? { code: err.code } : {}) };
   } finally {
@@ -105,7 +109,7 @@ async function runChecks(event: ScheduledEvent, context: Context): Promise<Canar
     const targets: [string, string][] = [["load balancer", env.POOLGATE_URL]];
     if (tasks && ecs) {
       const urls = await listGatewayTaskUrls(ecs, tasks);
-      if (urls.length === 0) throw new Error(`no running task in the gateway's ECS service ${tasks.service}`);
+      if (urls.length === 0) throw new Error(`no ready task in the gateway's ECS service ${tasks.service}`);
       targets.push(...urls.map((url): [string, string] => [`task ${new URL(url).host}`, url]));
     }
     // One after the other: each check writes the canary's one row and must read back its own marker.

@@ -33,7 +33,12 @@ export function gatewayTasksFromEnv(env: NodeJS.ProcessEnv): GatewayTasks | unde
 /** DescribeTasks takes at most 100 tasks per call. */
 const DESCRIBE_BATCH = 100;
 
-/** `http://<private IPv4>:<port>` of every task of the service that is running, in a stable order. */
+/**
+ * `http://<private IPv4>:<port>` of every task of the service that is ready, in a stable order. Ready
+ * means ECS reports the task HEALTHY: the gateway container's health check (the CDK stack's) asks the
+ * task's own /readyz, so a task that is RUNNING but still starting — every deployment and scale-out
+ * has some — or already draining is left out, rather than called and counted as a failure.
+ */
 export async function listGatewayTaskUrls(ecs: ECSClient, tasks: GatewayTasks): Promise<string[]> {
   const arns: string[] = [];
   let nextToken: string | undefined;
@@ -46,7 +51,7 @@ export async function listGatewayTaskUrls(ecs: ECSClient, tasks: GatewayTasks): 
   for (let start = 0; start < arns.length; start += DESCRIBE_BATCH) {
     const { tasks: described = [] } = await ecs.send(new DescribeTasksCommand({ cluster: tasks.cluster, tasks: arns.slice(start, start + DESCRIBE_BATCH) }));
     for (const task of described) {
-      if (task.lastStatus !== "RUNNING") continue;
+      if (task.lastStatus !== "RUNNING" || task.healthStatus !== "HEALTHY") continue;
       const address = task.containers?.flatMap((container) => container.networkInterfaces ?? []).find((network) => network.privateIpv4Address)?.privateIpv4Address;
       if (address) urls.push(`http://${address}:${tasks.port}`);
     }

@@ -17,6 +17,8 @@ export interface HttpContext {
   logger: Logger;
   startedAt: number;
   isDraining(): boolean;
+  /** Start-up finished (the pools warmed, or gave up waiting): /readyz may answer 200. */
+  isReady(): boolean;
   /** The RDS Data API surface, on the same clusters. */
   dataApi: DataApiService;
   /** With a peer key: which task owns a transaction id. */

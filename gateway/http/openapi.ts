@@ -1,7 +1,7 @@
 /** The OpenAPI 3.1 document of the native API, generated from the zod wire schemas in schemas/. */
 import { z } from "zod";
 import { errorBodySchema } from "../../schemas/errors.js";
-import { healthResponseSchema, readyResponseSchema, topologyResponseSchema } from "../../schemas/health.js";
+import { healthResponseSchema, liveResponseSchema, readyResponseSchema, topologyResponseSchema } from "../../schemas/health.js";
 import {
   batchRequestSchema,
   batchResponseSchema,
@@ -92,6 +92,7 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
         post: { ...operation("Roll back", null, endTransactionResponseSchema), parameters: idParameter },
       },
       "/healthz": { get: operation("Gateway and database state (operator)", null, healthResponseSchema) },
+      "/livez": { get: { ...operation("The process answers", null, liveResponseSchema), security: [] } },
       "/readyz": { get: { ...operation("Started and not draining", null, readyResponseSchema), security: [] } },
       "/v1/admin/topology": { get: operation("Every cluster's topology and recent failovers (operator)", null, topologyResponseSchema) },
       "/v1/admin/topology/refresh": { post: operation("Check the topology now (operator)", null, topologyResponseSchema) },

@@ -56,7 +56,8 @@ describe("the production build", () => {
       const address = /listening on (http:\/\/[^"\s]+)/.exec(output)?.[1];
       const health = (await (await fetch(`${address}/healthz`)).json()) as { status: string; clusters: { default: { engine: string; database: { status: string } } } };
       expect(health).toMatchObject({ status: "ok", clusters: { default: { engine: "postgres", database: { status: "up" } } } });
-      expect((await fetch(`${address}/readyz`)).status).toBe(200);
+      // Listening comes first; ready once the pools have warmed (gateway/main.ts).
+      await waitFor(async () => (await fetch(`${address}/readyz`)).status === 200, 30000, "/readyz 200");
       const query = await fetch(`${address}/v1/query`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ sql: "select 1 as one" }) });
       expect(await query.json()).toMatchObject({ rows: [{ one: 1 }] });
     } finally {

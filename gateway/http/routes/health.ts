@@ -1,9 +1,11 @@
 /**
  * GET /healthz (state of the gateway and its databases; always 200 while the process serves),
- * GET /readyz ("started and not draining"), GET /v1/admin/topology, and POST
- * /v1/admin/topology/refresh (look again now: the hook for RDS failover events). Readiness never
- * depends on the database: a failover must not make every task unhealthy at once and throw the warm
- * pools away.
+ * GET /livez (the process answers: 200 from the moment it listens until it exits), GET /readyz
+ * ("started and not draining": 503 while the pools first warm and while draining), GET
+ * /v1/admin/topology, and POST /v1/admin/topology/refresh (look again now: the hook for RDS failover
+ * events). Readiness never depends on the database once started: a failover must not make every task
+ * unhealthy at once and throw the warm pools away; and start-up gives up waiting for the database
+ * after a bound, so an outage at start does not keep a task unready (main.ts).
  */
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
@@ -44,8 +46,11 @@ export function registerHealthRoutes(app: FastifyInstance, context: HttpContext)
     return reply.header("cache-control", "no-store").send(topology());
   });
 
+  app.get("/livez", { config: { access: "public" } }, async (_request, reply) => reply.header("cache-control", "no-store").send({ live: true }));
+
   app.get("/readyz", { config: { access: "public" } }, async (_request, reply) => {
     if (context.isDraining()) return reply.code(503).send({ ready: false, reason: "draining" });
+    if (!context.isReady()) return reply.code(503).send({ ready: false, reason: "starting" });
     return reply.send({ ready: true });
   });
 }
