@@ -13,6 +13,7 @@ import { pgCommand } from "./pg-topology.js";
 import { unusedPort } from "./ports.js";
 import { runningAsRoot, tempDirFor } from "./server-group.js";
 import { makeTestCertificates, type TestCertificates } from "./test-certificates.js";
+import { grantScript, statementsOf } from "./database-logins.js";
 
 export interface PasswordServer {
   readonly port: number;
@@ -85,6 +86,13 @@ export async function startPasswordServer(): Promise<PasswordServer> {
         await client.end();
       }
     };
+    // The gateway refuses to start without a usable idempotency table (its logins here may not create
+    // one): the README grant script's own statements make it, and every login of this credentials
+    // server may use it, since which login reaches the server is what its tests are about.
+    for (const statement of statementsOf(grantScript("postgres"))) {
+      if (/poolgate(?!_)/.test(statement) && !/poolgate_r[wo]/.test(statement)) await admin(statement);
+    }
+    await admin("GRANT USAGE ON SCHEMA poolgate TO PUBLIC; GRANT SELECT, INSERT, UPDATE, DELETE ON poolgate.idempotency_keys TO PUBLIC");
     const quote = (text: string) => `'${text.replace(/'/g, "''")}'`;
     const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
     return {
