@@ -71,7 +71,7 @@ beforeAll(async () => {
   port = await unusedPort();
   for (const host of ["127.0.0.2", "127.0.0.3"]) gateways.push(await startTestGateway({ clusters: { default: { writerUrl: db.url } }, server: { host, port } }));
   ecs = await startEcsStandIn(CLUSTER, SERVICE);
-  ecs.setTasks([{ address: "127.0.0.2" }, { address: "127.0.0.3" }, { address: "127.0.0.4", lastStatus: "PROVISIONING" }]);
+  ecs.setTasks([{ address: "127.0.0.2" }, { address: "127.0.0.3" }, { address: "127.0.0.4", lastStatus: "PROVISIONING" }, { address: "127.0.0.5", healthStatus: "UNKNOWN" }]);
   Object.assign(process.env, {
     POOLGATE_URL: `http://127.0.0.2:${port}`,
     POOLGATE_ECS_CLUSTER: CLUSTER,

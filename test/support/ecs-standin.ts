@@ -14,6 +14,8 @@ export interface StandInTask {
   address: string;
   /** Default RUNNING. */
   lastStatus?: string;
+  /** The container health check's verdict (the stack's asks /readyz); default HEALTHY. */
+  healthStatus?: string;
 }
 
 export interface EcsStandIn {
@@ -71,6 +73,7 @@ export async function startEcsStandIn(cluster: string, service: string): Promise
           return {
             taskArn: arn,
             lastStatus: task?.lastStatus ?? "RUNNING",
+            healthStatus: task?.healthStatus ?? "HEALTHY",
             containers: [{ name: "gateway", networkInterfaces: task ? [{ attachmentId: "eni-attachment", privateIpv4Address: task.address }] : [] }],
           };
         });
