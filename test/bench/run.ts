@@ -18,7 +18,7 @@
  *   instructions  (only when named) the instruction ledger: the steady load's point select against the
  *               gateway and the naive forwarder under valgrind's callgrind, instructions per request
  *               (noise-free where CPU seconds are not) and where the gateway's exceed the forwarder's
- *   aurora      issue 34: writers reading their own writes with the token on the Aurora PostgreSQL stand-in
+ *   aurora      issue 34: writers reading their own writes with the token on the Aurora PostgreSQL and MySQL stand-ins
  *               at 20 ms of real lag: token reads served by readers (%) and stale reads
  *   streaming   reads of any size: 10 million rows streamed through the gateway beside the largest buffered
  *               /v1/query result, the gateway's resident memory over time and the throughput (both engines)

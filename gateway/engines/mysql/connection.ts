@@ -17,6 +17,8 @@ import type { SqlReader } from "../sql-analysis.js";
 import { ISOLATION_SQL } from "../transaction-sql.js";
 import { INTERRUPTED, isServerError, mapStatementError, type MysqlDriverError } from "./errors.js";
 import { deliverEvents, type Mysql2Command } from "./command-events.js";
+import { readerPositionsOf } from "../aurora-time-position.js";
+import { AURORA_MYSQL_COMMIT_POSITION_SQL, AURORA_MYSQL_INSPECT_SQL, AURORA_MYSQL_PROBE_SQL, type AuroraKnowledge } from "./aurora-sql.js";
 import { ResultCollector, type ResultSetHeader } from "./result-collector.js";
 import { MysqlRowCursor } from "./row-cursor.js";
 import { ResultShapes } from "./result-shapes.js";
@@ -34,6 +36,8 @@ export interface MysqlConnectionSettings {
   sessionSetup: string;
   /** The cluster's SQL reader: which statements leave no session state. */
   reader: SqlReader;
+  /** Whether the cluster is Aurora MySQL (time positions, aurora-sql.ts), shared by the cluster's sessions. */
+  aurora: AuroraKnowledge;
 }
 
 interface Mysql2Internals {
@@ -318,6 +322,7 @@ export class MysqlConnection implements EngineConnection {
   }
 
   async inspect(timeoutMs: number): Promise<InstanceState> {
+    if (await this.isAurora(timeoutMs)) return this.inspectAurora(timeoutMs);
     const sql = this.positionsUnsupported ? "SELECT @@global.read_only OR @@global.innodb_read_only, NULL" : INSPECT_SQL[this.settings.flavour];
     let row: unknown[];
     try {
@@ -356,6 +361,37 @@ export class MysqlConnection implements EngineConnection {
     }
   }
 
+  /**
+   * Aurora MySQL, asked once per cluster (MariaDB never is): its readers have no GTID position, so
+   * positions are the writer's time (aurora-sql.ts).
+   */
+  private async isAurora(timeoutMs: number): Promise<boolean> {
+    const known = this.settings.aurora;
+    if (known.aurora !== undefined) return known.aurora;
+    if (this.settings.flavour === "mariadb") return (known.aurora = false);
+    known.aurora = await this.firstRow(AURORA_MYSQL_PROBE_SQL, timeoutMs).then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof GatewayError && err.code === "DATABASE_ERROR") return false;
+        throw err;
+      },
+    );
+    return known.aurora;
+  }
+
+  /** Aurora MySQL's figures: the writer's clock as its position, each reader's as the writer lists it, a reader's own lag. */
+  private async inspectAurora(timeoutMs: number): Promise<InstanceState> {
+    const [readOnly, serverId, writerMicros, listed, ownLagMs] = (await this.firstRow(AURORA_MYSQL_INSPECT_SQL, timeoutMs)) as [
+      number | string,
+      string,
+      string,
+      string | null,
+      number | string | null,
+    ];
+    if (Number(readOnly) === 1) return { role: "replica", position: null, replayAgeMs: ownLagMs === null ? null : Number(ownLagMs), serverId: String(serverId) };
+    return { role: "primary", position: `T${writerMicros}`, replayAgeMs: null, serverId: String(serverId), readerPositions: readerPositionsOf(listed) };
+  }
+
   async listInstances(timeoutMs: number): Promise<ListedInstance[]> {
     const collected = await this.run(LIST_INSTANCES_SQL, [], Object.assign({}, INTERNAL, { timeoutMs }));
     return collected.rows.map((row) => {
@@ -365,6 +401,7 @@ export class MysqlConnection implements EngineConnection {
   }
 
   async commitPosition(timeoutMs: number): Promise<string | null> {
+    if (await this.isAurora(timeoutMs)) return ((await this.firstRow(AURORA_MYSQL_COMMIT_POSITION_SQL, timeoutMs))[0] as string | null) ?? null;
     if (this.positionsUnsupported) return null;
     const row = await this.firstRow(COMMIT_POSITION_SQL[this.settings.flavour], timeoutMs);
     return (row[0] as string | null) ?? null;

@@ -18,6 +18,8 @@ import { mysqlIdempotencySql } from "./idempotency-sql.js";
 import { mysqlSqlReader } from "./sql-reader.js";
 import { describeConnectError, isAuthenticationFailure } from "./errors.js";
 import { compareGtidPositions, isGtidPosition } from "./gtid.js";
+import type { AuroraKnowledge } from "./aurora-sql.js";
+import { comparePositionsWithTime, isTimePosition } from "../aurora-time-position.js";
 
 export interface MysqlEngineSettings extends DatabaseAccess {
   preparedCacheSize: number;
@@ -105,6 +107,8 @@ export class MysqlEngine implements Engine {
   readonly dataApi = mysqlDataApiDialect;
   readonly idempotency = mysqlIdempotencySql;
   private connectionCounter = 0;
+  /** Whether the cluster is Aurora MySQL, learnt by the first session that asks (aurora-sql.ts). */
+  private readonly aurora: AuroraKnowledge = { aurora: undefined };
   private readonly ssl: SslOptions | undefined;
 
   constructor(private readonly settings: MysqlEngineSettings) {
@@ -150,6 +154,7 @@ export class MysqlEngine implements Engine {
       // The same login: a user may stop its own statements without any privilege.
       killQuery: (host, port, threadId, timeoutMs) => this.killQuery(credentials, base, target, { host, port }, threadId, timeoutMs),
       reader: this.reader,
+      aurora: this.aurora,
     });
     try {
       await session.setUpSession(connectTimeoutMs);
@@ -215,12 +220,13 @@ export class MysqlEngine implements Engine {
     }
   }
 
+  /** GTID positions, or Aurora MySQL's time positions (its readers have no GTIDs). */
   comparePositions(a: string, b: string): number {
-    return compareGtidPositions(a, b);
+    return comparePositionsWithTime(a, b, compareGtidPositions);
   }
 
   isPosition(text: string): boolean {
-    return isGtidPosition(text);
+    return isGtidPosition(text) || isTimePosition(text);
   }
 
   describeConnectError(err: unknown): string {

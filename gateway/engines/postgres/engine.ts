@@ -18,7 +18,8 @@ import { FunctionVolatility } from "./function-volatility.js";
 import { postgresSqlReader } from "./sql-reader.js";
 import { describeConnectError, isAuthenticationFailure } from "./errors.js";
 import { compareLsn, isLsn } from "./lsn.js";
-import { compareTimePositions, isTimePosition, type PositionKnowledge } from "./aurora-time-position.js";
+import { comparePositionsWithTime, isTimePosition } from "../aurora-time-position.js";
+import type { PositionKnowledge } from "./aurora-time-position.js";
 import { STARTUP_OPTIONS } from "./session-settings.js";
 import { BUILTIN_TYPE_NAMES } from "./values.js";
 
@@ -117,9 +118,7 @@ export class PostgresEngine implements Engine {
 
   /** WAL positions, or Aurora's time positions; one of each form is never "applied" (a token from before a change of form). */
   comparePositions(a: string, b: string): number {
-    const timeA = isTimePosition(a);
-    if (timeA !== isTimePosition(b)) return -1;
-    return timeA ? compareTimePositions(a, b) : compareLsn(a, b);
+    return comparePositionsWithTime(a, b, compareLsn);
   }
 
   isPosition(text: string): boolean {
