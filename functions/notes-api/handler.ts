@@ -1,11 +1,15 @@
 /**
  * An example API Lambda behind an HTTP API (API Gateway v2 payload, IAM-authorised routes): CRUD over
- * a small `notes` table through Poolgate. The client, Powertools logger, metrics and tracer live at
- * module scope, so a warm execution environment reuses the gateway connection; each call's deadline is
- * the invocation's remaining time, and each request carries the invocation's id to the gateway's log.
+ * a small `notes` table through Poolgate. Powertools' logger, metrics and tracer and the IAM prover
+ * live at module scope; nothing at module scope changes per invocation. Each invocation makes its own
+ * client (fetch-only: no sockets of its own, Node's global fetch keeps the connection to the gateway
+ * warm), whose deadline is the invocation's remaining time and whose requests carry the invocation's
+ * id to the gateway's log. `POST /notes` with an `Idempotency-Key` header is exactly-once: the key
+ * (scoped to this route) becomes the write's idempotency key, so a retried request gets the note the
+ * first one created instead of a duplicate or a 409.
  * Powertools is wired as middy middleware: the logger gets the invocation's context and the request's
  * id as correlation id, the metrics a cold-start metric, the tracer a handler segment (which carries
- * the route annotation).
+ * the route annotation, and not the response body: notes are the caller's data).
  */
 import { Logger } from "@aws-lambda-powertools/logger";
 import { correlationPaths, search } from "@aws-lambda-powertools/logger/correlationId";
@@ -17,7 +21,7 @@ import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import { z } from "zod";
-import { createClient, DatabaseError, PoolgateError } from "@poolgate/client";
+import { createClient, DatabaseError, type PoolgateClient, PoolgateError } from "@poolgate/client";
 import { iamAuth } from "@poolgate/client/iam";
 
 const env = z
@@ -34,14 +38,17 @@ const logger = new Logger({ serviceName: "notes-api", correlationIdSearchFn: sea
 const metrics = new Metrics({ namespace: "Poolgate", serviceName: "notes-api" });
 const tracer = new Tracer({ serviceName: "notes-api" });
 const auth = env.POOLGATE_AUDIENCE ? iamAuth({ audience: env.POOLGATE_AUDIENCE }) : undefined;
-/** The running invocation (one at a time per execution environment). */
-let invocation: Context | undefined;
-const db = createClient({
-  url: env.POOLGATE_URL,
-  ...(env.POOLGATE_CLUSTER ? { cluster: env.POOLGATE_CLUSTER } : {}),
-  sign: async (request) => ({ ...(auth ? await auth(request) : {}), ...(invocation ? { "x-request-id": invocation.awsRequestId } : {}) }),
-  deadline: () => invocation?.getRemainingTimeInMillis() ?? 30_000,
-});
+
+/** The client for one invocation: its deadline and request id are that invocation's. */
+function clientFor(context: Context): PoolgateClient {
+  return createClient({
+    url: env.POOLGATE_URL,
+    ...(env.POOLGATE_CLUSTER ? { cluster: env.POOLGATE_CLUSTER } : {}),
+    ...(auth ? { sign: auth } : {}),
+    headers: { "x-request-id": context.awsRequestId },
+    deadline: () => context.getRemainingTimeInMillis(),
+  });
+}
 const table = env.NOTES_TABLE;
 
 const noteInput = z.strictObject({ title: z.string().min(1).max(200), body: z.string().max(10_000).default("") });
@@ -63,7 +70,7 @@ function parseBody(event: APIGatewayProxyEventV2): unknown {
   return JSON.parse(text);
 }
 
-async function route(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
+async function route(db: PoolgateClient, event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
   const method = event.requestContext.http.method;
   const id = event.pathParameters?.id === undefined ? undefined : Number(event.pathParameters.id);
   if (id !== undefined && !Number.isSafeInteger(id)) return json(400, { message: "id must be an integer" });
@@ -78,7 +85,12 @@ async function route(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStru
   if (method === "POST" && id === undefined) {
     const input = noteInput.safeParse(parseBody(event));
     if (!input.success) return json(400, { message: "invalid note", issues: input.error.issues.map((issue) => issue.message) });
-    const { rows } = await db.query<Note>(`insert into ${table} (title, body) values ($1, $2) returning id, title, body, updated_at`, [input.data.title, input.data.body]);
+    // HTTP API lower-cases header names. The key is scoped to this route, so it never meets another write's.
+    const key = idempotencyKeyHeader.safeParse(event.headers["idempotency-key"]);
+    if (!key.success) return json(400, { message: "invalid Idempotency-Key", issues: key.error.issues.map((issue) => issue.message) });
+    const { rows } = await db.query<Note>(`insert into ${table} (title, body) values ($1, $2) returning id, title, body, updated_at`, [input.data.title, input.data.body], {
+      ...(key.data === undefined ? {} : { idempotencyKey: `notes-api:create:${key.data}` }),
+    });
     metrics.addMetric("NoteCreated", MetricUnit.Count, 1);
     return json(201, rows[0]);
   }
@@ -99,25 +111,26 @@ async function route(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStru
   return json(405, { message: `${method} is not supported here` });
 }
 
+/** The caller's `Idempotency-Key` header: what the gateway accepts as a key, less room for the route's prefix. */
+const idempotencyKeyHeader = z.string().regex(/^[\x21-\x7e]{1,200}$/, "printable ASCII without spaces, at most 200 characters").optional();
+
 async function serve(event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> {
-  invocation = context;
   logger.appendKeys({ route: event.routeKey });
   tracer.putAnnotation("route", event.routeKey);
   try {
-    return await route(event);
+    return await route(clientFor(context), event);
   } catch (err) {
     if (err instanceof SyntaxError) return json(400, { message: "the body is not valid JSON" });
     if (err instanceof DatabaseError && err.sqlstate === "23505") return json(409, { message: "a note like this exists already" });
+    if (err instanceof PoolgateError && err.code === "IDEMPOTENCY_KEY_REUSED") return json(422, { message: "this Idempotency-Key was used for another note" });
     logger.error("request failed", { error: err as Error, code: err instanceof PoolgateError ? err.code : undefined });
     metrics.addMetric("RequestFailed", MetricUnit.Count, 1);
     return json(err instanceof PoolgateError && err.retryable ? 503 : 500, { message: "the request failed; try again later" });
-  } finally {
-    invocation = undefined;
   }
 }
 
 /** The Lambda entry point (see the module comment for the middleware). */
 export const handler = middy(serve)
-  .use(captureLambdaHandler(tracer))
+  .use(captureLambdaHandler(tracer, { captureResponse: false }))
   .use(injectLambdaContext(logger, { correlationIdPath: correlationPaths.API_GATEWAY_HTTP, resetKeys: true }))
   .use(logMetrics(metrics, { captureColdStartMetric: true }));

@@ -110,5 +110,7 @@ describe("Powertools in the notes API", () => {
     const handlerSegments = segments.filter((segment) => segment.name === "## index.handler");
     expect(handlerSegments[0]).toMatchObject({ trace_id: "1-6740a1b2-3c4d5e6f7a8b9c0d1e2f3a4b", annotations: { ColdStart: true, Service: "notes-api", route: "GET /notes" } });
     expect(handlerSegments[1]).toMatchObject({ annotations: { ColdStart: false, route: "GET /notes" } });
+    // The response (the caller's notes) is not copied into the trace.
+    for (const segment of handlerSegments) expect(JSON.stringify(segment.metadata ?? {})).not.toContain("response");
   });
 });

@@ -122,6 +122,30 @@ describe("the notes API handler", () => {
     expect(gone.value.statusCode).toBe(404);
   });
 
+  it("creates one note for a POST retried with the same Idempotency-Key, and refuses the key for another note", async () => {
+    const { handler } = await import("../../functions/notes-api/handler.js");
+    const post = (body: unknown, key: string) => {
+      const event = httpEvent("POST", "/notes", "POST /notes", body);
+      event.headers = { ...event.headers, "idempotency-key": key };
+      return captured(() => handler(event, lambdaContext("notes-api")));
+    };
+
+    const first = await post({ title: "exactly once" }, "7c9e6679-7425-40de-944b-e07fc1f90ae7");
+    const retried = await post({ title: "exactly once" }, "7c9e6679-7425-40de-944b-e07fc1f90ae7");
+    expect(first.value.statusCode).toBe(201);
+    // The retry is answered with the first call's note, not a 409 for the unique title.
+    expect(retried.value.statusCode).toBe(201);
+    expect(JSON.parse(retried.value.body ?? "{}")).toEqual(JSON.parse(first.value.body ?? "{}"));
+    const { rows } = await db.admin.query<{ n: string }>("select count(*) as n from notes where title = 'exactly once'");
+    expect(rows[0]?.n).toBe("1");
+
+    const reused = await post({ title: "another note" }, "7c9e6679-7425-40de-944b-e07fc1f90ae7");
+    expect(reused.value.statusCode).toBe(422);
+    const invalid = await post({ title: "spaced key" }, "not a valid key");
+    expect(invalid.value.statusCode).toBe(400);
+    await db.admin.query("delete from notes where title = 'exactly once'");
+  });
+
   it("logs a failure as one structured line with the request's context", async () => {
     const { handler } = await import("../../functions/notes-api/handler.js");
     await db.admin.query("alter table notes rename to notes_moved");
