@@ -28,7 +28,7 @@ beforeAll(async () => {
   vi.stubEnv("AWS_SECRET_ACCESS_KEY", AWS_KEYS.secretAccessKey);
   vi.stubEnv("AWS_REGION", "us-east-1");
   vi.stubEnv("AWS_EC2_METADATA_DISABLED", "true");
-  server = await startPasswordServer();
+  server = await startPasswordServer({ idempotencyTableForAll: true });
   standin = await startSecretsManagerStandIn();
 });
 

@@ -37,7 +37,12 @@ function ownByPostgres(path: string, mode: number): void {
   chownSync(path, id("-u"), id("-g"));
 }
 
-export async function startPasswordServer(): Promise<PasswordServer> {
+/**
+ * `idempotencyTableForAll`: make the gateway's idempotency table with the README grant script's own
+ * statements and let every login use it (for tests about how a login reaches the server, whose logins
+ * may not create it; the gateway refuses to start without a usable one).
+ */
+export async function startPasswordServer(options: { idempotencyTableForAll?: boolean } = {}): Promise<PasswordServer> {
   const root = tempDirFor("postgres", "poolgate-pwd-");
   const dataDir = join(root, "data");
   const certDir = join(root, "certs");
@@ -86,13 +91,12 @@ export async function startPasswordServer(): Promise<PasswordServer> {
         await client.end();
       }
     };
-    // The gateway refuses to start without a usable idempotency table (its logins here may not create
-    // one): the README grant script's own statements make it, and every login of this credentials
-    // server may use it, since which login reaches the server is what its tests are about.
-    for (const statement of statementsOf(grantScript("postgres"))) {
-      if (/poolgate(?!_)/.test(statement) && !/poolgate_r[wo]/.test(statement)) await admin(statement);
+    if (options.idempotencyTableForAll === true) {
+      for (const statement of statementsOf(grantScript("postgres"))) {
+        if (/poolgate(?!_)/.test(statement) && !/poolgate_r[wo]/.test(statement)) await admin(statement);
+      }
+      await admin("GRANT USAGE ON SCHEMA poolgate TO PUBLIC; GRANT SELECT, INSERT, UPDATE, DELETE ON poolgate.idempotency_keys TO PUBLIC");
     }
-    await admin("GRANT USAGE ON SCHEMA poolgate TO PUBLIC; GRANT SELECT, INSERT, UPDATE, DELETE ON poolgate.idempotency_keys TO PUBLIC");
     const quote = (text: string) => `'${text.replace(/'/g, "''")}'`;
     const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
     return {
