@@ -4,7 +4,7 @@ import { GatewayError } from "../errors.js";
 import { DataApiRefusal, toDataApiError } from "./errors.js";
 
 /** Registry codes after which nothing ran: the only ones the AWS SDK may retry (it retries 5xx). */
-const NOTHING_RAN: ErrorCode[] = ["POOL_TIMEOUT", "AUTHENTICATION_UNAVAILABLE", "DATABASE_UNAVAILABLE", "PRIMARY_UNAVAILABLE", "GATEWAY_DRAINING", "TOO_MANY_TRANSACTIONS"];
+const NOTHING_RAN: ErrorCode[] = ["POOL_TIMEOUT", "AUTHENTICATION_UNAVAILABLE", "DATABASE_UNAVAILABLE", "PRIMARY_UNAVAILABLE", "GATEWAY_DRAINING", "TOO_MANY_TRANSACTIONS", "IDEMPOTENCY_UNAVAILABLE"];
 
 describe("Data API exceptions", () => {
   it.each(Object.keys(ERROR_CODES) as ErrorCode[])("%s is a 5xx only when nothing ran", (code) => {

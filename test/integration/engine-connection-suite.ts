@@ -300,7 +300,8 @@ export function defineEngineConnectionSuite(harness: EngineConnectionHarness): v
       const causes: Error[] = [];
       connection.onDeath((cause) => causes.push(cause));
       const sessionId = await sessionIdOf(connection);
-      const pending = gatewayErrorOf(run(connection, sql.sleep(30)));
+      // A write: a read the engine knows changes nothing (PostgreSQL's pg_sleep) answers CONNECTION_LOST.
+      const pending = gatewayErrorOf(run(connection, sql.slowInsert(9301, 30)));
       await waitFor(() => target.running(sessionId), TIMEOUT_MS, "the statement to run");
       await target.terminate(sessionId);
       expect((await pending).code).toBe("OUTCOME_UNKNOWN");

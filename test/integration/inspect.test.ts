@@ -39,7 +39,13 @@ describe("instance inspection", () => {
     const restrictedUrl = new URL(db.url);
     restrictedUrl.username = `${db.name}_app`;
     const restricted = await engine.connect({ url: restrictedUrl.toString() }, 2000);
-    expect(await restricted.inspect(2000)).toEqual({ role: "primary", position: null, replayAgeMs: null });
+    // The refusal is reported as what it is (its SQLSTATE), not only as a missing position.
+    expect(await restricted.inspect(2000)).toEqual({
+      role: "primary",
+      position: null,
+      replayAgeMs: null,
+      positionsRefused: { sqlstate: "42501", message: "permission denied for function pg_current_wal_lsn" },
+    });
     await restricted.close();
   });
 });
