@@ -12,9 +12,9 @@
  *   some) takes the engine's full reset; one that ran a caller's statement releases its session-level
  *   locks (and rolls back an open transaction in the same round trip); one whose only state is an
  *   open transaction, a rollback;
- * - how a failure reads to the caller: STATEMENT_TIMEOUT for every statement whose cancel went out,
- *   whatever the server answered afterwards (decided from the statement's deadline, never from its
- *   result), the engine's own mapping of an error the session survives, OUTCOME_UNKNOWN when the
+ * - how a failure reads to the caller: STATEMENT_TIMEOUT for every statement whose cancel went out
+ *   and that the server then answered without an error (decided from the statement's deadline, never
+ *   from its result), the engine's own mapping of an error the session survives, OUTCOME_UNKNOWN when the
  *   session died with the statement sent, CONNECTION_LOST when it was dead before, or when it died
  *   under a statement the engine knows changes nothing (a read by construction, outside any
  *   transaction): such a read has no outcome to be unknown;
@@ -361,12 +361,11 @@ export class SessionLifecycle {
 
   private failure(err: unknown, timedOut: boolean, cancelCarriedOut: boolean, timeoutMs: number, reason: string | undefined, changesNothing: boolean): GatewayError {
     const failure = this.strategy.classify(err, timedOut);
-    if (failure.kind === "refused") {
-      // Whatever the server said after the cancel went out (a routine that caught the cancel and
-      // failed otherwise), the gateway gave up on the statement at its deadline.
-      if (!timedOut) return failure.error;
-      return this.cancelled(reason, timeoutMs, `; the server then failed it (${failure.error.message})`, failure.error);
-    }
+    // A statement the server failed is answered with the server's error, even after the cancel went
+    // out (a syntax error met as the 1 ms deadline passed, a routine that caught the cancel and raised
+    // another error): an error is never mistaken for the answer, and SQL that commits in parts is
+    // answered as its errors always are, not as an unknown outcome.
+    if (failure.kind === "refused") return failure.error;
     if (failure.kind === "cancelled") {
       // Our cancel stopped this statement, so it cannot reach the next one.
       if (cancelCarriedOut) this.cancelMayLand = false;
