@@ -65,20 +65,8 @@ async function runAuroraMysql(durationMs: number, step: Step): Promise<AuroraRow
   const deregister = onCleanup(() => standin.destroy());
   try {
     await standin.primary.query("create table test.token_reads (id bigint auto_increment primary key, caller int not null) engine=InnoDB");
-    const tokenWaitMs = 100;
-    const gateway = await startGateway({
-      clusters: { default: { writerUrl: standin.primary.url(), readerUrls: standin.replicas.map((r) => r.url()) } },
-      pool: { maxSize: 10 },
-      topology: { checkIntervalMs: 100, checkTimeoutMs: 500 },
-      routing: { tokenWaitMs },
-    });
-    try {
-      return await step(`${CALLERS} callers writing and reading their writes (Aurora MySQL)`, durationMs / 1000 + 2, () =>
-        tokenReads(gateway.url, durationMs, tokenWaitMs, standin.primary.port, MYSQL_SQL),
-      );
-    } finally {
-      await gateway.stop();
-    }
+    const cluster = { writerUrl: standin.primary.url(), readerUrls: standin.replicas.map((r) => r.url()), writerPort: standin.primary.port };
+    return await tokenReadsThrough(cluster, MYSQL_SQL, `${CALLERS} callers writing and reading their writes (Aurora MySQL)`, durationMs, step);
   } finally {
     deregister();
     await standin.destroy();
@@ -90,23 +78,33 @@ async function runAuroraPostgres(durationMs: number, step: Step): Promise<Aurora
   const deregister = onCleanup(() => standin.destroy());
   try {
     await standin.primary.query("create table token_reads (id bigserial primary key, caller int not null)");
-    const tokenWaitMs = 100;
-    const gateway = await startGateway({
-      clusters: { default: { writerUrl: standin.primary.url(), readerUrls: standin.replicas.map((r) => r.url()) } },
-      pool: { maxSize: 10 },
-      topology: { checkIntervalMs: 100, checkTimeoutMs: 500 },
-      routing: { tokenWaitMs },
-    });
-    try {
-      return await step(`${CALLERS} callers writing and reading their writes, ${LAG_MS} ms of lag`, durationMs / 1000 + 2, () =>
-        tokenReads(gateway.url, durationMs, tokenWaitMs, standin.writer().port, POSTGRES_SQL),
-      );
-    } finally {
-      await gateway.stop();
-    }
+    const cluster = { writerUrl: standin.primary.url(), readerUrls: standin.replicas.map((r) => r.url()), writerPort: standin.writer().port };
+    return await tokenReadsThrough(cluster, POSTGRES_SQL, `${CALLERS} callers writing and reading their writes, ${LAG_MS} ms of lag`, durationMs, step);
   } finally {
     deregister();
     await standin.destroy();
+  }
+}
+
+/** A gateway in front of a stand-in's writer and readers, and the token-read measurement through it. */
+async function tokenReadsThrough(
+  cluster: { writerUrl: string; readerUrls: string[]; writerPort: number },
+  sql: TokenReadSql,
+  label: string,
+  durationMs: number,
+  step: Step,
+): Promise<AuroraRow> {
+  const tokenWaitMs = 100;
+  const gateway = await startGateway({
+    clusters: { default: { writerUrl: cluster.writerUrl, readerUrls: cluster.readerUrls } },
+    pool: { maxSize: 10 },
+    topology: { checkIntervalMs: 100, checkTimeoutMs: 500 },
+    routing: { tokenWaitMs },
+  });
+  try {
+    return await step(label, durationMs / 1000 + 2, () => tokenReads(gateway.url, durationMs, tokenWaitMs, cluster.writerPort, sql));
+  } finally {
+    await gateway.stop();
   }
 }
 
