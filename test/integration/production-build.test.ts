@@ -7,7 +7,7 @@
  *      that it serves /healthz and a query against the real local PostgreSQL, then drains on SIGTERM.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -65,4 +65,28 @@ describe("the production build", () => {
     }
     expect(await exited).toBe(0);
   }, 60000);
+
+  it("stops with its embedded database when a supervisor sends SIGTERM to the shell npm start runs", async () => {
+    // npm runs a script through `sh -c` and signals only that shell: the script must hand its pid to the gateway.
+    const start = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start;
+    const run = start.slice(start.indexOf("&&") + 2).trim();
+    const child = spawn("sh", ["-c", run], {
+      cwd: dir,
+      env: { PATH: process.env.PATH, PORT: "0", HOST: "127.0.0.1", POOLGATE_DATA_DIR: join(dir, "embedded-data") },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    const processesUsing = () => execFileSync("ps", ["-eo", "args"], { encoding: "utf8" }).split("\n").filter((line) => line.includes(dir));
+    try {
+      await waitFor(() => /poolgate ready/.test(output), 90000, "ready log line");
+      expect(processesUsing().some((line) => line.includes("pglite-server"))).toBe(true);
+    } finally {
+      child.kill("SIGTERM");
+    }
+    expect(await exited).toBe(0);
+    await waitFor(() => processesUsing().length === 0, 15000, "no gateway or embedded database process left");
+  }, 120000);
 });
