@@ -59,7 +59,7 @@ export const ERROR_CODES = {
     status: 502,
     retryable: false,
     summary:
-      "The connection died after the statement (or COMMIT) was sent: it may or may not have been applied. Never retried by the gateway.",
+      "The connection died after the statement (or COMMIT) was sent, or the server answered it just as it was cancelled at its deadline: it may or may not have been applied. Never retried by the gateway.",
   },
   CONNECTION_LOST: {
     status: 503,

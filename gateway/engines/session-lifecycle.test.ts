@@ -132,6 +132,24 @@ describe("a session's statement deadline", () => {
     expect(error.message).toBe("statement cancelled after 100ms timeout; the server answered after the cancel went out, and that answer is not used");
   });
 
+  it("answers OUTCOME_UNKNOWN, not STATEMENT_TIMEOUT, for a statement that may apply changes and answered after its cancel went out", async () => {
+    const { lifecycle, events } = fakeServer({ carriesOut: true, absorbs: true });
+    const statement = pendingStatement<string>();
+    // A write (or a COMMIT) that finished just as the cancel left: it was applied, so "no effect" would be a lie a caller acts on.
+    const running = errorOf(lifecycle.run(100, () => statement.promise, false, true));
+    await vi.advanceTimersByTimeAsync(100);
+    statement.finish("UPDATE 1");
+    const error = await running;
+    expect(events).toEqual(["cancel", "absorb"]);
+    expect(error.code).toBe("OUTCOME_UNKNOWN");
+    expect(error.message).toBe(
+      "statement timed out after 100ms, and the server answered just as its cancel (FAKE CANCEL) went out: it may have been applied (inside a transaction, as part of it); that answer is not used",
+    );
+    // The session itself is fine: the cancel was absorbed, and it may be reset for the next caller.
+    expect(lifecycle.alive).toBe(true);
+    expect(lifecycle.cancelPending).toBe(false);
+  });
+
   it("answers the server's own error for a statement the server failed after its cancel went out", async () => {
     const { lifecycle } = fakeServer({ carriesOut: true });
     const statement = pendingStatement<string>();

@@ -14,7 +14,7 @@
  *   open transaction, a rollback;
  * - how a failure reads to the caller: STATEMENT_TIMEOUT for every statement whose cancel went out
  *   and that the server then answered without an error (decided from the statement's deadline, never
- *   from its result), the engine's own mapping of an error the session survives, OUTCOME_UNKNOWN when the
+ *   from its result) — OUTCOME_UNKNOWN instead when that statement may have applied a change, the engine's own mapping of an error the session survives, OUTCOME_UNKNOWN when the
  *   session died with the statement sent, CONNECTION_LOST when it was dead before, or when it died
  *   under a statement the engine knows changes nothing (a read by construction, outside any
  *   transaction): such a read has no outcome to be unknown;
@@ -311,14 +311,14 @@ export class SessionLifecycle {
    * Runs one statement (`submit` sends it and settles when it ends) under its deadline, and turns a
    * failure into the gateway's error. A streamed statement drives its deadline through `control`.
    */
-  run<T>(timeoutMs: number, submit: (control: StatementControl) => Promise<T>, changesNothing = false): Promise<T> {
+  run<T>(timeoutMs: number, submit: (control: StatementControl) => Promise<T>, changesNothing = false, mayApply = false): Promise<T> {
     if (this.dead) return Promise.reject(new GatewayError("CONNECTION_LOST", "the database session closed before the statement was sent"));
     const deadline = new StatementDeadline(timeoutMs, this.graceMs, this.strategy, this.alarm, this.noteCancelSent);
     // Not async: a statement that ended in time is answered in the turn its result arrives, with no
     // promise or turn of the lifecycle's own; a cancelled or failed one takes the slow paths below.
     return promiseFrom(submit, deadline).then(
       (result) => {
-        if (deadline.passed) return this.afterLateEnd(deadline, timeoutMs);
+        if (deadline.passed) return this.afterLateEnd(deadline, timeoutMs, mayApply);
         deadline.stop();
         return result;
       },
@@ -330,16 +330,26 @@ export class SessionLifecycle {
    * The statement answered without an error although its cancel went out. The server may have
    * stopped it without saying so (MariaDB's KILL QUERY makes SLEEP() return 1 and BENCHMARK() 0, and
    * DO succeeds), or it finished as the cancel left: the gateway cannot tell, and gave up on it at its
-   * deadline, so the answer is not passed on. The cancel may land on the next statement unless the
-   * engine absorbs it; a failure on the way is the statement's.
+   * deadline, so the answer is not passed on. A statement that may apply changes (`mayApply`: a
+   * caller's write, or SQL the engine cannot prove only reads) may have been applied just as the cancel
+   * left, so it is OUTCOME_UNKNOWN, never STATEMENT_TIMEOUT ("no effect"), which a caller would send
+   * again. The cancel may land on the next statement unless the engine absorbs it; a failure on the way
+   * is the statement's.
    */
-  private async afterLateEnd(deadline: StatementDeadline, timeoutMs: number): Promise<never> {
+  private async afterLateEnd(deadline: StatementDeadline, timeoutMs: number, mayApply: boolean): Promise<never> {
     try {
       await this.absorbLateCancel(deadline.cancelled as Promise<boolean>);
     } catch (err) {
       return this.afterFailure(err, deadline, timeoutMs);
     }
     deadline.stop();
+    if (mayApply) {
+      const why = deadline.reason === undefined ? `timed out after ${timeoutMs}ms` : `was cancelled ${deadline.reason}`;
+      throw new GatewayError(
+        "OUTCOME_UNKNOWN",
+        `statement ${why}, and the server answered just as its cancel (${this.strategy.name}) went out: it may have been applied (inside a transaction, as part of it); that answer is not used`,
+      );
+    }
     throw this.cancelled(deadline.reason, timeoutMs, "; the server answered after the cancel went out, and that answer is not used");
   }
 

@@ -190,9 +190,10 @@ export class MysqlConnection implements EngineConnection {
       options.singleStatement === true || (options.gatewayTransaction === true && (this.lifecycle.mayHoldState || (analysis.statementCount > 1 && !analysis.leavesNoState)));
     if (!analysis.leavesNoState) this.lifecycle.noteStateChange();
     // A read by construction (the reader: reads only, every function known stateless) outside any
-    // transaction: a session lost under it applied nothing (session-lifecycle.ts).
+    // transaction: a session lost under it applied nothing. A statement the reader knows only reads
+    // applied nothing if it answered as its cancel went out (session-lifecycle.ts).
     const changesNothing = !this.transactionOpen && analysis.intent === "read" && analysis.leavesNoState;
-    return this.run(sql, params, options, params.length > 0 || (mustPrepare && !analysis.savepointOnly), changesNothing);
+    return this.run(sql, params, options, params.length > 0 || (mustPrepare && !analysis.savepointOnly), changesNothing, analysis.intent !== "read");
   }
 
   /** A collected statement as the gateway answers it (a CALL by its last result set; a write by its header). */
@@ -296,7 +297,8 @@ export class MysqlConnection implements EngineConnection {
       await this.rollback(timeoutMs);
       return { ended: "rolled back", position: null };
     }
-    const committed = await this.run("COMMIT", [], Object.assign({}, INTERNAL, { timeoutMs }));
+    // A COMMIT answered just as its cancel went out may have committed: an unknown outcome (session-lifecycle.ts).
+    const committed = await this.run("COMMIT", [], Object.assign({}, INTERNAL, { timeoutMs }), false, false, true);
     this.transactionOpen = false;
     if (!readPosition) return { ended: "committed", position: null };
     const position = trackedGtid(committed.header) ?? (await this.commitPosition(timeoutMs).catch(() => null));
@@ -508,8 +510,8 @@ export class MysqlConnection implements EngineConnection {
   }
 
   /** Sends one statement (prepared when it has parameters) under its deadline, and collects its result. */
-  private run(sql: string, params: readonly Param[], options: ExecuteOptions, prepared = params.length > 0, changesNothing = false): Promise<ResultCollector> {
-    return this.lifecycle.run(options.timeoutMs, () => this.collect(sql, params, options, prepared), changesNothing);
+  private run(sql: string, params: readonly Param[], options: ExecuteOptions, prepared = params.length > 0, changesNothing = false, mayApply = false): Promise<ResultCollector> {
+    return this.lifecycle.run(options.timeoutMs, () => this.collect(sql, params, options, prepared), changesNothing, mayApply);
   }
 
   /**

@@ -128,6 +128,8 @@ interface Verdict {
 }
 
 function readsOnly(facts: StatementFacts): boolean {
+  // DO evaluates expressions and discards their values: it reads as SELECT does (its functions are judged the same way), unless it assigns a user variable.
+  if (facts.first === "do") return !facts.usesUserVariables;
   if (!READ_LEADING.has(facts.first) || facts.into || facts.locks) return false;
   if (facts.first === "with" && facts.words.some((word) => MODIFYING.has(word))) return false;
   if (facts.first === "explain" && facts.words[0] === "analyze") return !facts.words.some((word) => MODIFYING.has(word));

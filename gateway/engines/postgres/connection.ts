@@ -129,8 +129,9 @@ export class PostgresConnection implements EngineConnection {
     const values = encodeParams(params);
     const several = !options.singleStatement && !(options.gatewayTransaction && !readAsReaderDoes);
     const positioned = options.withCommitPosition === true && this.positionInline(sql);
-    const changesNothing = !positioned && this.changesNothing(sql);
-    const sent = () => this.runStatement(this.statement(sql, values, options, several, positioned), options.timeoutMs, changesNothing);
+    const readsOnly = !positioned && this.readsOnly(sql);
+    const changesNothing = readsOnly && this.internals.getTransactionStatus() === "I";
+    const sent = () => this.runStatement(this.statement(sql, values, options, several, positioned), options.timeoutMs, changesNothing, !readsOnly);
     return sent().then(
       (query) => this.answerOf(query, options),
       (err: unknown) => {
@@ -166,25 +167,25 @@ export class PostgresConnection implements EngineConnection {
   }
 
   /**
-   * A read by construction outside any transaction block: the reader knows it only reads and leaves
-   * no state, and pg_proc (learnt before it is sent) that every function it calls is not volatile. A
-   * session lost under it applied nothing (session-lifecycle.ts), so it may run again elsewhere.
+   * A read by construction: the reader knows it only reads and leaves no state, and pg_proc (learnt
+   * before it is sent) that every function it calls is not volatile. Outside a transaction block a
+   * session lost under it applied nothing, so it may run again elsewhere; anywhere, an answer that
+   * came as its cancel went out applied nothing (session-lifecycle.ts).
    */
-  private changesNothing(sql: string): boolean {
-    if (this.internals.getTransactionStatus() !== "I") return false;
+  private readsOnly(sql: string): boolean {
     const analysis = this.settings.reader.analyse(sql);
     return analysis.intent === "read" && analysis.leavesNoState && this.settings.volatility.allStateless(analysis.functions);
   }
 
   /** Runs a statement; a pipelined write that failed inside its block leaves it rolled back. */
-  private runStatement(query: StatementQuery, timeoutMs: number, changesNothing = false): Promise<StatementQuery> {
-    return query instanceof CommittedWriteQuery ? this.runCommittedWrite(query, timeoutMs) : this.run(query, timeoutMs, changesNothing);
+  private runStatement(query: StatementQuery, timeoutMs: number, changesNothing = false, mayApply = false): Promise<StatementQuery> {
+    return query instanceof CommittedWriteQuery ? this.runCommittedWrite(query, timeoutMs) : this.run(query, timeoutMs, changesNothing, mayApply);
   }
 
   /** A pipelined write (committed-write-query.ts): a failure that left its transaction block open is rolled back before the session goes on. */
   private async runCommittedWrite(query: CommittedWriteQuery, timeoutMs: number): Promise<StatementQuery> {
     try {
-      return await this.run(query, timeoutMs);
+      return await this.run(query, timeoutMs, false, true);
     } catch (err) {
       if (query.transactionLeftOpen && this.lifecycle.alive) {
         await this.simple("ROLLBACK", timeoutMs).catch(() => undefined);
@@ -339,7 +340,7 @@ export class PostgresConnection implements EngineConnection {
   }
 
   async commit(timeoutMs: number): Promise<"committed" | "rolled back"> {
-    const result = await this.simple("COMMIT", timeoutMs);
+    const result = await this.simple("COMMIT", timeoutMs, true);
     return result.command === "ROLLBACK" ? "rolled back" : "committed";
   }
 
@@ -350,7 +351,7 @@ export class PostgresConnection implements EngineConnection {
    */
   async commitWithPosition(timeoutMs: number): Promise<{ ended: "committed" | "rolled back"; position: string | null }> {
     if (this.settings.flavour === "aurora-dsql" || this.settings.positions.source === "none") return { ended: await this.commit(timeoutMs), position: null };
-    const query = (await this.run(new CommitQuery(this.positionSource), timeoutMs)) as CommitQuery;
+    const query = (await this.run(new CommitQuery(this.positionSource), timeoutMs, false, true)) as CommitQuery;
     return { ended: query.ended, position: query.ended === "committed" ? query.position : null };
   }
 
@@ -482,15 +483,18 @@ export class PostgresConnection implements EngineConnection {
     this.internals.connection.stream.destroy();
   }
 
-  private simple(sql: string, timeoutMs: number): Promise<StatementQuery> {
+  /** The gateway's own SQL; `mayApply` for what commits (a late answer to it is an unknown outcome, session-lifecycle.ts). */
+  private simple(sql: string, timeoutMs: number, mayApply = false): Promise<StatementQuery> {
     return this.run(
       new StatementQuery(sql, undefined, undefined, (fields) => parsersFor("string", fields), "string", INTERNAL_RESULT_LIMITS, noop),
       timeoutMs,
+      false,
+      mayApply,
     );
   }
 
   /** Submits a query under its deadline (the shared lifecycle cancels it on the server, then cuts). */
-  private run(query: StatementQuery, timeoutMs: number, changesNothing = false): Promise<StatementQuery> {
+  private run(query: StatementQuery, timeoutMs: number, changesNothing = false, mayApply = false): Promise<StatementQuery> {
     return this.lifecycle.run(
       timeoutMs,
       () =>
@@ -499,6 +503,7 @@ export class PostgresConnection implements EngineConnection {
           this.client.query(query as unknown as pg.Submittable);
         }),
       changesNothing,
+      mayApply,
     );
   }
 
