@@ -54,6 +54,11 @@ export interface StatementAnalysis {
    * be deterministic). What the result cache may keep.
    */
   readonly deterministic: boolean;
+  /**
+   * A COMMIT (or END) sent as SQL: on PostgreSQL it rolls back a transaction an earlier statement
+   * failed in, answering ROLLBACK without an error. Told only by the PostgreSQL reader.
+   */
+  readonly explicitCommit?: boolean;
 }
 
 export interface SqlReader {

@@ -169,23 +169,30 @@ export class TransactionRegistry {
     try {
       const result: StatementResult[] = [];
       for (const statement of plan.statements) {
-        result.push(
-          await tx.entry.connection.execute(statement.sql, statement.params, single).catch(async (err: unknown) => {
-            if (!tx.readOnlyPrincipal) throw err;
-            const refusal = readOnlyFailure(err);
-            if (refusal instanceof GatewayError && refusal.code === "FORBIDDEN") {
-              // A refused write may have taken its table's lock before the refusal (PostgreSQL locks
-              // while planning, then checks the grants): the transaction ends now, not when the
-              // caller gets round to it.
-              await tx.entry.connection.rollback(single.timeoutMs).catch(() => undefined);
-              this.end(tx, "TRANSACTION_ABORTED", `transaction ${id} was rolled back by the gateway: the database refused a write of this read-only principal`);
-              throw new GatewayError("FORBIDDEN", `${refusal.message}; transaction ${id} was rolled back and closed`, { cause: err, database: refusal.database });
-            }
-            throw refusal;
-          }),
-        );
+        const answer = await tx.entry.connection.execute(statement.sql, statement.params, single).catch(async (err: unknown) => {
+          if (!tx.readOnlyPrincipal) throw err;
+          const refusal = readOnlyFailure(err);
+          if (refusal instanceof GatewayError && refusal.code === "FORBIDDEN") {
+            // A refused write may have taken its table's lock before the refusal (PostgreSQL locks
+            // while planning, then checks the grants): the transaction ends now, not when the
+            // caller gets round to it.
+            await tx.entry.connection.rollback(single.timeoutMs).catch(() => undefined);
+            this.end(tx, "TRANSACTION_ABORTED", `transaction ${id} was rolled back by the gateway: the database refused a write of this read-only principal`);
+            throw new GatewayError("FORBIDDEN", `${refusal.message}; transaction ${id} was rolled back and closed`, { cause: err, database: refusal.database });
+          }
+          throw refusal;
+        });
+        result.push(answer);
         if (plan.transactionEnds === "continue" && !tx.readOnlyPrincipal && !tx.entry.connection.inTransaction) {
           await tx.entry.connection.begin({}, single.timeoutMs);
+        }
+        if (statement.analysis.explicitCommit === true && answer.command === "ROLLBACK") {
+          // PostgreSQL turns COMMIT in a transaction an earlier statement failed in into a rollback,
+          // without an error: never answered as if it committed.
+          throw new GatewayError(
+            "TRANSACTION_ABORTED",
+            `COMMIT rolled the transaction back: an earlier statement in it had failed, so nothing of it was committed; run it again from the start`,
+          );
         }
       }
       if (tx.readOnlyPrincipal && !tx.entry.connection.inTransaction) {

@@ -278,6 +278,21 @@ export function defineDataApiSuite(target: DataApiTarget): void {
       expect(openTransactions(gw)).toBe(0);
     });
 
+    it("never answers COMMIT sent as SQL as a success when it rolled back a transaction a statement failed in", async () => {
+      const transactionId = (await client.send(new BeginTransactionCommand(base))).transactionId as string;
+      await execute({ sql: "insert into names (name) values ('commit-after-fail')", transactionId });
+      expect((await errorOf(execute({ sql: "select * from no_such_table", transactionId }))).name).toBe("DatabaseErrorException");
+      const commit = execute({ sql: "COMMIT", transactionId });
+      // PostgreSQL answers such a COMMIT with ROLLBACK; MySQL commits the statements that succeeded.
+      if (pg) expect((await errorOf(commit)).message).toContain("COMMIT rolled the transaction back");
+      else expect(await commit).toMatchObject({ numberOfRecordsUpdated: 0 });
+      const count = await execute({ sql: "select count(*) as n from names where name = 'commit-after-fail'" });
+      expect(count.records).toEqual([[{ longValue: pg ? 0 : 1 }]]);
+      // The id stays usable, as after any failed statement: the caller's RollbackTransaction succeeds.
+      expect((await client.send(new RollbackTransactionCommand({ ...base, transactionId }))).transactionStatus).toBe("Rollback Complete");
+      expect(openTransactions(gw)).toBe(0);
+    });
+
     it("answers text the gateway cannot read with the database's own error, in and out of transactions and batches", async () => {
       // PostgreSQL's grammar refuses the first; MySQL's lexer cannot end the second's string.
       const unreadable = pg ? "selec 1 as one" : "select 'unterminated as one";

@@ -152,6 +152,7 @@ class PostgresStatements {
       tables: this.tables(),
       knownFunctionsOnly: [...functions].every(isNonWritingFunction),
       deterministic: this.deterministic(),
+      explicitCommit: this.statements.some((statement) => statement.kind === "TransactionStmt" && statement.body.kind === "TRANS_STMT_COMMIT"),
     };
   }
 
