@@ -21,6 +21,7 @@ describe("statement fingerprints", () => {
     expect(a.id).toMatch(/^[0-9a-f]{16}$/);
     expect(a.sample).toBe("select * from t where id = ? and name = ? and x in (...)");
     expect(mysql.fingerprint("select * from t where id = @v").id).not.toBe(a.id);
+    expect(mysql.fingerprint("select a from t where b <> 1 and c <=> 'x' and d->>'$.e' >= 2").sample).toBe("select a from t where b <> ? and c <=> ? and d ->> ? >= ?");
   });
 
   it("texts the reader cannot read share one fingerprint and show none of their text", () => {

@@ -41,9 +41,9 @@ function principal(answer: InsightsResponse, cluster: string, name: string): Ins
   return found;
 }
 
-function statement(entry: InsightPrincipal, sampleStart: string): InsightStatement {
-  const found = entry.statements.find((row) => row.sample.startsWith(sampleStart));
-  if (found === undefined) throw new Error(`no statement starting "${sampleStart}": ${JSON.stringify(entry.statements.map((row) => row.sample))}`);
+function statement(entry: InsightPrincipal, sample: string): InsightStatement {
+  const found = entry.statements.find((row) => row.sample === sample);
+  if (found === undefined) throw new Error(`no statement "${sample}": ${JSON.stringify(entry.statements.map((row) => row.sample))}`);
   return found;
 }
 

@@ -12,6 +12,8 @@ import { lexModesFor, lexMysql, type Token } from "./sql-lexer.js";
 /** Tokens never preceded by a space in the normalised text, and those never followed by one. */
 const NO_SPACE_BEFORE = new Set([",", ")", "."]);
 const NO_SPACE_AFTER = new Set(["(", "."]);
+/** Operators the lexer reads a character at a time (its symbols are single characters), written whole again. */
+const OPERATORS = new Set(["<>", "<=", ">=", "!=", ":=", "||", "&&", "<<", ">>", "<=>", "->", "->>"]);
 
 function isLiteral(token: Token): boolean {
   return token.kind === "number" || token.kind === "string";
@@ -41,6 +43,11 @@ function joined(words: readonly string[]): string {
   let text = "";
   let previous = "";
   for (const word of words) {
+    if (OPERATORS.has(previous + word)) {
+      text += word;
+      previous += word;
+      continue;
+    }
     if (text !== "" && !NO_SPACE_BEFORE.has(word) && !NO_SPACE_AFTER.has(previous)) text += " ";
     text += word;
     previous = word;

@@ -13,10 +13,15 @@ const LARGE_TEXT: StatementFingerprint = Object.freeze({
   sample: `(a text over ${LARGE_TEXT_CHARACTERS / 1024} KiB: not parsed for insights)`,
 });
 
+const FINGERPRINT = /^[0-9a-f]{16}$/;
+
 export function postgresFingerprint(sql: string): StatementFingerprint {
   if (sql.length > LARGE_TEXT_CHARACTERS) return LARGE_TEXT;
   try {
-    return { id: fingerprintSync(sql), sample: sampleOf(normalizeSync(sql)) };
+    // On a text it cannot parse, libpg-query answers the parser's message (which quotes the text)
+    // instead of throwing: only a fingerprint's 16 hex digits are one.
+    const id = fingerprintSync(sql);
+    return FINGERPRINT.test(id) ? { id, sample: sampleOf(normalizeSync(sql)) } : UNREADABLE;
   } catch {
     return UNREADABLE;
   }
