@@ -33,12 +33,12 @@ export class InsightSlice {
 
   add(run: WorkRun, fingerprint: StatementFingerprint, at: number): void {
     let principals = this.clusters.get(run.cluster);
-    if (principals === undefined) this.clusters.set(run.cluster, (principals = new Map()));
+    if (principals === undefined) this.clusters.set(run.cluster, (principals = new Map<string, PrincipalStatements>()));
     let statements = principals.get(run.principal);
     if (statements === undefined) {
       const name = principals.size < this.limits.maxPrincipals ? run.principal : OTHER;
       statements = principals.get(name);
-      if (statements === undefined) principals.set(name, (statements = new Map()));
+      if (statements === undefined) principals.set(name, (statements = new Map<string, StatementStats>()));
     }
     let stats = statements.get(fingerprint.id);
     if (stats === undefined) {
