@@ -163,16 +163,26 @@ export class Leases {
    * release. The session is held only while the stream runs: it goes back to the pool the moment the
    * stream ends, fails or is closed (the engine cancels a statement still producing rows first, or
    * cuts the session when it cannot end it cleanly). A failure after the stream opened is reported to
-   * the topology like any other but never turned into a retry: rows have been handed on.
+   * the topology like any other but never turned into a retry: rows have been handed on. With
+   * `timing` (query insights on), the time the session was held is added to it.
    */
-  async stream(endpoint: Endpoint, intent: Intent, runAs: RunAs, deadline: number, open: (connection: EngineConnection) => Promise<RowCursor>): Promise<RowCursor> {
+  async stream(
+    endpoint: Endpoint,
+    intent: Intent,
+    runAs: RunAs,
+    deadline: number,
+    open: (connection: EngineConnection) => Promise<RowCursor>,
+    timing?: WorkTiming,
+  ): Promise<RowCursor> {
     const onReplica = endpoint.role === "replica";
     const pool = this.pools.get(endpoint, runAs.login);
     const entry = this.takeNow(endpoint, pool, onReplica, runAs) ?? (await this.take(endpoint, pool, intent, onReplica, runAs, deadline));
+    const taken = timing === undefined ? 0 : this.clock.now();
     let released = false;
     const release = (): void => {
       if (released) return;
       released = true;
+      if (timing !== undefined) timing.databaseMs += this.clock.now() - taken;
       endLease(endpoint, pool, entry);
     };
     let cursor: RowCursor;

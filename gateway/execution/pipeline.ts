@@ -6,7 +6,7 @@
  */
 import type { ResultCache } from "../cache/result-cache.js";
 import type { Clock } from "../clock.js";
-import type { StatementResult } from "../engines/engine.js";
+import type { RowCursor, StatementResult } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
 import type { ClusterEvents } from "../events.js";
 import { endingCursor } from "./ending-cursor.js";
@@ -40,6 +40,11 @@ export class StatementPipeline {
    * first rows are in; the caller pulls the rest and must end it with `next` to the end or `close`.
    */
   stream(plan: Plan): Promise<OpenedStream> {
+    const opened = this.cachedStream(plan);
+    return plan.timing === undefined ? opened : this.toldStream(plan, opened);
+  }
+
+  private cachedStream(plan: Plan): Promise<OpenedStream> {
     const opened = this.streams.open(plan);
     if (!this.cache.invalidates(plan.statements, commitsNothing(plan))) return opened;
     // A stream's write commits as it ends: the cache is told when the cursor ends (or fails to open), before the answer ends.
@@ -72,27 +77,70 @@ export class StatementPipeline {
 
   /** Query insights are on: the work is told to the hub when it is answered, failed or not. */
   private told(plan: Plan, answer: Promise<Attempted<Written<StatementResult[]>>>): Promise<Attempted<Written<StatementResult[]>>> {
-    const tell = (rows: number, error: string | undefined): void => {
-      const timing = plan.timing as NonNullable<Plan["timing"]>;
-      this.events.emit("workRun", {
-        principal: plan.runAs.tenant,
-        statements: plan.statements.map(({ sql }) => sql),
-        totalMs: this.clock.now() - timing.startedAt,
-        databaseMs: timing.databaseMs,
-        rows,
-        error,
-      });
-    };
     return answer.then(
       (answered) => {
-        tell(rowsOf(answered.value.value), undefined);
+        this.tell(plan, rowsOf(answered.value.value), undefined);
         return answered;
       },
       (err: unknown) => {
-        tell(0, failureCode(err));
+        this.tell(plan, 0, failureCode(err));
         throw err;
       },
     );
+  }
+
+  /**
+   * Query insights are on: a stream is told once, when it ends (its last batch, a failure, or the
+   * caller's close), with the rows handed on; one that failed to open, at once.
+   */
+  private toldStream(plan: Plan, opened: Promise<OpenedStream>): Promise<OpenedStream> {
+    return opened.then(
+      ({ cursor, attempts }) => {
+        let rows = 0;
+        let told = false;
+        const tell = (error: string | undefined): void => {
+          if (told) return;
+          told = true;
+          this.tell(plan, rows, error);
+        };
+        const counted: RowCursor = {
+          columns: cursor.columns,
+          get summary() {
+            return cursor.summary;
+          },
+          next: () =>
+            cursor.next().then(
+              (batch) => {
+                rows += batch.length;
+                if (batch.length === 0) tell(undefined);
+                return batch;
+              },
+              (err: unknown) => {
+                tell(failureCode(err));
+                throw err;
+              },
+            ),
+          close: () => cursor.close().then(() => tell(undefined)),
+        };
+        return { cursor: counted, attempts };
+      },
+      (err: unknown) => {
+        this.tell(plan, 0, failureCode(err));
+        throw err;
+      },
+    );
+  }
+
+  private tell(plan: Plan, rows: number, error: string | undefined): void {
+    const timing = plan.timing as NonNullable<Plan["timing"]>;
+    this.events.emit("workRun", {
+      principal: plan.runAs.tenant,
+      statements: plan.statements.map(({ sql }) => sql),
+      totalMs: this.clock.now() - timing.startedAt,
+      databaseMs: timing.databaseMs,
+      rows,
+      error,
+    });
   }
 }
 

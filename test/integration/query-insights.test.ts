@@ -66,7 +66,7 @@ describe("query insights per principal", () => {
           bob: { clusters: { pg: "read-write", my: "read-write" } },
         },
       },
-      insights: { enabled: true, topPerPrincipal: 3, metricsTop: 2 },
+      insights: { enabled: true, topPerPrincipal: 4, metricsTop: 2 },
     });
     // alice: one statement with different literals, a failing one, and more fingerprints than her limit.
     for (let id = 1; id <= 5; id++) expect(await run("alice", "pg", `select id, note from items where id = ${id}`)).toBe(200);
@@ -86,6 +86,14 @@ describe("query insights per principal", () => {
       as("bob"),
     );
     expect(batch.status).toBe(200);
+    // A stream is counted when it ends, with the rows it handed on.
+    const stream = await fetch(`${gw.baseUrl}/v1/query/stream`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...as("bob") },
+      body: JSON.stringify({ cluster: "pg", sql: "select g from generate_series(1, 25) as g where g > 0" }),
+    });
+    expect(stream.status).toBe(200);
+    expect((await stream.text()).trim().split("\n").length).toBeGreaterThan(1);
   }, 60000);
 
   afterAll(async () => {
@@ -122,10 +130,10 @@ describe("query insights per principal", () => {
   it("keeps at most topPerPrincipal fingerprints per principal and counts the rest as (other)", async () => {
     const alice = principal(await insights(), "pg", "alice");
     const listed = alice.statements.filter((row) => row.fingerprint !== "(other)");
-    expect(listed.length).toBeLessThanOrEqual(3);
+    expect(listed.length).toBeLessThanOrEqual(4);
     const other = alice.statements.find((row) => row.fingerprint === "(other)");
     expect(other).toBeDefined();
-    // Six fingerprints, three kept: every call is counted somewhere.
+    // Six fingerprints, four kept: every call is counted somewhere.
     expect(alice.calls).toBe(5 + 2 + 4);
     expect(alice.statements.reduce((sum, row) => sum + row.calls, 0)).toBe(alice.calls);
     // limit=1 lists the top one and merges the rest.
@@ -144,6 +152,14 @@ describe("query insights per principal", () => {
     const batch = bob.statements.find((row) => row.sample.includes("\n"));
     expect(batch?.sample).toBe("insert into items (note) values ($1);\nselect count(*) from items where note = $1;");
     expect(batch?.calls).toBe(1);
+  });
+
+  it("counts a stream when it ends, with the rows it handed on", async () => {
+    const bob = principal(await insights("?principal=bob&cluster=pg"), "pg", "bob");
+    const stream = statement(bob, "select g from generate_series($1, $2) as g where g > $3");
+    expect(stream.calls).toBe(1);
+    expect(stream.rows).toBe(25);
+    expect(stream.databaseMs).toBeGreaterThan(0);
   });
 
   it("fingerprints MariaDB statements with the MySQL reader's digest", async () => {
