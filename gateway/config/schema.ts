@@ -354,14 +354,14 @@ export const insightsConfigSchema = z
       .int()
       .min(1)
       .max(1000)
-      .default(50)
+      .default(20)
       .describe("Fingerprints kept per principal and cluster in each slice; statements of further fingerprints are counted under `other`"),
     maxPrincipals: z
       .number()
       .int()
       .min(1)
       .max(100000)
-      .default(1000)
+      .default(200)
       .describe("Principals (per cluster) kept in each slice; further principals' statements are counted under principal `other`"),
     sliceMs: ms("Figures are kept in slices of this length: a window is read to this precision").min(1000).default(60000),
     retainMs: ms("How long figures are kept: the longest window GET /v1/admin/insights can read").min(1000).default(3600000),

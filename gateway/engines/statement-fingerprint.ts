@@ -14,7 +14,7 @@ export interface StatementFingerprint {
 }
 
 /** The longest sample kept: the start of a statement says what it is. */
-export const SAMPLE_CHARACTERS = 2000;
+export const SAMPLE_CHARACTERS = 1000;
 
 /** Every text the reader cannot read shares one fingerprint: its literals cannot be found, so none of it is shown. */
 export const UNREADABLE: StatementFingerprint = Object.freeze({ id: "unreadable", sample: "(text the gateway's SQL reader cannot read)" });
