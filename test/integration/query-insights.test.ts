@@ -94,6 +94,14 @@ describe("query insights per principal", () => {
     });
     expect(stream.status).toBe(200);
     expect((await stream.text()).trim().split("\n").length).toBeGreaterThan(1);
+    // Statements of an interactive transaction count like any other (on MariaDB here).
+    const begun = await gw.post("/v1/transactions", { cluster: "my" }, as("bob"));
+    expect(begun.status).toBe(201);
+    const id = begun.body.transactionId as string;
+    for (const note of ["tx-secret-1", "tx-secret-2"]) {
+      expect((await gw.post("/v1/query", { cluster: "my", sql: `update items set note = '${note}' where id = 1`, transactionId: id }, as("bob"))).status).toBe(200);
+    }
+    expect((await gw.post(`/v1/transactions/${id}/commit`, {}, as("bob"))).status).toBe(200);
   }, 60000);
 
   afterAll(async () => {
@@ -145,6 +153,7 @@ describe("query insights per principal", () => {
   it("never shows a literal the caller sent, and counts rows written", async () => {
     const answer = await insights();
     expect(JSON.stringify(answer)).not.toMatch(/secret|hidden/);
+    expect(JSON.stringify(await insights("?cluster=my"))).not.toMatch(/secret|hidden/);
     const bob = principal(answer, "pg", "bob");
     const insert = statement(bob, "insert into items (note) values ($1)");
     expect(insert.calls).toBe(3);
@@ -172,6 +181,10 @@ describe("query insights per principal", () => {
     expect(read.databaseMs).toBeGreaterThan(0);
     const bob = principal(answer, "my", "bob");
     expect(statement(bob, "insert into items (note) values (?), (?)").rows).toBe(2);
+    const update = statement(bob, "update items set note = ? where id = ?");
+    expect(update.calls).toBe(2);
+    expect(update.rows).toBe(2);
+    expect(update.databaseMs).toBeGreaterThan(0);
   });
 
   it("filters by principal and by time window, and refuses a bad window", async () => {
