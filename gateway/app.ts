@@ -15,7 +15,9 @@ import { DataApiService } from "./data-api/service.js";
 import { DataApiTargets, dataApiSecretLogins } from "./data-api/targets.js";
 import { EmfReporter } from "./observability/emf-reporter.js";
 import { GatewayEvents } from "./events.js";
+import { registerInsightMetrics } from "./observability/insight-metrics.js";
 import { GatewayMetrics } from "./observability/metrics.js";
+import { QueryInsights } from "./observability/query-insights.js";
 import { StatusHistory } from "./observability/status-history.js";
 import { selfUrl } from "./peers/self-url.js";
 import { TransactionOwnership } from "./peers/transaction-ownership.js";
@@ -117,6 +119,8 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   const everyCluster = [...clusters.values()];
   // Listening before the clusters start: a failover during start-up is counted too.
   const metrics = new GatewayMetrics(() => everyCluster, events);
+  const insights = new QueryInsights(config.insights, (name) => clusters.get(name)?.engine.reader, clock, events);
+  registerInsightMetrics(metrics.registry, insights, config.insights);
   try {
     await Promise.all(everyCluster.map((cluster) => cluster.start()));
   } catch (err) {
@@ -159,6 +163,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     policy,
     metrics,
     history,
+    insights,
     version: VERSION,
   };
   const http = createHttpServer(context, authenticator, VERSION);

@@ -25,6 +25,25 @@ export interface GatewayEventMap {
   cacheRead: { cluster: string; outcome: CacheOutcome; reason?: string | undefined };
   /** A write moved the cache's generations on (confirmed), or could not (the store stops vouching until its epoch moves on). */
   cacheInvalidation: { cluster: string; confirmed: boolean };
+  /** Work answered (told only while query insights are on): whose, which texts, where its time went, how it ended. */
+  workRun: WorkRun;
+}
+
+/** One request's work as query insights count it. */
+export interface WorkRun {
+  cluster: string;
+  /** The principal (the pool tenant; "" when callers are not told apart). */
+  principal: string;
+  /** The texts run, in order (one, or a batch's). */
+  statements: readonly string[];
+  /** From planning to the answer. */
+  totalMs: number;
+  /** Of that, the time on a session (the rest waited: routing, a failover hold, the pool, retries' backoff). */
+  databaseMs: number;
+  /** Rows returned or changed, over its statements. */
+  rows: number;
+  /** The failure's registry code, with the database's SQLSTATE for DATABASE_ERROR ("DATABASE_ERROR/42P01"); undefined on success. */
+  error: string | undefined;
 }
 
 /** How a read that asked for the cache was answered (the `cache` field of its answer). */

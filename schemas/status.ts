@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { failoverSchema, refusalSchema } from "./health.js";
+import { insightStatementSchema } from "./insights.js";
 
 export const statusEndpointSchema = z.object({
   name: z.string(),
@@ -52,5 +53,14 @@ export const statusResponseSchema = z.object({
     }),
   ),
   history: z.array(statusSampleSchema).describe("One sample a second, oldest first (the last five minutes)"),
+  insights: z
+    .object({
+      enabled: z.boolean(),
+      windowMs: z.number().int().describe("The window the rows describe (insights.metricsWindowMs)"),
+      top: z
+        .array(insightStatementSchema.extend({ cluster: z.string(), principal: z.string() }))
+        .describe("The statements with the most total time in the window, across principals (at most 10)"),
+    })
+    .describe("Query insights' top statements (GET /v1/admin/insights has them all)"),
 });
 export type StatusResponse = z.infer<typeof statusResponseSchema>;

@@ -183,7 +183,7 @@ export class Cluster {
       logger,
     );
     this.transactions = new TransactionRegistry(this.router, this.leases, planner, config, clock, logger, this.idempotency, this.cache, wiring.mintTransactionId);
-    this.pipeline = new StatementPipeline(planner, new Executor(this.leases, clock, this.idempotency), this.transactions, new StreamRunner(this.leases, config), this.cache);
+    this.pipeline = new StatementPipeline(planner, new Executor(this.leases, clock, this.idempotency), this.transactions, new StreamRunner(this.leases, config), this.cache, events, clock);
   }
 
   /** Learns the topology once, then warms the pools and starts the housekeepers. */

@@ -342,6 +342,41 @@ export const cacheConfigSchema = z
   .describe("Result cache for reads that ask for it (docs/cache.md)");
 export type CacheConfig = z.infer<typeof cacheConfigSchema>;
 
+/** Query insights per principal (observability/query-insights.ts, docs/insights.md). */
+export const insightsConfigSchema = z
+  .strictObject({
+    enabled: z
+      .boolean()
+      .default(false)
+      .describe("Count every statement by principal and fingerprint (GET /v1/admin/insights, the status page, poolgate_insight_* metrics); off: no cost on the hot path"),
+    topPerPrincipal: z
+      .number()
+      .int()
+      .min(1)
+      .max(1000)
+      .default(20)
+      .describe("Fingerprints kept per principal and cluster in each slice; statements of further fingerprints are counted under `other`"),
+    maxPrincipals: z
+      .number()
+      .int()
+      .min(1)
+      .max(100000)
+      .default(200)
+      .describe("Principals (per cluster) kept in each slice; further principals' statements are counted under principal `other`"),
+    sliceMs: ms("Figures are kept in slices of this length: a window is read to this precision").min(1000).default(60000),
+    retainMs: ms("How long figures are kept: the longest window GET /v1/admin/insights can read").min(1000).default(3600000),
+    metricsTop: z
+      .number()
+      .int()
+      .min(0)
+      .max(500)
+      .default(20)
+      .describe("Fingerprints exported as poolgate_insight_* series: the top by total time over metricsWindowMs (bounds the metrics' cardinality)"),
+    metricsWindowMs: ms("The window the poolgate_insight_* gauges describe").min(1000).default(300000),
+  })
+  .refine((insights) => insights.retainMs >= insights.sliceMs, { message: "insights.retainMs must be at least insights.sliceMs", path: ["retainMs"] });
+export type InsightsConfig = z.infer<typeof insightsConfigSchema>;
+
 export const configSchema = z.strictObject({
   server: z
     .strictObject({
@@ -487,6 +522,7 @@ export const configSchema = z.strictObject({
     })
     .prefault({}),
   cache: cacheConfigSchema.prefault({}),
+  insights: insightsConfigSchema.prefault({}),
   metrics: z
     .strictObject({
       emf: z

@@ -6,6 +6,7 @@
  * principal.
  */
 import type { Intent } from "../../schemas/query.js";
+import { cachedFingerprints, type StatementFingerprint } from "./statement-fingerprint.js";
 
 export interface StatementAnalysis {
   /** The reader understood the whole text; when false, every answer below is the careful one. */
@@ -63,6 +64,8 @@ export interface StatementAnalysis {
 
 export interface SqlReader {
   analyse(sql: string): StatementAnalysis;
+  /** The text's fingerprint and literal-free sample, for query insights (computed only when asked). */
+  fingerprint(sql: string): StatementFingerprint;
 }
 
 /** The careful answer for a text the reader does not understand. */
@@ -89,11 +92,12 @@ export const NOT_UNDERSTOOD: StatementAnalysis = Object.freeze({
 const CACHE_ENTRIES = 4096;
 const CACHE_CHARACTERS = 4 * 1024 * 1024;
 
-/** Wraps an analysis function with a bounded cache keyed by the exact text. */
-export function cachedReader(analyse: (sql: string) => StatementAnalysis): SqlReader {
+/** Wraps an analysis function (and a fingerprint function) with bounded caches keyed by the exact text. */
+export function cachedReader(analyse: (sql: string) => StatementAnalysis, fingerprint: (sql: string) => StatementFingerprint): SqlReader {
   const cache = new Map<string, StatementAnalysis>();
   let characters = 0;
   return {
+    fingerprint: cachedFingerprints(fingerprint),
     analyse(sql) {
       let analysis = cache.get(sql);
       if (analysis === undefined) {

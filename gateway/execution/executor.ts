@@ -106,6 +106,7 @@ export class Executor {
       const endpoint = this.leases.endpointNow(plan.route, plan.primaryOnly) ?? (await this.leases.endpointFor(plan.route, plan.primaryOnly));
       const value = await this.leases.run(endpoint, plan.intent, plan.runAs, plan.route.deadline, (connection) =>
         readOnlyUnit(connection, plan.statements, within(plan.options, plan.route, this.clock), plan.isolation),
+        plan.timing,
       );
       return { value, consistencyToken: undefined };
     });
@@ -121,7 +122,7 @@ export class Executor {
         // A read (no token to read) whose failure needs no rewording is the engine's own promise: no turn of its own.
         if (!wantsToken && !plan.commitsInParts) return connection.execute(statement.sql, statement.params, options);
         return this.statementWithToken(plan, route, connection, statement, options, wantsToken);
-      });
+      }, plan.timing);
     const runOn = (endpoint: Endpoint): Promise<Written<StatementResult[]>> =>
       run(endpoint).then(writtenOne, (err: unknown) => {
         // A "read" that wrote after all (a user function not in routing.writingFunctions): a replica
@@ -205,7 +206,7 @@ export class Executor {
           }
           throw err;
         }
-      });
+      }, plan.timing);
     });
   }
 
@@ -231,7 +232,7 @@ export class Executor {
           });
           const consistencyToken = outcome.position === undefined ? await this.tokenAfter(plan, plan.route, connection) : (outcome.position ?? undefined);
           return { value: outcome.results, consistencyToken, recorded: outcome.recorded };
-        });
+        }, plan.timing);
       });
     } catch (err) {
       if (unknownOutcome === undefined || !(err instanceof GatewayError) || err.code === "OUTCOME_UNKNOWN" || err.code === "IDEMPOTENCY_KEY_REUSED") throw err;

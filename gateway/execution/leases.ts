@@ -22,6 +22,7 @@ import type { Topology } from "../topology/topology.js";
 import { endingCursor } from "./ending-cursor.js";
 import { type Attempted, type RetrySettings, runWithRetry } from "./retry.js";
 import type { RunAs } from "./run-as.js";
+import type { WorkTiming } from "./work-timing.js";
 
 /** A session held for work the caller drives itself (an interactive transaction). */
 export interface Lease {
@@ -107,16 +108,17 @@ export class Leases {
 
   /**
    * Borrows a session of the endpoint for `work`, and reports failover signs on the way out. The
-   * route's deadline bounds the wait for a session.
+   * route's deadline bounds the wait for a session. With `timing` (query insights on), the time the
+   * work held the session is added to it.
    */
-  run<T>(endpoint: Endpoint, intent: Intent, runAs: RunAs, deadline: number, work: (connection: EngineConnection) => Promise<T>): Promise<T> {
+  run<T>(endpoint: Endpoint, intent: Intent, runAs: RunAs, deadline: number, work: (connection: EngineConnection) => Promise<T>, timing?: WorkTiming): Promise<T> {
     // `onReplica` is what the endpoint was when the work was sent there, not when an error comes back.
     const onReplica = endpoint.role === "replica";
     const pool = this.pools.get(endpoint, runAs.login);
     // A ready session is taken without a promise or a turn; else the pool's wait (or check).
     const entry = this.takeNow(endpoint, pool, onReplica, runAs);
-    if (entry !== undefined) return this.runOn(entry, endpoint, pool, intent, onReplica, work);
-    return this.take(endpoint, pool, intent, onReplica, runAs, deadline).then((taken) => this.runOn(taken, endpoint, pool, intent, onReplica, work));
+    if (entry !== undefined) return this.runOn(entry, endpoint, pool, intent, onReplica, work, timing);
+    return this.take(endpoint, pool, intent, onReplica, runAs, deadline).then((taken) => this.runOn(taken, endpoint, pool, intent, onReplica, work, timing));
   }
 
   /**
@@ -124,13 +126,26 @@ export class Leases {
    * answered in the turn it ends, with no promise or turn of the lease's own; a failure is classified
    * (failed) before the session goes back.
    */
-  private runOn<T>(entry: PoolEntry, endpoint: Endpoint, pool: Pool, intent: Intent, onReplica: boolean, work: (connection: EngineConnection) => Promise<T>): Promise<T> {
+  private runOn<T>(
+    entry: PoolEntry,
+    endpoint: Endpoint,
+    pool: Pool,
+    intent: Intent,
+    onReplica: boolean,
+    work: (connection: EngineConnection) => Promise<T>,
+    timing: WorkTiming | undefined,
+  ): Promise<T> {
+    const started = timing === undefined ? 0 : this.clock.now();
     return promiseFrom(work, entry.connection).then(
       (value) => {
+        if (timing !== undefined) timing.databaseMs += this.clock.now() - started;
         endLease(endpoint, pool, entry);
         return value;
       },
-      (err: unknown) => this.failed(err, entry, endpoint, pool, intent, onReplica),
+      (err: unknown) => {
+        if (timing !== undefined) timing.databaseMs += this.clock.now() - started;
+        return this.failed(err, entry, endpoint, pool, intent, onReplica);
+      },
     );
   }
 
@@ -148,16 +163,26 @@ export class Leases {
    * release. The session is held only while the stream runs: it goes back to the pool the moment the
    * stream ends, fails or is closed (the engine cancels a statement still producing rows first, or
    * cuts the session when it cannot end it cleanly). A failure after the stream opened is reported to
-   * the topology like any other but never turned into a retry: rows have been handed on.
+   * the topology like any other but never turned into a retry: rows have been handed on. With
+   * `timing` (query insights on), the time the session was held is added to it.
    */
-  async stream(endpoint: Endpoint, intent: Intent, runAs: RunAs, deadline: number, open: (connection: EngineConnection) => Promise<RowCursor>): Promise<RowCursor> {
+  async stream(
+    endpoint: Endpoint,
+    intent: Intent,
+    runAs: RunAs,
+    deadline: number,
+    open: (connection: EngineConnection) => Promise<RowCursor>,
+    timing?: WorkTiming,
+  ): Promise<RowCursor> {
     const onReplica = endpoint.role === "replica";
     const pool = this.pools.get(endpoint, runAs.login);
     const entry = this.takeNow(endpoint, pool, onReplica, runAs) ?? (await this.take(endpoint, pool, intent, onReplica, runAs, deadline));
+    const taken = timing === undefined ? 0 : this.clock.now();
     let released = false;
     const release = (): void => {
       if (released) return;
       released = true;
+      if (timing !== undefined) timing.databaseMs += this.clock.now() - taken;
       endLease(endpoint, pool, entry);
     };
     let cursor: RowCursor;

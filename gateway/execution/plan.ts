@@ -17,6 +17,7 @@ import type { KeyedWork, KeyRequest } from "../idempotency/keyed-work.js";
 import type { RouteRequest } from "../routing/router.js";
 import type { RetrySettings } from "./retry.js";
 import type { RunAs } from "./run-as.js";
+import type { WorkTiming } from "./work-timing.js";
 import { checkParamCount, executeOptions, type RequestRunOptions } from "./run-options.js";
 
 /** What a surface sends: its statements and the caller's run options, nothing decided yet. */
@@ -114,6 +115,8 @@ export interface Plan {
    * read-only principal's work), where a key is accepted and ignored.
    */
   readonly keyed: KeyedWork | undefined;
+  /** Where the work's time goes, for query insights; undefined while they are off. */
+  readonly timing: WorkTiming | undefined;
 }
 
 const SCOPE_NAMES = { batch: "a batch", transaction: "an interactive transaction (use its commit and rollback endpoints)" } as const;
@@ -167,6 +170,7 @@ export class Planner {
       transactionEnds,
       runAs,
       keyed,
+      timing: this.config.insights.enabled ? { startedAt: this.clock.now(), databaseMs: 0 } : undefined,
     };
   }
 

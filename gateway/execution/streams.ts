@@ -81,6 +81,7 @@ export class StreamRunner {
       const endpoint = this.leases.endpointNow(plan.route, plan.primaryOnly) ?? (await this.leases.endpointFor(plan.route, plan.primaryOnly));
       return this.leases.stream(endpoint, plan.intent, plan.runAs, plan.route.deadline, (connection) =>
         plan.runAs.readOnly ? readOnlyStream(connection, statement, options, plan.isolation) : connection.stream(statement.sql, statement.params, options),
+        plan.timing,
       );
     });
     return { cursor: value, attempts };

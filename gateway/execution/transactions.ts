@@ -166,6 +166,8 @@ export class TransactionRegistry {
     const runAs = plan.runAs;
     const single = plan.options;
     const tx = await this.claim(id, turn, runAs);
+    // Query insights: the wait for the transaction's turn is not the database's time.
+    const claimedAt = plan.timing === undefined ? 0 : this.clock.now();
     try {
       const result: StatementResult[] = [];
       for (const statement of plan.statements) {
@@ -222,6 +224,7 @@ export class TransactionRegistry {
       throw err;
     } finally {
       tx.lastUsedAt = this.clock.now();
+      if (plan.timing !== undefined) plan.timing.databaseMs += tx.lastUsedAt - claimedAt;
       this.passTurn(tx);
     }
   }

@@ -9,6 +9,7 @@ import type { TransactionOwnership } from "../peers/transaction-ownership.js";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { GatewayMetrics } from "../observability/metrics.js";
+import type { QueryInsights } from "../observability/query-insights.js";
 import type { StatusHistory } from "../observability/status-history.js";
 
 export interface HttpContext {
@@ -29,6 +30,8 @@ export interface HttpContext {
   metrics: GatewayMetrics;
   /** The last minutes of requests and pool use, for the status page. */
   history: StatusHistory;
+  /** Query insights per principal (GET /v1/admin/insights). */
+  insights: QueryInsights;
   version: string;
 }
 

@@ -15,6 +15,7 @@ import {
   streamHeaderSchema,
   streamRequestSchema,
 } from "../../schemas/query.js";
+import { insightsQuerySchema, insightsResponseSchema } from "../../schemas/insights.js";
 import { statusResponseSchema } from "../../schemas/status.js";
 
 const json = (schema: z.ZodType, io: "input" | "output") => ({
@@ -97,6 +98,17 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
       "/v1/admin/topology": { get: operation("Every cluster's topology and recent failovers (operator)", null, topologyResponseSchema) },
       "/v1/admin/topology/refresh": { post: operation("Check the topology now (operator)", null, topologyResponseSchema) },
       "/v1/admin/status": { get: operation("What the status page draws (operator)", null, statusResponseSchema) },
+      "/v1/admin/insights": {
+        get: {
+          ...operation("Query insights per principal: statements by fingerprint with their figures (operator)", null, insightsResponseSchema),
+          parameters: Object.entries(insightsQuerySchema.shape).map(([name, schema]) => ({
+            name,
+            in: "query",
+            required: false,
+            schema: z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }),
+          })),
+        },
+      },
       "/metrics": {
         get: {
           summary: "Prometheus metrics (operator)",

@@ -149,8 +149,12 @@ async function postgresPart(): Promise<void> {
 
     if (S.only.has("throughput")) {
       progress.setPhase("PostgreSQL steady load");
+      // What query insights cost (docs/insights.md): the same gateway with them on, beside the one with them off.
+      const insightsOn = await startGateway(gatewayConfig(benchUrl, { insights: { enabled: true } }));
+      servers.push(insightsOn);
       const targets = [
         native,
+        httpTarget("poolgate native, insights on (HTTP)", "poolgate", insightsOn),
         dataApi,
         sdkTarget("poolgate Data API (AWS SDK)", gateway),
         inProcess,

@@ -109,6 +109,7 @@ describe("the live status page", () => {
         bearer: { tokensFile: tokens.path },
         principals: { operator: { admin: true }, app: { clusters: { default: "read-write" } } },
       },
+      insights: { enabled: true },
     });
     traffic = startTraffic();
     profileDir = mkdtempSync(join(tmpdir(), "poolgate-chromium-"));
@@ -189,6 +190,13 @@ describe("the live status page", () => {
     // Every seventh statement of the traffic is refused: the 4xx rate shows it.
     expect(Number(await page.locator("[data-field='rate-client-errors']").textContent())).toBeGreaterThan(0);
     expect(await cluster.locator("[data-failover]").count()).toBe(0);
+    // Query insights' table: the traffic's statements by principal, literals removed.
+    const insightRows = page.locator("[data-section='insights'] tr[data-insight]");
+    await insightRows.first().waitFor({ timeout: 5000 });
+    expect(await insightRows.first().getAttribute("data-principal")).toBe("app");
+    const samples = await page.locator("[data-section='insights'] td code").allTextContents();
+    expect(samples).toContain("insert into hits (note) values ($1) returning id");
+    expect(samples.join("\n")).not.toContain("status page");
     await page.evaluate("window.sameDocument = true");
 
     await primary.stop("immediate");

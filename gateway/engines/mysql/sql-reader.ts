@@ -7,6 +7,7 @@
  */
 import { cachedReader, NOT_UNDERSTOOD, type SqlReader, type StatementAnalysis } from "../sql-analysis.js";
 import { lexModesFor, lexMysql, splitStatements, type Token } from "./sql-lexer.js";
+import { mysqlFingerprint } from "./digest.js";
 import { isDeterministicFunction, refusedForReadOnly, isStatelessFunction, SESSION_VALUE_WORDS, WRITING_FUNCTIONS } from "./functions.js";
 
 const isAscii = (text: string): boolean => [...text].every((ch) => ch.charCodeAt(0) < 0x80);
@@ -219,5 +220,5 @@ function analyse(sql: string, writingFunctions: ReadonlySet<string>): StatementA
 /** A reader for one cluster: the built-in writing functions plus `routing.writingFunctions`. */
 export function mysqlSqlReader(writingFunctions: readonly string[] = []): SqlReader {
   const names = new Set([...WRITING_FUNCTIONS, ...writingFunctions.map((name) => name.toLowerCase())]);
-  return cachedReader((sql) => analyse(sql, names));
+  return cachedReader((sql) => analyse(sql, names), mysqlFingerprint);
 }

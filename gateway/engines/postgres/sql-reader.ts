@@ -6,6 +6,7 @@
  */
 import { loadModule, parseSync } from "libpg-query";
 import { cachedReader, NOT_UNDERSTOOD, type SqlReader, type StatementAnalysis } from "../sql-analysis.js";
+import { postgresFingerprint } from "./fingerprint.js";
 import { isDeterministicFunction, isNonWritingFunction } from "./known-functions.js";
 import { LARGE_TEXT_CHARACTERS, largeTextAnalysis } from "./large-text.js";
 
@@ -274,5 +275,5 @@ function analyse(sql: string, writingFunctions: ReadonlySet<string>): StatementA
 /** A reader for one cluster: the built-in writing functions plus `routing.writingFunctions`. */
 export function postgresSqlReader(writingFunctions: readonly string[] = []): SqlReader {
   const names = new Set([...WRITING_FUNCTIONS, ...writingFunctions.map((name) => name.toLowerCase())]);
-  return cachedReader((sql) => analyse(sql, names));
+  return cachedReader((sql) => analyse(sql, names), postgresFingerprint);
 }

@@ -4,9 +4,15 @@
  * holds no data — it asks /v1/admin/status with the operator's credential.
  */
 import type { FastifyInstance } from "fastify";
+import { insightsQuerySchema } from "../../../schemas/insights.js";
 import type { StatusResponse } from "../../../schemas/status.js";
+import { GatewayError } from "../../errors.js";
 import type { HttpContext } from "../context.js";
 import { STATUS_PAGE_HTML } from "../status-page/page.js";
+import { parseBody } from "../validate.js";
+
+/** Rows of the status page's top-statements table. */
+const STATUS_TOP = 10;
 
 export function registerObservabilityRoutes(app: FastifyInstance, context: HttpContext): void {
   const operator = { config: { access: "operator" as const } };
@@ -50,8 +56,21 @@ export function registerObservabilityRoutes(app: FastifyInstance, context: HttpC
       totals: { ...context.metrics.totals },
       clusters,
       history: context.history.recent(),
+      insights: context.insights.statusTop(STATUS_TOP),
     };
     return reply.header("cache-control", "no-store").send(response);
+  });
+
+  // Query insights per principal (docs/insights.md): filtered by principal, cluster and time window.
+  app.get("/v1/admin/insights", operator, async (request, reply) => {
+    const query = parseBody(insightsQuerySchema, request.query);
+    const since = query.since === undefined ? undefined : Date.parse(query.since);
+    const until = query.until === undefined ? undefined : Date.parse(query.until);
+    if (since !== undefined && until !== undefined && since > until) {
+      throw new GatewayError("INVALID_REQUEST", "invalid request: since is after until", { issues: [{ path: "since", message: "after until" }] });
+    }
+    const answer = context.insights.query({ principal: query.principal, cluster: query.cluster, since, until, limit: query.limit });
+    return reply.header("cache-control", "no-store").send(answer);
   });
 
   app.get("/", { config: { access: "public" } }, async (_request, reply) =>

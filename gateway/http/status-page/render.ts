@@ -63,6 +63,37 @@ function renderRates(status) {
         [h("span", null, swatch("var(--c4xx)"), "4xx/s (dashed)"), h("span", null, swatch("var(--c5xx)"), "5xx/s (solid)"), failoverKey.cloneNode(true)])));
 }
 
+/** Query insights' top statements: one row per (cluster, principal, fingerprint), most total time first. */
+function renderInsights(insights) {
+  if (!insights) return null;
+  var minutes = Math.round(insights.windowMs / 60000);
+  var caption = "Top statements" + (minutes > 0 ? " (last " + minutes + " min)" : "");
+  var body = !insights.enabled
+    ? h("p", { class: "muted" }, "Query insights are off (insights.enabled).")
+    : insights.top.length === 0
+      ? h("p", { class: "muted" }, "No statements in the window.")
+      : h("table", { class: "insights" },
+          h("thead", null, h("tr", null, ["Principal", "Cluster", "Statement", "Calls", "Errors", "Mean", "p99", "Wait", "Database", "Total"].map(function (title) {
+            return h("th", { scope: "col" }, title);
+          }))),
+          h("tbody", null, insights.top.map(function (row) {
+            var errors = Object.keys(row.errors).reduce(function (sum, code) { return sum + row.errors[code]; }, 0);
+            return h("tr", { "data-insight": row.fingerprint, "data-principal": row.principal, "data-calls": row.calls },
+              h("td", null, row.principal || "(any)"),
+              h("td", null, row.cluster),
+              h("td", null, h("code", { title: row.sample }, row.sample.length > 120 ? row.sample.slice(0, 120) + "…" : row.sample)),
+              h("td", { "data-field": "calls" }, formatCount(row.calls)),
+              h("td", { "data-field": "errors", title: Object.keys(row.errors).join(", ") }, formatCount(errors)),
+              h("td", null, formatMs(row.meanMs)),
+              h("td", null, formatMs(row.p99Ms)),
+              h("td", null, formatMs(row.waitMs)),
+              h("td", null, formatMs(row.databaseMs)),
+              h("td", null, formatMs(row.totalMs)));
+          })));
+  return h("section", { class: "panel", "data-section": "insights", "aria-labelledby": "insights-title" },
+    h("h2", { id: "insights-title" }, caption), body);
+}
+
 function renderPool(endpoint, history) {
   var pool = endpoint.pool;
   return h("div", {
@@ -166,7 +197,8 @@ function renderDashboard(status) {
   var nowMs = Date.parse(status.generatedAt);
   if (isNaN(nowMs)) nowMs = Date.now();
   var names = Object.keys(status.clusters).sort();
-  return [renderRates(status)].concat(names.map(function (name) {
+  var insights = renderInsights(status.insights);
+  return [renderRates(status)].concat(insights ? [insights] : [], names.map(function (name) {
     return renderCluster(name, status.clusters[name], status.history, nowMs);
   }));
 }

@@ -29,6 +29,9 @@ h2 { font-size: 17px; margin: 0 0 10px; }
 h3 { font-size: 13px; margin: 14px 0 8px; color: var(--muted); text-transform: uppercase; letter-spacing: .04em; }
 h4 { font-size: 14px; margin: 0; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; word-break: break-all; }
 main { padding: 16px 20px 32px; display: grid; gap: 16px; max-width: 1400px; }
+table.insights { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
+table.insights th, table.insights td { text-align: left; padding: 3px 8px; border-bottom: 1px solid var(--muted); vertical-align: top; }
+table.insights code { font-size: 12px; word-break: break-all; }
 dl.facts { display: flex; flex-wrap: wrap; gap: 4px 18px; margin: 0; }
 dl.facts div { display: flex; gap: 6px; align-items: baseline; }
 dt { color: var(--muted); }
