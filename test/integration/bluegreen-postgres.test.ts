@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BlueGreenDeployment, createBlueGreenDeployment } from "../support/aurora-bluegreen.js";
-import { type AuroraStandin, startAuroraStandin } from "../support/aurora-standin.js";
+import { type AuroraInstance, type AuroraStandin, startAuroraStandin } from "../support/aurora-standin.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { runSwitchoverUnderLoad, type SwitchoverLoadResult } from "../support/switchover-load.js";
 
@@ -23,7 +23,7 @@ describe("a Blue/Green switchover on the Aurora PostgreSQL stand-in", () => {
     await blue.primary.query("create table bg_writes (id serial primary key, server text not null)");
     deployment = await createBlueGreenDeployment(blue);
     gw = await startTestGateway({
-      clusters: { default: { writerUrl: deployment.url(deployment.cluster), readerUrls: [deployment.url(deployment.names.get("replica1")!)] } },
+      clusters: { default: { writerUrl: deployment.url(deployment.cluster), readerUrls: [deployment.url(deployment.name("replica1"))] } },
       pool: { maxSize: 4, acquireTimeoutMs: 8000 },
       topology: { checkIntervalMs: 100, checkTimeoutMs: 500 },
     });
@@ -41,13 +41,13 @@ describe("a Blue/Green switchover on the Aurora PostgreSQL stand-in", () => {
   });
 
   it("fails no request that arrived during the switchover, and serves writes after it on green", () => {
-    const [greenWriter] = deployment.green;
+    const [greenWriter] = deployment.green as [AuroraInstance];
     expect(result.events).toEqual(["RDS-EVENT-0259", "RDS-EVENT-0260"]);
     // Only requests sent before the sessions were dropped may fail (a write cut mid-flight is never retried blindly).
     expect(result.failedAfterBlock).toEqual([]);
     expect(result.writesAfterEnd).toBeGreaterThan(0);
     // Every write that arrived after the block ran on green's writer, under blue's name.
-    expect(new Set(result.writesAfterBlock.map((w) => w.port))).toEqual(new Set([greenWriter!.port]));
+    expect(new Set(result.writesAfterBlock.map((w) => w.port))).toEqual(new Set([greenWriter.port]));
     expect(new Set(result.writesAfterBlock.map((w) => w.server))).toEqual(new Set(["primary"]));
     // Reads kept being served, by green after the switchover.
     expect(result.readsAfterEnd.length).toBeGreaterThan(0);
@@ -55,11 +55,12 @@ describe("a Blue/Green switchover on the Aurora PostgreSQL stand-in", () => {
   });
 
   it("renames green to blue's names and blue to -old1, and blue stays read-only", async () => {
-    const [greenWriter, greenReader] = deployment.green as [AuroraStandin["primary"], AuroraStandin["primary"]];
+    const [greenWriter, greenReader] = deployment.green as [AuroraInstance, AuroraInstance];
     expect(await deployment.serverIdOf(greenWriter)).toBe("primary");
     expect(await deployment.serverIdOf(greenReader)).toBe("replica1");
     expect(await deployment.serverIdOf(blue.primary)).toBe("primary-old1");
-    expect(await deployment.serverIdOf(blue.replicas[0]!)).toBe("replica1-old1");
+    const [blueReader] = blue.replicas as [AuroraInstance];
+    expect(await deployment.serverIdOf(blueReader)).toBe("replica1-old1");
     const [row] = await blue.primary.query<{ ro: string }>("select current_setting('default_transaction_read_only') as ro");
     expect(row?.ro).toBe("on");
     const topology = (await gw.get("/v1/admin/topology")).body.clusters.default;

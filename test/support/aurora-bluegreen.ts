@@ -43,6 +43,8 @@ export interface BlueGreenDeployment {
   readonly names: ReadonlyMap<string, TcpForwarder>;
   /** Green's instances, writer first, by their own (data directory) names. */
   readonly green: readonly AuroraInstance[];
+  /** The name of blue's instance `instanceName` (throws for a name blue has not). */
+  name(instanceName: string): TcpForwarder;
   /** The gateway's login URL through a name. */
   url(name: TcpForwarder, database?: string): string;
   /** What aurora_db_instance_identifier() answers on an instance now. */
@@ -124,6 +126,11 @@ export async function createBlueGreenDeployment(blue: AuroraStandin): Promise<Bl
       cluster,
       names,
       green,
+      name: (instanceName) => {
+        const name = names.get(instanceName);
+        if (!name) throw new Error(`blue has no instance ${instanceName}`);
+        return name;
+      },
       url: (name, database = "postgres") => `postgres://${AURORA_LOGIN}@127.0.0.1:${name.port}/${database}`,
       serverIdOf: async (instance) => (await instance.query<{ id: string }>(`SELECT current_setting('${STANDIN_SCHEMA}.server_id') AS id`))[0]?.id ?? "",
       switchover,
