@@ -11,6 +11,7 @@ import { type BlueGreenDeployment, createBlueGreenDeployment } from "../support/
 import { type AuroraInstance, type AuroraStandin, startAuroraStandin } from "../support/aurora-standin.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { runSwitchoverUnderLoad, type SwitchoverLoadResult } from "../support/switchover-load.js";
+import { waitFor } from "../support/wait-for.js";
 
 describe("a Blue/Green switchover on the Aurora PostgreSQL stand-in", () => {
   let blue: AuroraStandin;
@@ -79,5 +80,56 @@ describe("a Blue/Green switchover on the Aurora PostgreSQL stand-in", () => {
     const response = await gw.post("/v1/query", { sql: "insert into bg_writes (server) values (aurora_db_instance_identifier()) returning server", timeoutMs: 5000 });
     expect(response.status).toBe(200);
     expect(response.body.rows[0].server).toBe("primary");
+  });
+});
+
+/**
+ * The cluster name cached past the rename (Aurora's DNS TTL is 5 s): it still leads to blue's writer,
+ * now `-old1` and read-only though not in recovery. The gateway must not take it for the writer: writes
+ * go to green's writer through its instance name (blue's writer's name) until the cluster name moves.
+ */
+describe("a Blue/Green switchover whose cluster name moves late", () => {
+  let blue: AuroraStandin;
+  let deployment: BlueGreenDeployment;
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    blue = await startAuroraStandin({ readerCount: 1 });
+    await blue.primary.query("create table bg_writes (id serial primary key, server text not null)");
+    deployment = await createBlueGreenDeployment(blue);
+    gw = await startTestGateway({
+      clusters: { default: { writerUrl: deployment.url(deployment.cluster), readerUrls: [deployment.url(deployment.name("primary")), deployment.url(deployment.name("replica1"))] } },
+      pool: { maxSize: 4, acquireTimeoutMs: 8000 },
+      topology: { checkIntervalMs: 100, checkTimeoutMs: 500 },
+    });
+  }, 120000);
+
+  afterAll(async () => {
+    await gw?.stop();
+    await deployment?.destroy();
+    await blue?.destroy();
+  });
+
+  it("sends no write to the read-only -old1 writer the stale name leads to, and fails none", async () => {
+    const [greenWriter] = deployment.green as [AuroraInstance];
+    const result = await runSwitchoverUnderLoad(gw, deployment, {
+      write: "insert into bg_writes (server) values (aurora_db_instance_identifier()) returning server, inet_server_port() as port",
+      read: "select aurora_db_instance_identifier() as server, inet_server_port() as port from bg_writes limit 1",
+      timeoutMs: 15000,
+      switchover: { staleClusterName: true },
+    });
+    expect(result.failedAfterBlock).toEqual([]);
+    expect(new Set(result.writesAfterBlock.map((w) => w.port))).toEqual(new Set([greenWriter.port]));
+    const topology = (await gw.get("/v1/admin/topology")).body.clusters.default;
+    expect(topology.primary).toBe("default/reader1");
+    expect(topology.endpoints.find((e: { name: string }) => e.name === "default/writer").role).toBe("replica");
+    // Reads never went to the stale -old1 writer (it has no position: its lag is unknown).
+    expect(result.readsAfterEnd.filter((r) => r.port === blue.primary.port)).toEqual([]);
+
+    // The name moves: the cluster endpoint is the writer again.
+    deployment.cluster.repoint(greenWriter.port);
+    await waitFor(async () => (await gw.get("/v1/admin/topology")).body.clusters.default.primary === "default/writer", 10000, "the cluster endpoint to lead to the writer again");
+    const response = await gw.post("/v1/query", { sql: "insert into bg_writes (server) values (aurora_db_instance_identifier()) returning server, inet_server_port() as port", timeoutMs: 5000 });
+    expect(response.body.rows[0]).toEqual({ server: "primary", port: greenWriter.port });
   });
 });

@@ -36,6 +36,14 @@ export interface SwitchoverTimes {
   endedAt: number;
 }
 
+export interface SwitchoverOptions {
+  /**
+   * The cluster endpoint's name still leads to blue's writer (now `-old1`, read-only) after the
+   * switchover, as a DNS answer cached past the rename would: the caller repoints it later.
+   */
+  staleClusterName?: boolean;
+}
+
 export interface BlueGreenDeployment {
   /** The cluster endpoint's name (a forwarder): blue's writer before the switchover, green's after. */
   readonly cluster: TcpForwarder;
@@ -50,7 +58,7 @@ export interface BlueGreenDeployment {
   /** What aurora_db_instance_identifier() answers on an instance now. */
   serverIdOf(instance: AuroraInstance): Promise<string>;
   /** Runs the switchover; `onEvent` hears the RDS events as they would be sent. */
-  switchover(onEvent?: (event: SwitchoverEvent) => void | Promise<void>): Promise<SwitchoverTimes>;
+  switchover(onEvent?: (event: SwitchoverEvent) => void | Promise<void>, options?: SwitchoverOptions): Promise<SwitchoverTimes>;
   destroy(): Promise<void>;
 }
 
@@ -87,7 +95,7 @@ export async function createBlueGreenDeployment(blue: AuroraStandin): Promise<Bl
       names.set(instance.name, name);
     }
 
-    const switchover = async (onEvent: (event: SwitchoverEvent) => void | Promise<void> = () => undefined): Promise<SwitchoverTimes> => {
+    const switchover = async (onEvent: (event: SwitchoverEvent) => void | Promise<void> = () => undefined, options: SwitchoverOptions = {}): Promise<SwitchoverTimes> => {
       await onEvent("RDS-EVENT-0259");
       // Writes stop on both environments; every session is dropped and no new one gets through.
       const closed = await unusedPort();
@@ -115,7 +123,7 @@ export async function createBlueGreenDeployment(blue: AuroraStandin): Promise<Bl
       sampler = new LagManager(greenWriter);
       await sampler.start();
       // Connections are allowed again, to green under blue's names.
-      cluster.repoint(greenWriter.port);
+      cluster.repoint(options.staleClusterName === true ? blueWriter.port : greenWriter.port);
       for (const [rank, instance] of blueInstances.entries()) names.get(instance.name)?.repoint((green[rank] as AuroraInstance).port);
       const endedAt = performance.now();
       await onEvent("RDS-EVENT-0260");

@@ -4,7 +4,7 @@
  * (`lifecycle` in bench.json) reports its figures. The switchover's completion event is delivered as
  * the stack's failover hook delivers it: POST /v1/admin/topology/refresh.
  */
-import type { BlueGreenDeployment, SwitchoverEvent, SwitchoverTimes } from "./aurora-bluegreen.js";
+import type { BlueGreenDeployment, SwitchoverEvent, SwitchoverOptions, SwitchoverTimes } from "./aurora-bluegreen.js";
 import type { TestGateway } from "./gateway.js";
 import { waitFor } from "./wait-for.js";
 
@@ -20,6 +20,7 @@ export interface SwitchoverLoadOptions {
   readers?: number;
   /** Successful writes to see after the switchover before the load stops (default 20). */
   writesAfterEnd?: number;
+  switchover?: SwitchoverOptions;
 }
 
 export interface Outcome {
@@ -72,7 +73,7 @@ export async function runSwitchoverUnderLoad(gw: TestGateway, deployment: BlueGr
     const times = await deployment.switchover(async (event) => {
       events.push(event);
       if (event === "RDS-EVENT-0260") await gw.post("/v1/admin/topology/refresh", {});
-    });
+    }, options.switchover);
     const wanted = options.writesAfterEnd ?? 20;
     await waitFor(() => outcomes.filter((o) => o.kind === "write" && o.status === 200 && o.startedAt > times.endedAt).length >= wanted, 30000, "writes after the switchover");
     stop = true;
