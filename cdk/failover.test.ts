@@ -125,6 +125,9 @@ describe("the RDS event rules", () => {
     // Failovers (start 0072/0073, done 0071), reboots (0006), patching (0026/0027), global switchovers, blue/green.
     const all = [...Object.values(CLUSTER_EVENT_IDS).flat(), ...Object.values(INSTANCE_EVENT_IDS).flat(), ...BLUE_GREEN_EVENT_IDS];
     for (const id of ["RDS-EVENT-0071", "RDS-EVENT-0072", "RDS-EVENT-0073", "RDS-EVENT-0006", "RDS-EVENT-0026", "RDS-EVENT-0027", "RDS-EVENT-0185", "RDS-EVENT-0238", "RDS-EVENT-0260"]) expect(all).toContain(id);
+    // Blue/green: the deployment's switchover started / completed / cancelled and the cluster's, and the
+    // sequence sync that keeps writes blocked longer; not creation or deletion of the deployment.
+    expect([...BLUE_GREEN_EVENT_IDS].sort()).toEqual(["RDS-EVENT-0247", "RDS-EVENT-0248", "RDS-EVENT-0249", "RDS-EVENT-0259", "RDS-EVENT-0260", "RDS-EVENT-0261", "RDS-EVENT-0311", "RDS-EVENT-0312", "RDS-EVENT-0314"]);
     expect(new Set(all).size).toBe(all.length);
   });
 

@@ -43,11 +43,27 @@ export const INSTANCE_EVENT_IDS = {
 } as const;
 
 /**
- * Blue/green switchovers of DB clusters: started, completed (the green cluster takes the blue one's
- * name), cancelled. Their source is the blue/green deployment, which the stack cannot name in
- * advance, so the rule matches these IDs for any cluster of the account and region.
+ * Blue/green switchovers, from the Aurora User Guide's "Blue/green deployment events" table (source
+ * type: the blue/green deployment, which the stack cannot name in advance, so the rule matches these
+ * IDs for any deployment of the account and region):
+ * - the deployment's switchover started (0247), completed (0248), cancelled (0249);
+ * - its DB cluster's switchover started (0259), completed, the green cluster renamed to the blue one's
+ *   name and the blue one to `-old` (0260), cancelled (0261);
+ * - Aurora PostgreSQL sequence sync for the switchover initiated (0311: "may lead to extended
+ *   downtime", writes stay blocked longer), completed (0312), cancelled (0314).
+ * Creation (0244), creation failure (0245) and deletion (0246) change nothing the gateway sees.
  */
-export const BLUE_GREEN_EVENT_IDS = ["RDS-EVENT-0259", "RDS-EVENT-0260", "RDS-EVENT-0261"] as const;
+export const BLUE_GREEN_EVENT_IDS = [
+  "RDS-EVENT-0247",
+  "RDS-EVENT-0248",
+  "RDS-EVENT-0249",
+  "RDS-EVENT-0259",
+  "RDS-EVENT-0260",
+  "RDS-EVENT-0261",
+  "RDS-EVENT-0311",
+  "RDS-EVENT-0312",
+  "RDS-EVENT-0314",
+] as const;
 
 export interface FailoverEventsProps {
   database: PoolgateDatabase;
@@ -87,7 +103,7 @@ export class FailoverEvents extends Construct {
         detailType: ["RDS DB Instance Event"],
         detail: { EventID: Object.values(INSTANCE_EVENT_IDS).flat(), SourceIdentifier: database.cluster.instanceIdentifiers },
       }),
-      rule("BlueGreenEvents", "Blue/green switchovers of Aurora clusters in this account and region", {
+      rule("BlueGreenEvents", "Blue/green switchovers of Aurora deployments in this account and region", {
         source: ["aws.rds"],
         detail: { EventID: [...BLUE_GREEN_EVENT_IDS] },
       }),

@@ -233,6 +233,18 @@ export function reportLines(results: BenchResults): string[] {
       results.aurora.every((r) => r.tokenReadsOnReplicasPct >= 90 && r.staleReads === 0) ? "aurora: targets met (>= 90% of token reads on readers, 0 stale)" : "aurora: targets NOT met (>= 90% of token reads on readers, 0 stale)",
     );
   }
+  const switchover = results.lifecycle;
+  if (switchover?.failedDuringSwitchover !== undefined && switchover.writesBackAfterSwitchoverMs !== undefined) {
+    section(
+      [
+        `lifecycle (Blue/Green switchover, Aurora PostgreSQL stand-in): writes blocked ${switchover.switchoverMs} ms, ${switchover.failedDuringSwitchover} requests failed during it ` +
+          `(${switchover.failedInFlightAtSwitchover} in flight when the sessions were dropped), writes back ${switchover.writesBackAfterSwitchoverMs} ms after it ended`,
+      ],
+      switchover.failedDuringSwitchover === 0 && switchover.writesBackAfterSwitchoverMs <= 1000
+        ? "lifecycle: switchover targets met (0 failed beyond those in flight, writes back <= 1 s)"
+        : "lifecycle: switchover targets NOT met (0 failed beyond those in flight, writes back <= 1 s)",
+    );
+  }
   if (results.client) out.push("", ...clientTable(results.client));
   if (results.notes.length > 0) out.push("", "left out or adapted:", ...results.notes.map((n) => `  - ${n}`));
   if (results.failures.length > 0) out.push("", "FAILED parts (the rest above is valid):", ...results.failures.map((f) => `  - ${f}`));

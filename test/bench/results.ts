@@ -185,6 +185,8 @@ export interface BenchResults {
   streaming?: StreamingRow[];
   /** Issue 34: token reads on the Aurora stand-in. */
   aurora?: AuroraRow[];
+  /** Issue 35: the gateway across an Aurora cluster's life; each lifecycle function fills its own figures. */
+  lifecycle?: LifecycleFigures;
   /** The client part: @poolgate/client beside @neondatabase/serverless and @planetscale/database. */
   client?: ClientRow[];
   /** Targets or scenarios left out, and why. */
@@ -204,4 +206,19 @@ export interface AuroraRow {
   /** Token reads that did not see the write their token names. */
   staleReads: number;
   errors: number;
+}
+
+/** Issue 35's `lifecycle` figures: each kind of event's function (runSwitchoverBench, ...) adds its own. */
+export type LifecycleFigures = Partial<SwitchoverFigures>;
+
+/** A Blue/Green switchover of the Aurora PostgreSQL stand-in under load (test/bench/switchover-bench.ts). */
+export interface SwitchoverFigures {
+  /** Requests sent after the switchover dropped the sessions that failed (target 0). */
+  failedDuringSwitchover: number;
+  /** Requests in flight when the sessions were dropped that failed (a cut write is not retried blindly). */
+  failedInFlightAtSwitchover: number;
+  /** From the switchover's end (green under blue's names, connections allowed) to the first write completed (target <= 1000). */
+  writesBackAfterSwitchoverMs: number;
+  /** The stand-in's switchover, from the drop to its end: the time writes were blocked. */
+  switchoverMs: number;
 }

@@ -20,6 +20,8 @@
  *               (noise-free where CPU seconds are not) and where the gateway's exceed the forwarder's
  *   aurora      issue 34: writers reading their own writes with the token on the Aurora PostgreSQL and MySQL stand-ins
  *               at 20 ms of real lag: token reads served by readers (%) and stale reads
+ *   lifecycle   issue 35: a Blue/Green switchover of the Aurora PostgreSQL stand-in under load: requests
+ *               failed during it, how soon writes are back after it
  *   streaming   reads of any size: 10 million rows streamed through the gateway beside the largest buffered
  *               /v1/query result, the gateway's resident memory over time and the throughput (both engines)
  *   client      what @poolgate/client costs a Lambda beside @neondatabase/serverless and @planetscale/database:
@@ -30,7 +32,7 @@
  *
  * Environment (defaults in parentheses):
  *   POOLGATE_BENCH_ONLY            comma-separated parts to run: throughput, burst, inserts, conflicts,
- *                                  mysql, topology, isolation, cache, streaming, aurora, client, profile, instructions, or postgres
+ *                                  mysql, topology, isolation, cache, streaming, aurora, lifecycle, client, profile, instructions, or postgres
  *                                  (= the first four) (all but profile and instructions; `--profile` alone
  *                                  runs just the profile)
  *   POOLGATE_BENCH_PROFILE=1       the same as `--profile`
@@ -312,6 +314,12 @@ async function auroraPart(): Promise<void> {
   results.aurora = await runAurora(S.durationMs, step);
 }
 
+async function lifecyclePart(): Promise<void> {
+  const { runSwitchoverBench } = await import("./switchover-bench.js");
+  progress.setPhase("Aurora stand-in: a Blue/Green switchover");
+  results.lifecycle = { ...results.lifecycle, ...(await runSwitchoverBench(step)) };
+}
+
 async function clientPart(): Promise<void> {
   const { runClientBench } = await import("./client-bench.js");
   progress.setPhase("the client beside other HTTP drivers");
@@ -328,6 +336,7 @@ const PARTS: [name: string, enabled: boolean, run: () => Promise<void>][] = [
   ["instructions", S.only.has("instructions"), instructionsPart],
   ["streaming", S.only.has("streaming"), streamingPart],
   ["aurora", S.only.has("aurora"), auroraPart],
+  ["lifecycle", S.only.has("lifecycle"), lifecyclePart],
   ["client", S.only.has("client"), clientPart],
 ];
 

@@ -45,7 +45,8 @@ export interface AuroraStandin extends ServerGroup<AuroraInstance> {
   writer(): AuroraInstance;
 }
 
-function asAurora(instance: PgInstance): AuroraInstance {
+/** A PgInstance as the stand-in shows it (the blue/green harness makes its green instances with it). */
+export function asAurora(instance: PgInstance): AuroraInstance {
   return {
     name: instance.name,
     host: instance.host,
@@ -106,7 +107,7 @@ export async function startAuroraStandin(options: AuroraStandinOptions = {}): Pr
 }
 
 /** The instance's own id, in its own postgresql.conf (ALTER SYSTEM refuses a parameter no module defines; a base backup would copy it). */
-async function setServerId(instance: AuroraInstance): Promise<void> {
+export async function setServerId(instance: AuroraInstance): Promise<void> {
   appendFileSync(join(instance.dataDir, "postgresql.conf"), `${STANDIN_SCHEMA}.server_id = '${instance.serverId}'\n`);
   await instance.query("SELECT pg_reload_conf()");
 }
@@ -120,7 +121,7 @@ async function hasSurface(instance: AuroraInstance): Promise<boolean> {
  * Records the writer's time and WAL insert position every SAMPLE_INTERVAL_MS (and forgets samples
  * older than a minute): what the writer's aurora_replica_status() measures each reader's lag by.
  */
-class LagManager {
+export class LagManager {
   private client: pg.Client | undefined;
   private timer: NodeJS.Timeout | undefined;
   private sampling: Promise<void> = Promise.resolve();

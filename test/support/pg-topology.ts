@@ -218,6 +218,19 @@ export async function startTopology(replicaCount = 2, options: TopologyOptions =
   });
 }
 
+/**
+ * A new instance `name` in `dataDir` on a free port: a base backup of `primary`, started as a
+ * streaming standby of `upstream` (the primary, or one of its standbys: cascading replication; a
+ * backup taken on a standby is refused with full_page_writes off). The caller stops it.
+ */
+export async function startStandbyOf(primary: PgInstance, name: string, dataDir: string, upstream: PgInstance = primary): Promise<PgInstance> {
+  const standby = new Instance(name, "127.0.0.1", await unusedPort(), dataDir);
+  await pgCommand("pg_basebackup", ["-h", primary.host, "-p", String(primary.port), "-U", "postgres", "-D", dataDir, "-X", "stream", "-R", "--no-sync", "--checkpoint=fast"]);
+  appendFileSync(join(dataDir, "postgresql.auto.conf"), `${standbySettings(standby, upstream)}synchronous_standby_names = ''\n`);
+  await standby.start();
+  return standby;
+}
+
 /** A port that is free on every one of the given loopback addresses. */
 async function portFreeOn(hosts: string[]): Promise<number> {
   for (let attempt = 0; attempt < 20; attempt++) {

@@ -5,6 +5,7 @@
  * A write's token is `clock_timestamp()` after its COMMIT; a reader's position is the writer's
  * `last_update_timestamp - replica_lag_in_msec` row for it in aurora_replica_status().
  */
+import { READ_ONLY_INSTANCE_SQL } from "./read-only-instance.js";
 
 export type PositionSource = "wal" | "aurora-clock";
 
@@ -32,4 +33,6 @@ export const AURORA_INSPECT_SQL =
   "CASE WHEN pg_is_in_recovery() THEN NULL ELSE (SELECT string_agg(server_id || '=' || " +
   "floor(extract(epoch from last_update_timestamp) * 1000000 - replica_lag_in_msec * 1000)::bigint::text, ',') FROM aurora_replica_status() " +
   "WHERE session_id <> 'MASTER_SESSION_ID' AND last_update_timestamp IS NOT NULL AND replica_lag_in_msec IS NOT NULL) END, " +
-  "CASE WHEN pg_is_in_recovery() THEN (SELECT replica_lag_in_msec::float8 FROM aurora_replica_status() WHERE server_id = aurora_db_instance_identifier() LIMIT 1) END";
+  "CASE WHEN pg_is_in_recovery() THEN (SELECT replica_lag_in_msec::float8 FROM aurora_replica_status() WHERE server_id = aurora_db_instance_identifier() LIMIT 1) END, " +
+  // The instance makes every session read-only (the -old1 writer after a Blue/Green switchover): see READ_ONLY_INSTANCE_SQL.
+  READ_ONLY_INSTANCE_SQL;

@@ -23,6 +23,7 @@ import { type FunctionVolatility, VOLATILITY_SQL } from "./function-volatility.j
 import { DescribeQuery, PortalQuery } from "./portal-query.js";
 import { PostgresRowCursor } from "./row-cursor.js";
 import { type FieldDescription, type PreparedStatement, StatementQuery, type WireConnection } from "./statement-query.js";
+import { READ_ONLY_INSTANCE_SQL } from "./read-only-instance.js";
 import { SESSION_SETTINGS_SQL, sessionSettingsProblem } from "./session-settings.js";
 import { columnDetails, encodeParams, parsersFor, parseTextArray } from "./values.js";
 
@@ -56,10 +57,10 @@ const noop = (): void => undefined;
 /** A CancelRequest has no answer: that it was carried out is known only when a statement ends cancelled. */
 const PRESUMED_CARRIED_OUT = Promise.resolve(true);
 
-/** Role, WAL position (written on a primary, replayed on a replica) and replay age, in one round trip. */
+/** Role, WAL position (written on a primary, replayed on a replica), replay age and instance-wide read-only, in one round trip. */
 const INSPECT_SQL =
   "SELECT pg_is_in_recovery(), CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END::text, " +
-  "(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()) * 1000)::float8";
+  `(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()) * 1000)::float8, ${READ_ONLY_INSTANCE_SQL}`;
 
 /** SQLSTATE 0A000 with this text: a cached statement's result type changed (ALTER TABLE...). */
 const CACHED_PLAN_CHANGED = "cached plan must not change result type";
@@ -377,7 +378,7 @@ export class PostgresConnection implements EngineConnection {
     const known = this.settings.positions;
     if (known.source === "aurora-clock") return this.inspectAurora(timeoutMs);
     if (known.source === "none") {
-      const roleOnly = await this.simple("SELECT pg_is_in_recovery()", timeoutMs);
+      const roleOnly = await this.simple(`SELECT pg_is_in_recovery() OR ${READ_ONLY_INSTANCE_SQL}`, timeoutMs);
       return { role: roleOnly.rows[0]?.[0] === true ? "replica" : "primary", position: null, replayAgeMs: null, positionsRefused: known.refusal };
     }
     let query: StatementQuery;
@@ -392,7 +393,8 @@ export class PostgresConnection implements EngineConnection {
       return this.inspect(timeoutMs);
     }
     known.source = "wal";
-    const [recovering, position, replayAgeMs] = (query.rows[0] ?? []) as [boolean, string | null, number | null];
+    const [recovering, position, replayAgeMs, readOnly] = (query.rows[0] ?? []) as [boolean, string | null, number | null, boolean | null];
+    if (!recovering && readOnly === true) return { role: "replica", position: null, replayAgeMs: null };
     return { role: recovering ? "replica" : "primary", position, replayAgeMs: recovering ? replayAgeMs : null };
   }
 
@@ -414,8 +416,9 @@ export class PostgresConnection implements EngineConnection {
   /** Aurora PostgreSQL's figures (aurora-time-position.ts): positions in the writer's time, the reader's own lag. */
   private async inspectAurora(timeoutMs: number): Promise<InstanceState> {
     const query = await this.simple(AURORA_INSPECT_SQL, timeoutMs);
-    const [recovering, serverId, writerMicros, listed, ownLagMs] = (query.rows[0] ?? []) as [boolean, string, string, string | null, number | null];
+    const [recovering, serverId, writerMicros, listed, ownLagMs, readOnly] = (query.rows[0] ?? []) as [boolean, string, string, string | null, number | null, boolean | null];
     const positionsRefused = this.settings.positions.refusal;
+    if (!recovering && readOnly === true) return { role: "replica", position: null, replayAgeMs: null, serverId, positionsRefused };
     if (recovering) return { role: "replica", position: null, replayAgeMs: ownLagMs, serverId, positionsRefused };
     return { role: "primary", position: `T${writerMicros}`, replayAgeMs: null, serverId, readerPositions: readerPositionsOf(listed), positionsRefused };
   }
