@@ -35,6 +35,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { z } from "zod";
 import { createClient, type PoolgateClient, type RequestSigner } from "@poolgate/client";
 import { iamAuth } from "@poolgate/client/iam";
+import { correlationHeader } from "../shared/correlation-header.js";
 import { registerNoteRoutes } from "./notes-routes.js";
 
 const env = z
@@ -76,12 +77,11 @@ const sign = gatewayCredential();
 
 /** The client for one invocation: its deadline and correlation id are that invocation's. */
 function clientFor(context: Context): PoolgateClient {
-  const correlationId = logger.getCorrelationId();
   return createClient({
     url: env.POOLGATE_URL,
     ...(env.POOLGATE_CLUSTER ? { cluster: env.POOLGATE_CLUSTER } : {}),
     ...(sign ? { sign } : {}),
-    ...(typeof correlationId === "string" ? { headers: { "x-correlation-id": correlationId } } : {}),
+    headers: correlationHeader(logger, context),
     deadline: () => context.getRemainingTimeInMillis(),
   });
 }
