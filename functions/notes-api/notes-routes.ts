@@ -70,17 +70,20 @@ export function registerNoteRoutes(app: Router, { table, clientFor, logger, metr
   });
 
   // Registration order matters: a handler for a base class also takes its subclasses, first match wins.
-  app.errorHandler(ParseError, async (error) => json(400, { message: "invalid request", issues: issuesOf(error) }));
-  app.errorHandler(Error, async (error) => {
-    // The router's own (no such route, method not allowed) keep their answer.
-    if (error instanceof HttpError) return error.toWebResponse();
-    if (error instanceof DatabaseError && error.sqlstate === "23505") return json(409, { message: "a note like this exists already" });
-    if (error instanceof PoolgateError && error.code === "IDEMPOTENCY_KEY_REUSED") return json(422, { message: "this Idempotency-Key was used for another note" });
-    logger.error("request failed", { error, code: error instanceof PoolgateError ? error.code : undefined });
-    metrics.addMetric("RequestFailed", MetricUnit.Count, 1);
-    const retryable = (error instanceof PoolgateError && error.retryable) || error instanceof DeadlineExceededError || (error instanceof TransportError && error.notSent);
-    return json(retryable ? 503 : 500, { message: "the request failed; try again later" });
-  });
+  app.errorHandler(ParseError, (error) => Promise.resolve(json(400, { message: "invalid request", issues: issuesOf(error) })));
+  app.errorHandler(Error, (error) => Promise.resolve(failureAnswer(error, logger, metrics)));
+}
+
+/** What a failure is answered with; the unexpected ones are logged and counted. */
+function failureAnswer(error: Error, logger: Logger, metrics: Metrics): Response {
+  // The router's own (no such route, method not allowed) keep their answer.
+  if (error instanceof HttpError) return error.toWebResponse();
+  if (error instanceof DatabaseError && error.sqlstate === "23505") return json(409, { message: "a note like this exists already" });
+  if (error instanceof PoolgateError && error.code === "IDEMPOTENCY_KEY_REUSED") return json(422, { message: "this Idempotency-Key was used for another note" });
+  logger.error("request failed", { error, code: error instanceof PoolgateError ? error.code : undefined });
+  metrics.addMetric("RequestFailed", MetricUnit.Count, 1);
+  const retryable = (error instanceof PoolgateError && error.retryable) || error instanceof DeadlineExceededError || (error instanceof TransportError && error.notSent);
+  return json(retryable ? 503 : 500, { message: "the request failed; try again later" });
 }
 
 /** Parser's issues (Standard Schema's: a message and a path each) as short strings for the caller. */
