@@ -8,7 +8,7 @@ import type { BatchResponse, BeginResponse, CacheOutcome, Column, EndTransaction
 import { DeadlineExceededError, PoolgateError, TransportError } from "./errors.js";
 import { NdjsonResult } from "./row-stream.js";
 import { type RetryPolicy, withRetries } from "./retry.js";
-import { type FetchLike, type RequestSigner, Transport } from "./transport.js";
+import { type FetchLike, type RequestSigner, type TransactionAffinity, Transport } from "./transport.js";
 
 /** Options of {@link createClient}. */
 export interface ClientOptions {
@@ -407,6 +407,8 @@ export function createClient(options: ClientOptions): PoolgateClient {
     async transaction<T>(work: (tx: Transaction) => Promise<T>, call: TransactionOptions = {}): Promise<T> {
       const until = deadlineAt();
       const token = call.consistencyToken === null ? undefined : (call.consistencyToken ?? client.consistencyToken);
+      // The load balancer's stickiness cookies, if it sets any, for this transaction's calls alone.
+      const affinity: TransactionAffinity = {};
       // BEGIN applies nothing, so it may be sent again.
       const begun = await withRetries(options.retry, until, true, () =>
         transport.post<BeginResponse>(
@@ -418,6 +420,7 @@ export function createClient(options: ClientOptions): PoolgateClient {
             ...(call.readOnly && token ? { consistencyToken: token } : {}),
           },
           until,
+          affinity,
         ),
       );
       const id = begun.transactionId;
@@ -435,6 +438,7 @@ export function createClient(options: ClientOptions): PoolgateClient {
               ...((statement.bigNumbers ?? call.bigNumbers) ? { bigNumbers: statement.bigNumbers ?? call.bigNumbers } : {}),
             },
             until,
+            affinity,
           );
           return asResult<Row>(response, 1, undefined);
         },
@@ -446,12 +450,12 @@ export function createClient(options: ClientOptions): PoolgateClient {
         // Best effort and brief: the gateway also rolls back an abandoned transaction after its idle
         // timeout, and the caller is waiting for the original error.
         const rollbackBy = Math.min(until ?? Number.POSITIVE_INFINITY, Date.now() + 2000);
-        await transport.post(`/v1/transactions/${encodeURIComponent(id)}/rollback`, {}, rollbackBy).catch(() => undefined);
+        await transport.post(`/v1/transactions/${encodeURIComponent(id)}/rollback`, {}, rollbackBy, affinity).catch(() => undefined);
         throw err;
       }
       // Under a key, a commit whose answer was lost is sent again: the gateway settles it from its record.
       const key = keyFor(call.readOnly !== true, call.idempotencyKey);
-      const commit = () => transport.post<EndTransactionResponse>(`/v1/transactions/${encodeURIComponent(id)}/commit`, keyField(key), until);
+      const commit = () => transport.post<EndTransactionResponse>(`/v1/transactions/${encodeURIComponent(id)}/commit`, keyField(key), until, affinity);
       const ended = key === undefined ? await commit() : await withRetries(options.retry, until, false, commit, true);
       if (ended.consistencyToken) client.consistencyToken = ended.consistencyToken;
       return value;

@@ -1,6 +1,6 @@
 /**
  * HTTP to the gateway over the platform's `fetch` (Node 20+, Bun, Deno, edge runtimes): JSON in and
- * out, deadlines as abort signals, the signing hook, and the load balancer's stickiness cookie. No
+ * out, deadlines as abort signals, the signing hook, and a transaction's load-balancer affinity. No
  * HTTP library of its own: Node's global fetch keeps connections alive between requests by default
  * (its undici pool), and so do Bun's and Deno's. A connection that died while a Lambda was frozen
  * fails the next request on it with a transport error, which the retry rule sends again when that is
@@ -42,6 +42,17 @@ export interface FetchResponseLike {
 
 /** The platform's `fetch`, as far as the client calls it (see {@link ClientOptions.fetch}). */
 export type FetchLike = (url: string, init: { method: "POST"; headers: Record<string, string>; body: string; signal?: AbortSignalLike | undefined }) => Promise<FetchResponseLike>;
+
+/**
+ * The load balancer's stickiness cookies (`AWSALB`, `AWSALBAPP-n`, ...) one interactive transaction
+ * was answered with, sent back on that transaction's later calls only. Outside a transaction nothing
+ * is remembered or sent: a cookie on every call would pin the client to one task, bypassing
+ * least-outstanding-requests (issue 35 §4), and a task's transactions reach their owner anyway (the
+ * gateway forwards a call that lands elsewhere); inside one the cookie only saves that hop.
+ */
+export interface TransactionAffinity {
+  cookie?: string;
+}
 
 /** Adds headers to a request before it is sent; may be async (fetching credentials). */
 export type RequestSigner = (request: OutgoingRequest) => Record<string, string> | Promise<Record<string, string>>;
@@ -86,7 +97,6 @@ async function* chunksOf(body: ResponseBodyLike): AsyncGenerator<Uint8Array> {
 }
 
 export class Transport {
-  private stickiness: string | undefined;
   private readonly base: URL;
 
   constructor(private readonly options: TransportOptions) {
@@ -95,10 +105,11 @@ export class Transport {
 
   /**
    * POSTs JSON; resolves the parsed answer, or rejects with the gateway's error as a PoolgateError, a
-   * TransportError, or a DeadlineExceededError when `deadlineAt` (epoch ms) passes.
+   * TransportError, or a DeadlineExceededError when `deadlineAt` (epoch ms) passes. `affinity`: the
+   * transaction the call belongs to, whose stickiness cookies it sends and keeps.
    */
-  async post<T>(path: string, payload: unknown, deadlineAt: number | undefined): Promise<T> {
-    const { status, text } = await this.send(path, payload, deadlineAt, undefined, async (response) => ({ status: response.status, text: await response.text() }));
+  async post<T>(path: string, payload: unknown, deadlineAt: number | undefined, affinity?: TransactionAffinity): Promise<T> {
+    const { status, text } = await this.send(path, payload, deadlineAt, undefined, affinity, async (response) => ({ status: response.status, text: await response.text() }));
     return this.parseAnswer<T>(status, text);
   }
 
@@ -108,7 +119,7 @@ export class Transport {
    */
   async open(path: string, payload: unknown, deadlineAt: number | undefined, signal: AbortSignalLike): Promise<AsyncIterable<Uint8Array>> {
     type Opened = { open: true; body: AsyncIterable<Uint8Array> } | { open: false; status: number; text: string };
-    const answer = await this.send(path, payload, deadlineAt, signal, async (response): Promise<Opened> => {
+    const answer = await this.send(path, payload, deadlineAt, signal, undefined, async (response): Promise<Opened> => {
       if (response.status < 200 || response.status >= 300) return { open: false, status: response.status, text: await response.text() };
       if (response.body === null) throw new TransportError(`the gateway answered ${response.status} without a body`, undefined, false, undefined);
       return { open: true, body: chunksOf(response.body) };
@@ -117,7 +128,14 @@ export class Transport {
     return this.parseAnswer<never>(answer.status, answer.text);
   }
 
-  private async send<A>(path: string, payload: unknown, deadlineAt: number | undefined, callerSignal: AbortSignalLike | undefined, read: (response: FetchResponseLike) => Promise<A>): Promise<A> {
+  private async send<A>(
+    path: string,
+    payload: unknown,
+    deadlineAt: number | undefined,
+    callerSignal: AbortSignalLike | undefined,
+    affinity: TransactionAffinity | undefined,
+    read: (response: FetchResponseLike) => Promise<A>,
+  ): Promise<A> {
     const now = Date.now();
     const remaining = deadlineAt === undefined ? undefined : deadlineAt - now;
     if (remaining !== undefined && remaining <= 0) throw new DeadlineExceededError("the deadline passed before the request was sent", false);
@@ -126,14 +144,14 @@ export class Transport {
     const body = this.options.json.stringify(payload);
     let headers: Record<string, string> = { "content-type": "application/json", ...this.options.headers };
     if (this.options.sign) headers = { ...headers, ...(await this.options.sign({ method: "POST", url, headers, body })) };
-    if (this.stickiness) headers.cookie = this.stickiness;
+    if (affinity?.cookie) headers.cookie = affinity.cookie;
 
     const deadlineSignal = remaining === undefined ? undefined : AbortSignal.timeout(remaining);
     const signals = [deadlineSignal, callerSignal as AbortSignal | undefined].filter((signal): signal is AbortSignal => signal !== undefined);
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     try {
       const response = await this.options.fetch(url, { method: "POST", headers, body, signal });
-      this.rememberStickiness(response.headers);
+      if (affinity) rememberStickiness(affinity, response.headers);
       return await read(response);
     } catch (err) {
       if (err instanceof TransportError) throw err;
@@ -155,14 +173,11 @@ export class Transport {
     if (typeof parsed === "object" && parsed !== null && "error" in parsed) throw errorFromBody(status, parsed as ErrorBody);
     throw new TransportError(`the gateway answered ${status} without an error body`, undefined, false, undefined);
   }
+}
 
-  /**
-   * The load balancer's stickiness cookies (AWSALB...): sent back, so that one client's requests —
-   * an interactive transaction's above all — reach the same gateway task.
-   */
-  private rememberStickiness(headers: FetchResponseLike["headers"]): void {
-    const setCookie = headers.getSetCookie?.() ?? [headers.get("set-cookie") ?? ""];
-    const cookies = setCookie.map((cookie) => cookie.split(";")[0]?.trim() ?? "").filter((pair) => pair.startsWith("AWSALB"));
-    if (cookies.length > 0) this.stickiness = cookies.join("; ");
-  }
+/** Keeps the stickiness cookies (AWSALB...) of a transaction's answer for its next calls. */
+function rememberStickiness(affinity: TransactionAffinity, headers: FetchResponseLike["headers"]): void {
+  const setCookie = headers.getSetCookie?.() ?? [headers.get("set-cookie") ?? ""];
+  const cookies = setCookie.map((cookie) => cookie.split(";")[0]?.trim() ?? "").filter((pair) => pair.startsWith("AWSALB"));
+  if (cookies.length > 0) affinity.cookie = cookies.join("; ");
 }

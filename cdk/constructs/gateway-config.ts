@@ -28,6 +28,8 @@ export interface GatewayConfigInput {
   principals: Record<string, PrincipalGrants>;
   poolSize: number;
   port: number;
+  /** The shared result cache (valkey-result-cache.ts): `cache.valkey`, its password from the environment. */
+  valkey?: { url: string; keyPrefix: string };
 }
 
 export function gatewayConfig(input: GatewayConfigInput): Record<string, unknown> {
@@ -43,5 +45,6 @@ export function gatewayConfig(input: GatewayConfigInput): Record<string, unknown
     topology: { checkIntervalMs: 1000, checkTimeoutMs: CHECK_TIMEOUT_MS },
     // Pool metrics into CloudWatch through the task's log stream (EMF): the pool-wait alarm reads them.
     metrics: { emf: { enabled: true, intervalMs: 60000, namespace: "Poolgate" } },
+    ...(input.valkey === undefined ? {} : { cache: { store: "valkey", valkey: input.valkey } }),
   };
 }

@@ -45,6 +45,7 @@ import type { GatewayDatabase } from "./database-target.js";
 import { ACQUIRE_TIMEOUT_MS, CHECK_TIMEOUT_MS, gatewayConfig, type PrincipalGrants } from "./gateway-config.js";
 import { type PoolBudget, poolBudget } from "./pool-budget.js";
 import { healthCheckGrace, type StartUpBounds } from "./start-up.js";
+import { VALKEY_KEY_PREFIX, ValkeyResultCache } from "./valkey-result-cache.js";
 
 export interface PoolgateGatewayProps {
   vpc: ec2.IVpc;
@@ -75,6 +76,12 @@ export interface PoolgateGatewayProps {
    * the internal load balancer in the VPC. See docs/deploying.md.
    */
   https?: GatewayHttps;
+  /**
+   * Where the result cache lives (docs/cache.md): "memory", each task its own (default), or "valkey",
+   * one ElastiCache Serverless for Valkey shared by every task, so a write on one task invalidates
+   * what the others cached (valkey-result-cache.ts).
+   */
+  resultCache?: "memory" | "valkey";
 }
 
 export interface GatewayHttps {
@@ -133,6 +140,8 @@ export class PoolgateGateway extends Construct {
   readonly operatorToken: secretsmanager.Secret;
   /** The gateway's principals, filled by `grantFunction` and `grantRole` (read lazily into the config). */
   readonly principals: Record<string, PrincipalGrants> = {};
+  /** The shared result cache, with `resultCache: "valkey"`. */
+  readonly resultCache: ValkeyResultCache | undefined;
 
   constructor(scope: Construct, id: string, props: PoolgateGatewayProps) {
     super(scope, id);
@@ -174,6 +183,7 @@ export class PoolgateGateway extends Construct {
       generateSecretString: { secretStringTemplate: "{}", generateStringKey: "operator", passwordLength: 40, excludePunctuation: true },
     });
     this.principals.operator = { clusters: {}, admin: true };
+    this.resultCache = props.resultCache === "valkey" ? new ValkeyResultCache(this, "ResultCache", { vpc: props.vpc }) : undefined;
     const config = gatewayConfig({
       clusterName: this.clusterName,
       cluster: database.clusterConfig({ readOnlyLogin: configureReadOnlyLogin }),
@@ -183,6 +193,7 @@ export class PoolgateGateway extends Construct {
       principals: this.principals,
       poolSize: this.budget.poolSize,
       port: CONTAINER_PORT,
+      ...(this.resultCache ? { valkey: { url: this.resultCache.url, keyPrefix: VALKEY_KEY_PREFIX } } : {}),
     });
     taskDefinition.addContainer("gateway", {
       image: ecs.ContainerImage.fromAsset(props.imageDirectory, { platform: Platform.LINUX_ARM64 }),
@@ -193,6 +204,8 @@ export class PoolgateGateway extends Construct {
       secrets: {
         // Shared by the tasks: a transaction id names its task, and any task forwards calls to it.
         POOLGATE_PEER_KEY: ecs.Secret.fromSecretsManager(peerKey),
+        // The result cache's password, filled into cache.valkey.url by the gateway's config loader.
+        ...(this.resultCache ? { POOLGATE_VALKEY_PASSWORD: ecs.Secret.fromSecretsManager(this.resultCache.password) } : {}),
       },
       stopTimeout: Duration.seconds(30),
       // ECS's own view of readiness: the task's /readyz, from inside the container (the image has Node,
@@ -225,6 +238,7 @@ export class PoolgateGateway extends Construct {
     // A task forwards transaction calls to the task that holds the transaction, on the container port.
     // (Ingress only: the group already allows all outbound traffic.)
     serviceGroup.addIngressRule(serviceGroup, ec2.Port.tcp(CONTAINER_PORT), "Poolgate tasks forward transaction calls to each other");
+    this.resultCache?.admit(serviceGroup, "Poolgate tasks read and invalidate the shared result cache");
     database.admitGateway(this, { taskRole: taskDefinition.taskRole, securityGroup: serviceGroup }, { readOnlyLogin: configureReadOnlyLogin });
 
     const accessLogs = new s3.Bucket(this, "AccessLogs", {

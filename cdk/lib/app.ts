@@ -130,6 +130,8 @@ export function buildPoolgateApp(options: PoolgateAppOptions): PoolgateApp {
   const configureReadOnlyLogin = booleanSetting("readOnlyLogin", context("readOnlyLogin"));
   const notesApiConcurrency = integerSetting("notesApiConcurrency", context("notesApiConcurrency"), 1);
   const https = httpsSetting(context("certificateArn"), context("gatewayDomain"));
+  const resultCache = context("cache") ?? "memory";
+  if (resultCache !== "memory" && resultCache !== "valkey") throw new Error(`context cache must be "memory" or "valkey", not "${resultCache}"`);
   const service = new PoolgateServiceStack(app, "PoolgateService", {
     env,
     vpc: database.network.vpc,
@@ -141,6 +143,7 @@ export function buildPoolgateApp(options: PoolgateAppOptions): PoolgateApp {
       ...(poolSize === undefined ? {} : { poolSize }),
       ...(configureReadOnlyLogin === undefined ? {} : { configureReadOnlyLogin }),
       ...(https === undefined ? {} : { https }),
+      resultCache,
     },
     roleGrants: roleGrants(context("grantRoles")),
     ...(notesApiConcurrency === undefined ? {} : { notesApiConcurrency }),

@@ -83,7 +83,7 @@ export function acknowledgeFindings(database: PoolgateDatabaseStack, service: Po
   acknowledge(
     service,
     "AwsSolutions-SMG4",
-    "The peer key is generated, used only between the gateway's own tasks and read at task start: rotate it with a forced new deployment, so that every task holds the same key. The operator token is generated and re-read by the gateway every 5 minutes: rotate it by writing a new value (two tokens per principal may overlap).",
+    "The peer key is generated, used only between the gateway's own tasks and read at task start: rotate it with a forced new deployment, so that every task holds the same key. The operator token is generated and re-read by the gateway every 5 minutes: rotate it by writing a new value (two tokens per principal may overlap). The result cache's Valkey password (-c cache=valkey) is generated, set on the cache's user by CloudFormation and read at task start: rotating it means setting a new value on both the secret and the cache's user (ModifyUser), then a forced new deployment of the tasks.",
   );
   acknowledge(service, "AwsSolutions-S1", "The bucket receives the load balancer's access logs; logging access to it would only log the log writes.");
 }

@@ -22,6 +22,7 @@ import type { Context, ScheduledEvent } from "aws-lambda";
 import { z } from "zod";
 import { createClient, PoolgateError } from "@poolgate/client";
 import { iamAuth } from "@poolgate/client/iam";
+import { correlationHeader } from "../shared/correlation-header.js";
 import { gatewayTasksFromEnv, listGatewayTaskUrls } from "../shared/gateway-tasks.js";
 import { type ReadBackPath, readBackOptions } from "./read-back.js";
 
@@ -77,8 +78,9 @@ async function check(target: string, url: string, marker: string, context: Conte
   const db = createClient({
     url,
     ...(env.POOLGATE_CLUSTER ? { cluster: env.POOLGATE_CLUSTER } : {}),
-    // The proof of the function's role, and the invocation's id for the gateway's request log.
-    sign: async (request) => ({ ...(auth ? await auth(request) : {}), "x-request-id": context.awsRequestId }),
+    // The proof of the function's role; the correlation id for the gateway's log.
+    ...(auth ? { sign: auth } : {}),
+    headers: correlationHeader(logger, context),
     deadline: () => context.getRemainingTimeInMillis(),
     // A health check reports what it sees: one quick retry of what the gateway calls retryable, not a long wait.
     retry: { maxAttempts: 2, baseDelayMs: 100 },

@@ -8,7 +8,7 @@
  * https://docs.aws.amazon.com/AmazonRDS/latest/AuroraUserGuide/Aurora.Replication.html), so the
  * canary reads from the writer instead.
  */
-import type { CallOptions } from "../../client/index.js";
+import type { CallOptions } from "@poolgate/client";
 
 /** Where the read-back ran: a reader holding the write (by its token), or the writer. */
 export type ReadBackPath = "token" | "writer";

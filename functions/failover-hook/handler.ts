@@ -22,6 +22,7 @@ import middy from "@middy/core";
 import type { Context, EventBridgeEvent } from "aws-lambda";
 import { z } from "zod";
 import { iamAuth, POOLGATE_AUTH_HEADER } from "@poolgate/client/iam";
+import { correlationHeader } from "../shared/correlation-header.js";
 import { gatewayTasksFromEnv, listGatewayTaskUrls } from "../shared/gateway-tasks.js";
 
 const env = z
@@ -63,8 +64,8 @@ async function refresh(url: string, context: Context): Promise<TaskRefresh> {
     method: "POST",
     headers: {
       "content-type": "application/json",
-      // The gateway logs this request under the invocation's id.
-      "x-request-id": context.awsRequestId,
+      // The gateway logs this request with the event's id as its correlation id.
+      ...correlationHeader(logger, context),
       ...(auth ? { [POOLGATE_AUTH_HEADER]: await auth.header() } : {}),
     },
     body: JSON.stringify(env.POOLGATE_CLUSTER ? { cluster: env.POOLGATE_CLUSTER } : {}),

@@ -1,28 +1,42 @@
 /**
  * An example API Lambda behind an HTTP API (API Gateway v2 payload, IAM-authorised routes): CRUD over
- * a small `notes` table through Poolgate. Powertools' logger, metrics and tracer and the IAM prover
- * live at module scope; nothing at module scope changes per invocation. Each invocation makes its own
- * client (fetch-only: no sockets of its own, Node's global fetch keeps the connection to the gateway
- * warm), whose deadline is the invocation's remaining time and whose requests carry the invocation's
- * id to the gateway's log. `POST /notes` with an `Idempotency-Key` header is exactly-once: the key
- * (scoped to this route) becomes the write's idempotency key, so a retried request gets the note the
- * first one created instead of a duplicate or a 409.
- * Powertools is wired as middy middleware: the logger gets the invocation's context and the request's
- * id as correlation id, the metrics a cold-start metric, the tracer a handler segment (which carries
- * the route annotation, and not the response body: notes are the caller's data).
+ * a small `notes` table through Poolgate, written the way Powertools for AWS Lambda users write one.
+ *
+ * - Event Handler's HTTP `Router` routes the requests (`notes-routes.ts`); Parser validates what they
+ *   carry against zod schemas (`note-requests.ts`); failures become answers in one place (`app.errorHandler`).
+ * - The gateway's credential: the function's IAM role (`POOLGATE_AUDIENCE`), or a bearer token read
+ *   from Secrets Manager by the Parameters utility (`POOLGATE_TOKEN_SECRET`, cached for
+ *   `POOLGATE_TOKEN_MAX_AGE_S`, so a rotated token is picked up without a deploy).
+ * - Nothing at module scope changes per invocation: each invocation makes its own client (fetch-only:
+ *   Node's global fetch keeps the connection to the gateway warm), whose deadline is the invocation's
+ *   remaining time and whose requests carry the logger's correlation id (the HTTP API's request id)
+ *   as `x-correlation-id`, which the gateway logs beside its own request id.
+ * - `POST /notes` with an `Idempotency-Key` header is exactly-once through the client's idempotency
+ *   keys: the key (scoped to this route) becomes the write's key, so a retried request gets the note
+ *   the first one created instead of a duplicate or a 409.
+ * - Logger, metrics and tracer are middy middleware around the router, as for any handler: the logger
+ *   gets the invocation's context and correlation id, the metrics a cold-start metric, the tracer a
+ *   handler segment (with the route annotation) and, from Event Handler's tracer middleware, a
+ *   subsegment per route — neither captures the response body: notes are the caller's data.
  */
+import { Router } from "@aws-lambda-powertools/event-handler/http";
+import { tracer as traceRoutes } from "@aws-lambda-powertools/event-handler/http/middleware/tracer";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { correlationPaths, search } from "@aws-lambda-powertools/logger/correlationId";
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
-import { MetricUnit, Metrics } from "@aws-lambda-powertools/metrics";
+import { Metrics } from "@aws-lambda-powertools/metrics";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
+import { SecretsProvider } from "@aws-lambda-powertools/parameters/secrets";
 import { Tracer } from "@aws-lambda-powertools/tracer";
 import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
+import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import middy from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import { z } from "zod";
-import { createClient, DatabaseError, type PoolgateClient, PoolgateError } from "@poolgate/client";
+import { createClient, type PoolgateClient, type RequestSigner } from "@poolgate/client";
 import { iamAuth } from "@poolgate/client/iam";
+import { correlationHeader } from "../shared/correlation-header.js";
+import { registerNoteRoutes } from "./notes-routes.js";
 
 const env = z
   .object({
@@ -30,103 +44,56 @@ const env = z
     POOLGATE_CLUSTER: z.string().min(1).optional(),
     /** The gateway's auth.iam.audience: calls carry a proof of this function's IAM role. */
     POOLGATE_AUDIENCE: z.string().min(1).optional(),
+    /** A Secrets Manager secret (name or ARN) whose value is a bearer token of the gateway's. */
+    POOLGATE_TOKEN_SECRET: z.string().min(1).optional(),
+    /** How long the token is kept before Secrets Manager is asked again, in seconds. */
+    POOLGATE_TOKEN_MAX_AGE_S: z.coerce.number().int().min(1).max(3600).default(300),
     NOTES_TABLE: z.string().regex(/^[a-z_][a-z0-9_]*$/).default("notes"),
+  })
+  .refine((vars) => vars.POOLGATE_AUDIENCE === undefined || vars.POOLGATE_TOKEN_SECRET === undefined, {
+    message: "set POOLGATE_AUDIENCE (IAM) or POOLGATE_TOKEN_SECRET (a bearer token), not both",
   })
   .parse(process.env);
 
 const logger = new Logger({ serviceName: "notes-api", correlationIdSearchFn: search });
 const metrics = new Metrics({ namespace: "Poolgate", serviceName: "notes-api" });
 const tracer = new Tracer({ serviceName: "notes-api" });
-const auth = env.POOLGATE_AUDIENCE ? iamAuth({ audience: env.POOLGATE_AUDIENCE }) : undefined;
 
-/** The client for one invocation: its deadline and request id are that invocation's. */
+/** How calls prove who the function is: its IAM role, a bearer token, or nothing (a loopback gateway). */
+function gatewayCredential(): RequestSigner | undefined {
+  if (env.POOLGATE_AUDIENCE) return iamAuth({ audience: env.POOLGATE_AUDIENCE });
+  const secretName = env.POOLGATE_TOKEN_SECRET;
+  if (secretName === undefined) return undefined;
+  // The Parameters utility keeps the value for maxAge across invocations (its cache, not ours), and
+  // the SDK client is traced like any other.
+  const secrets = new SecretsProvider({ awsSdkV3Client: tracer.captureAWSv3Client(new SecretsManagerClient({})) });
+  return async () => {
+    const token = await secrets.get(secretName, { maxAge: env.POOLGATE_TOKEN_MAX_AGE_S });
+    if (typeof token !== "string" || token.length === 0) throw new Error(`the secret ${secretName} holds no bearer token (a SecretString)`);
+    return { "x-poolgate-auth": `Bearer ${token}` };
+  };
+}
+const sign = gatewayCredential();
+
+/** The client for one invocation: its deadline and correlation id are that invocation's. */
 function clientFor(context: Context): PoolgateClient {
   return createClient({
     url: env.POOLGATE_URL,
     ...(env.POOLGATE_CLUSTER ? { cluster: env.POOLGATE_CLUSTER } : {}),
-    ...(auth ? { sign: auth } : {}),
-    headers: { "x-request-id": context.awsRequestId },
+    ...(sign ? { sign } : {}),
+    headers: correlationHeader(logger, context),
     deadline: () => context.getRemainingTimeInMillis(),
   });
 }
-const table = env.NOTES_TABLE;
 
-const noteInput = z.strictObject({ title: z.string().min(1).max(200), body: z.string().max(10_000).default("") });
-
-interface Note {
-  id: number;
-  title: string;
-  body: string;
-  updated_at: string;
-}
-
-function json(statusCode: number, body: unknown): APIGatewayProxyStructuredResultV2 {
-  return { statusCode, headers: { "content-type": "application/json" }, body: JSON.stringify(body) };
-}
-
-function parseBody(event: APIGatewayProxyEventV2): unknown {
-  if (!event.body) return {};
-  const text = event.isBase64Encoded ? Buffer.from(event.body, "base64").toString("utf8") : event.body;
-  return JSON.parse(text);
-}
-
-async function route(db: PoolgateClient, event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
-  const method = event.requestContext.http.method;
-  const id = event.pathParameters?.id === undefined ? undefined : Number(event.pathParameters.id);
-  if (id !== undefined && !Number.isSafeInteger(id)) return json(400, { message: "id must be an integer" });
-  if (method === "GET" && id === undefined) {
-    const { rows } = await db.query<Note>(`select id, title, body, updated_at from ${table} order by id limit 100`, [], { intent: "read" });
-    return json(200, { notes: rows });
-  }
-  if (method === "GET") {
-    const { rows } = await db.query<Note>(`select id, title, body, updated_at from ${table} where id = $1`, [id ?? 0], { intent: "read" });
-    return rows[0] ? json(200, rows[0]) : json(404, { message: "no such note" });
-  }
-  if (method === "POST" && id === undefined) {
-    const input = noteInput.safeParse(parseBody(event));
-    if (!input.success) return json(400, { message: "invalid note", issues: input.error.issues.map((issue) => issue.message) });
-    // HTTP API lower-cases header names. The key is scoped to this route, so it never meets another write's.
-    const key = idempotencyKeyHeader.safeParse(event.headers["idempotency-key"]);
-    if (!key.success) return json(400, { message: "invalid Idempotency-Key", issues: key.error.issues.map((issue) => issue.message) });
-    const { rows } = await db.query<Note>(`insert into ${table} (title, body) values ($1, $2) returning id, title, body, updated_at`, [input.data.title, input.data.body], {
-      ...(key.data === undefined ? {} : { idempotencyKey: `notes-api:create:${key.data}` }),
-    });
-    metrics.addMetric("NoteCreated", MetricUnit.Count, 1);
-    return json(201, rows[0]);
-  }
-  if (method === "PUT" && id !== undefined) {
-    const input = noteInput.safeParse(parseBody(event));
-    if (!input.success) return json(400, { message: "invalid note", issues: input.error.issues.map((issue) => issue.message) });
-    const { rows } = await db.query<Note>(`update ${table} set title = $1, body = $2, updated_at = now() where id = $3 returning id, title, body, updated_at`, [
-      input.data.title,
-      input.data.body,
-      id,
-    ]);
-    return rows[0] ? json(200, rows[0]) : json(404, { message: "no such note" });
-  }
-  if (method === "DELETE" && id !== undefined) {
-    const { rowCount } = await db.query(`delete from ${table} where id = $1`, [id]);
-    return rowCount ? { statusCode: 204 } : json(404, { message: "no such note" });
-  }
-  return json(405, { message: `${method} is not supported here` });
-}
-
-/** The caller's `Idempotency-Key` header: what the gateway accepts as a key, less room for the route's prefix. */
-const idempotencyKeyHeader = z.string().regex(/^[\x21-\x7e]{1,200}$/, "printable ASCII without spaces, at most 200 characters").optional();
+const app = new Router({ logger });
+app.use(traceRoutes(tracer, { captureResponse: false, logger }));
+registerNoteRoutes(app, { table: env.NOTES_TABLE, clientFor, logger, metrics });
 
 async function serve(event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> {
   logger.appendKeys({ route: event.routeKey });
   tracer.putAnnotation("route", event.routeKey);
-  try {
-    return await route(clientFor(context), event);
-  } catch (err) {
-    if (err instanceof SyntaxError) return json(400, { message: "the body is not valid JSON" });
-    if (err instanceof DatabaseError && err.sqlstate === "23505") return json(409, { message: "a note like this exists already" });
-    if (err instanceof PoolgateError && err.code === "IDEMPOTENCY_KEY_REUSED") return json(422, { message: "this Idempotency-Key was used for another note" });
-    logger.error("request failed", { error: err as Error, code: err instanceof PoolgateError ? err.code : undefined });
-    metrics.addMetric("RequestFailed", MetricUnit.Count, 1);
-    return json(err instanceof PoolgateError && err.retryable ? 503 : 500, { message: "the request failed; try again later" });
-  }
+  return app.resolve(event, context);
 }
 
 /** The Lambda entry point (see the module comment for the middleware). */

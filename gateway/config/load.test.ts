@@ -68,6 +68,13 @@ describe("configuration", () => {
     expect(cluster?.readerUrls).toEqual(["postgres://poolgate_app:p%40ss%2Fword@reader.example:5432/app"]);
   });
 
+  it("fills the result cache's Valkey password from POOLGATE_VALKEY_PASSWORD (an ECS secret) into its URL, and needs the URL", () => {
+    const valkey = { url: "rediss://poolgate@cache.example:6379" };
+    const config = loadConfig({ POOLGATE_CONFIG_JSON: JSON.stringify({ cache: { store: "valkey", valkey } }), POOLGATE_VALKEY_PASSWORD: "p@ss/word" });
+    expect(config.cache.valkey?.url).toBe("rediss://poolgate:p%40ss%2Fword@cache.example:6379");
+    expect(() => loadConfig({ POOLGATE_VALKEY_PASSWORD: "p@ss/word" })).toThrow(/POOLGATE_VALKEY_PASSWORD is set, but cache.valkey.url is not/);
+  });
+
   it("takes the whole file's contents inline from POOLGATE_CONFIG_JSON", () => {
     const config = loadConfig({ POOLGATE_CONFIG_JSON: JSON.stringify({ pool: { maxSize: 7 }, clusters: { default: { writerUrl: "postgres://db/app" } } }) });
     expect(config.pool.maxSize).toBe(7);

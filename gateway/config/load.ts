@@ -24,6 +24,8 @@ const envSchema = z.object({
   POOLGATE_DB_PASSWORD: z.string().optional(),
   /** The peer key (ECS secret): `peers.key`. */
   POOLGATE_PEER_KEY: z.string().min(1).optional(),
+  /** The result cache's Valkey password (ECS secret): filled into `cache.valkey.url`. */
+  POOLGATE_VALKEY_PASSWORD: z.string().min(1).optional(),
   POOLGATE_DATA_DIR: z.string().min(1).optional(),
   PORT: z.string().regex(/^\d+$/, "PORT must be a number").optional(),
   HOST: z.string().min(1).optional(),
@@ -81,10 +83,15 @@ function applyEnv(raw: Json, env: z.infer<typeof envSchema>): Json {
     cluster.writerUrl = withCredentials(cluster.writerUrl);
     if (Array.isArray(cluster.readerUrls)) cluster.readerUrls = cluster.readerUrls.map(withCredentials);
   }
+  if (env.POOLGATE_VALKEY_PASSWORD !== undefined) {
+    const valkey = section(section(raw, "cache"), "valkey");
+    if (typeof valkey.url !== "string") throw new ConfigError("POOLGATE_VALKEY_PASSWORD is set, but cache.valkey.url is not: the password goes into that URL");
+    valkey.url = credentialsInto(valkey.url, undefined, env.POOLGATE_VALKEY_PASSWORD);
+  }
   return raw;
 }
 
-/** A database URL with the user and password replaced (the URL stays unparseable if it was). */
+/** A database (or Valkey) URL with the user and password replaced (the URL stays unparseable if it was). */
 function credentialsInto(url: string, user: string | undefined, password: string | undefined): string {
   let parsed: URL;
   try {

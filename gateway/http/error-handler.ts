@@ -6,6 +6,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import type { ErrorBody } from "../../schemas/errors.js";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../logger.js";
+import { correlationIdOf } from "./correlation-id.js";
 import { noteOutcome } from "./observe.js";
 
 /** Fastify's own request-parsing failures, by their stable codes. */
@@ -49,11 +50,11 @@ const ACCESS_REFUSALS = new Set(["UNAUTHENTICATED", "FORBIDDEN", "THROTTLED"]);
  */
 export function logFailure(error: GatewayError, original: unknown, request: FastifyRequest, logger: Logger): void {
   if (error.code === "INTERNAL_ERROR") {
-    logger.error({ err: error.cause ?? original, requestId: request.id, principal: request.caller?.principal, route: request.routeOptions.url ?? "(none)" }, "unhandled error");
+    logger.error({ err: error.cause ?? original, requestId: request.id, correlationId: correlationIdOf(request), principal: request.caller?.principal, route: request.routeOptions.url ?? "(none)" }, "unhandled error");
   } else if (error.status >= 500) {
-    logger.warn({ code: error.code, requestId: request.id, principal: request.caller?.principal, message: error.message }, "request failed");
+    logger.warn({ code: error.code, requestId: request.id, correlationId: correlationIdOf(request), principal: request.caller?.principal, message: error.message }, "request failed");
   } else if (ACCESS_REFUSALS.has(error.code)) {
-    logger.warn({ code: error.code, requestId: request.id, principal: request.caller?.principal, message: error.message }, "access refused");
+    logger.warn({ code: error.code, requestId: request.id, correlationId: correlationIdOf(request), principal: request.caller?.principal, message: error.message }, "access refused");
   }
 }
 

@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { request as undiciRequest } from "undici";
 import { AUTH_HEADER } from "../auth/authenticator.js";
 import type { TransactionOwnership } from "../peers/transaction-ownership.js";
+import { CORRELATION_ID_HEADER } from "./correlation-id.js";
 import { DATA_API_IDEMPOTENCY_HEADER, IDEMPOTENCY_HEADER, REPLAY_HEADER } from "./idempotency-header.js";
 
 const FORWARDED = "x-poolgate-forwarded";
@@ -34,8 +35,9 @@ export function registerOwnerForwarding(app: FastifyInstance, ownership: Transac
     if (owner === undefined) return;
     const headers: Record<string, string> = { [FORWARDED]: "1", "x-request-id": request.id };
     if (request.body !== undefined) headers["content-type"] = "application/json";
-    // The owner checks the caller again: the credential travels with the call.
-    for (const name of ["authorization", AUTH_HEADER, "x-poolgate-extensions", IDEMPOTENCY_HEADER, DATA_API_IDEMPOTENCY_HEADER]) {
+    // The owner checks the caller again: the credential travels with the call (and the owner's log
+    // names the caller's correlation id too).
+    for (const name of ["authorization", AUTH_HEADER, "x-poolgate-extensions", IDEMPOTENCY_HEADER, DATA_API_IDEMPOTENCY_HEADER, CORRELATION_ID_HEADER]) {
       const value = request.headers[name];
       if (typeof value === "string") headers[name] = value;
     }

@@ -1,12 +1,14 @@
 /**
  * What each request is counted and logged by: the routes note its cluster and intent, the error
  * handlers its outcome (the registry code, or the Data API exception), and when the answer has gone the
- * request is counted in the metrics and, with `log.requests`, logged as one line (request id, route,
- * status, time, principal, cluster, outcome — never a parameter or a credential).
+ * request is counted in the metrics and, with `log.requests`, logged as one line (request id, the
+ * caller's correlation id, route, status, time, principal, cluster, outcome — never a parameter or a
+ * credential).
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Logger } from "../logger.js";
 import type { GatewayMetrics } from "../observability/metrics.js";
+import { correlationIdOf } from "./correlation-id.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -63,6 +65,7 @@ export function registerObservation(app: FastifyInstance, metrics: GatewayMetric
       logger.info(
         {
           requestId: request.id,
+          correlationId: correlationIdOf(request),
           method: request.method,
           route,
           status,

@@ -185,15 +185,28 @@ describe("the client", () => {
     }
   });
 
-  it("sends the load balancer's stickiness cookie back, so a transaction stays on its gateway task", async () => {
-    // A stand-in for the ALB: answers like the gateway and sets AWSALB on the first answer.
-    const seen: (string | undefined)[] = [];
+  it("sends a load balancer's stickiness cookie back within the transaction it came with, and never outside one", async () => {
+    // A stand-in for an ALB with stickiness on: answers like the gateway (a transaction's calls by their
+    // path) and sets a cookie naming a task on every answer, as the ALB does to a request without one.
+    const seen: { path: string; cookie: string | undefined }[] = [];
+    let answered = 0;
     const server = http.createServer((request, response) => {
-      seen.push(request.headers.cookie);
+      seen.push({ path: request.url ?? "", cookie: request.headers.cookie });
       request.resume();
       request.on("end", () => {
-        response.writeHead(200, { "content-type": "application/json", "set-cookie": ["AWSALB=task-a; Expires=Thu, 01 Jan 2099 00:00:00 GMT; Path=/", "other=1"] });
-        response.end(JSON.stringify({ command: "SELECT", columns: [], rows: [], rowCount: 0, attempts: 1 }));
+        answered++;
+        const cookies = [`AWSALB=task-${answered}; Expires=Thu, 01 Jan 2099 00:00:00 GMT; Path=/`, `AWSALBAPP-0=app-${answered}; Path=/`, "other=1"];
+        const result = { command: "SELECT", columns: [], rows: [], rowCount: 0, attempts: 1 };
+        const body =
+          request.url === "/v1/transactions"
+            ? { transactionId: `tx-${answered}` }
+            : request.url === "/v1/batch"
+              ? { results: [result], attempts: 1 }
+              : request.url?.endsWith("/commit")
+                ? {}
+                : result;
+        response.writeHead(200, { "content-type": "application/json", "set-cookie": cookies });
+        response.end(JSON.stringify(body));
       });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -201,7 +214,24 @@ describe("the client", () => {
     try {
       await client.query("select 1");
       await client.query("select 1");
-      expect(seen).toEqual([undefined, "AWSALB=task-a"]);
+      await client.transaction(async (tx) => {
+        await tx.query("select 1");
+        await tx.query("select 2");
+      });
+      await client.batch([{ sql: "select 1" }]);
+      await client.query("select 1");
+      expect(seen).toEqual([
+        { path: "/v1/query", cookie: undefined },
+        { path: "/v1/query", cookie: undefined },
+        { path: "/v1/transactions", cookie: undefined },
+        // The transaction's calls carry the cookies its BEGIN was answered with (then each answer's).
+        { path: "/v1/query", cookie: "AWSALB=task-3; AWSALBAPP-0=app-3" },
+        { path: "/v1/query", cookie: "AWSALB=task-4; AWSALBAPP-0=app-4" },
+        { path: "/v1/transactions/tx-3/commit", cookie: "AWSALB=task-5; AWSALBAPP-0=app-5" },
+        // After it, nothing pins the client: least-outstanding-requests picks every call's task.
+        { path: "/v1/batch", cookie: undefined },
+        { path: "/v1/query", cookie: undefined },
+      ]);
     } finally {
       await client.close();
       await new Promise((resolve) => server.close(resolve));

@@ -3,8 +3,8 @@
  * PostgreSQL: the environment Lambda sets (execution environment, task root, trace header, on-demand
  * initialisation) and an X-Ray daemon stand-in — a UDP socket that receives what the X-Ray SDK emits.
  * Checked: the handler segment (`## index.handler`) exists and carries the route annotation that was
- * dropped before, with the cold start and service; the cold-start metric is emitted on the first
- * invocation only. (functions.test.ts checks the logs' injected context and correlation id.)
+ * dropped before, with the cold start and service, and Event Handler's subsegment per route; neither
+ * holds the notes the answer carried; the cold-start metric is emitted on the first invocation only. (functions.test.ts checks the logs' injected context and correlation id.)
  */
 import dgram from "node:dgram";
 import type { APIGatewayProxyEventV2, Context } from "aws-lambda";
@@ -21,6 +21,7 @@ const segments: Record<string, unknown>[] = [];
 beforeAll(async () => {
   db = await createTestDatabase();
   await db.admin.query("create table notes (id serial primary key, title text not null unique, body text not null default '', updated_at timestamptz not null default now())");
+  await db.admin.query("insert into notes (title, body) values ('a private title', 'a private body')");
   gw = await startTestGateway({ clusters: { default: { writerUrl: db.url } } });
   daemon = dgram.createSocket("udp4");
   daemon.on("message", (message) => {
@@ -110,7 +111,12 @@ describe("Powertools in the notes API", () => {
     const handlerSegments = segments.filter((segment) => segment.name === "## index.handler");
     expect(handlerSegments[0]).toMatchObject({ trace_id: "1-6740a1b2-3c4d5e6f7a8b9c0d1e2f3a4b", annotations: { ColdStart: true, Service: "notes-api", route: "GET /notes" } });
     expect(handlerSegments[1]).toMatchObject({ annotations: { ColdStart: false, route: "GET /notes" } });
-    // The response (the caller's notes) is not copied into the trace.
+    // Event Handler's tracer middleware: a subsegment per route, with the request's method and the answer's status.
+    const routeSegments = segments.filter((segment) => segment.name === "GET /notes");
+    expect(routeSegments).toHaveLength(2);
+    expect(routeSegments[0]).toMatchObject({ http: { request: { method: "GET" }, response: { status: 200 } } });
+    // The response (the caller's notes) is not copied into the trace, by either.
     for (const segment of handlerSegments) expect(JSON.stringify(segment.metadata ?? {})).not.toContain("response");
+    for (const segment of segments) expect(JSON.stringify(segment)).not.toContain("a private");
   });
 });

@@ -7,10 +7,13 @@
 import type { APIGatewayProxyEventV2, Context, ScheduledEvent } from "aws-lambda";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
+import { type CapturedLogs, captureLogs } from "../support/log-capture.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
 
 let db: TestDatabase;
 let gw: TestGateway;
+/** What the gateway logs: one line per answered request (`log.requests`). */
+let gatewayLogs: CapturedLogs;
 
 function lambdaContext(functionName: string, remainingMs = 3000): Context {
   const deadline = Date.now() + remainingMs;
@@ -30,7 +33,7 @@ function lambdaContext(functionName: string, remainingMs = 3000): Context {
   };
 }
 
-function httpEvent(method: string, path: string, routeKey: string, body?: unknown, id?: number): APIGatewayProxyEventV2 {
+function httpEvent(method: string, path: string, routeKey: string, body?: unknown, id?: number, requestId = "r1"): APIGatewayProxyEventV2 {
   return {
     version: "2.0",
     routeKey,
@@ -46,7 +49,7 @@ function httpEvent(method: string, path: string, routeKey: string, body?: unknow
       domainName: "api.example.com",
       domainPrefix: "api",
       http: { method, path, protocol: "HTTP/1.1", sourceIp: "203.0.113.1", userAgent: "test" },
-      requestId: "r1",
+      requestId,
       routeKey,
       stage: "$default",
       time: "23/Nov/2026:12:00:00 +0000",
@@ -75,7 +78,8 @@ const emf = (lines: Record<string, unknown>[]) => lines.filter((line) => "_aws" 
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  gw = await startTestGateway({ clusters: { default: { writerUrl: db.url } } });
+  gatewayLogs = captureLogs("info");
+  gw = await startTestGateway({ clusters: { default: { writerUrl: db.url } }, log: { requests: true } }, { logger: gatewayLogs.logger });
   await db.admin.query("create table notes (id serial primary key, title text not null unique, body text not null default '', updated_at timestamptz not null default now())");
   await db.admin.query("create table poolgate_canary (id int primary key, marker text not null, written_at timestamptz not null)");
   process.env.POOLGATE_URL = gw.baseUrl;
@@ -144,6 +148,44 @@ describe("the notes API handler", () => {
     const invalid = await post({ title: "spaced key" }, "not a valid key");
     expect(invalid.value.statusCode).toBe(400);
     await db.admin.query("delete from notes where title = 'exactly once'");
+  });
+
+  it("sends the invocation's correlation id to the gateway, which logs it beside each request's own id", async () => {
+    const { handler } = await import("../../functions/notes-api/handler.js");
+    const requestId = "JmIzLgfqIAMEMhw=";
+    const created = await captured(() => handler(httpEvent("POST", "/notes", "POST /notes", { title: "correlated" }, undefined, requestId), lambdaContext("notes-api")));
+    expect(created.value.statusCode).toBe(201);
+    const id = (JSON.parse(created.value.body ?? "{}") as { id: number }).id;
+    const read = await captured(() => handler(httpEvent("GET", `/notes/${id}`, "GET /notes/{id}", undefined, id, requestId), lambdaContext("notes-api")));
+    expect(read.value.statusCode).toBe(200);
+
+    const lines = gatewayLogs.lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.msg === "request" && line.correlationId === requestId);
+    expect(lines.map((line) => `${String(line.route)} ${String(line.status)}`)).toEqual(["/v1/query 200", "/v1/query 200"]);
+    // Each gateway request keeps an id of its own; the correlation id ties them to the API request.
+    expect(new Set(lines.map((line) => line.requestId)).size).toBe(2);
+    expect(lines.map((line) => line.requestId)).not.toContain(requestId);
+    await db.admin.query("delete from notes where title = 'correlated'");
+  });
+
+  it("answers what no route serves, an id that is no id, and a base64-encoded body as HTTP APIs send them", async () => {
+    const { handler } = await import("../../functions/notes-api/handler.js");
+    const call = (event: APIGatewayProxyEventV2) => captured(() => handler(event, lambdaContext("notes-api")));
+
+    // Event Handler answers a path or a method no route serves with 404 (the HTTP API routes only the stack's routes).
+    expect((await call(httpEvent("GET", "/elsewhere", "$default"))).value.statusCode).toBe(404);
+    expect((await call(httpEvent("PATCH", "/notes", "$default"))).value.statusCode).toBe(404);
+    const badId = await call(httpEvent("GET", "/notes/abc", "GET /notes/{id}"));
+    expect(badId.value.statusCode).toBe(400);
+    expect(JSON.parse(badId.value.body ?? "{}")).toEqual({ message: "invalid request", issues: ["id: a positive integer"] });
+    const tooLong = await call(httpEvent("POST", "/notes", "POST /notes", { title: "" }));
+    expect(JSON.parse(tooLong.value.body ?? "{}")).toMatchObject({ message: "invalid request", issues: [expect.stringMatching(/^title: /)] });
+
+    const encoded = httpEvent("POST", "/notes", "POST /notes", Buffer.from(JSON.stringify({ title: "encoded", body: "é" })).toString("base64"));
+    encoded.isBase64Encoded = true;
+    const created = await call(encoded);
+    expect(created.value.statusCode).toBe(201);
+    expect(JSON.parse(created.value.body ?? "{}")).toMatchObject({ title: "encoded", body: "é" });
+    await db.admin.query("delete from notes where title = 'encoded'");
   });
 
   it("logs a failure as one structured line with the request's context", async () => {

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
+import { type CapturedLogs, captureLogs } from "../support/log-capture.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
 
 const PEER_KEY = "a shared peer key for the gateway's tasks, 32+ chars";
@@ -13,12 +14,15 @@ const target = { resourceArn: "arn:aws:rds:us-east-1:123456789012:cluster:c", se
 let db: TestDatabase;
 let a: TestGateway;
 let b: TestGateway;
+/** The owner's log (`a`): one line per answered request. */
+let ownerLogs: CapturedLogs;
 
 beforeAll(async () => {
   db = await createTestDatabase();
   await db.admin.query("create table ledger (note text not null)");
+  ownerLogs = captureLogs("info");
   [a, b] = await Promise.all([
-    startTestGateway({ clusters: { default: { writerUrl: db.url } }, peers: { key: PEER_KEY } }),
+    startTestGateway({ clusters: { default: { writerUrl: db.url } }, peers: { key: PEER_KEY }, log: { requests: true } }, { logger: ownerLogs.logger }),
     startTestGateway({ clusters: { default: { writerUrl: db.url } }, peers: { key: PEER_KEY } }),
   ]);
 });
@@ -53,6 +57,15 @@ describe("transactions across gateway tasks", () => {
     expect(replayed.body).toMatchObject({ transactionId: id, outcome: "committed", replayed: true });
     expect(replayed.headers.get("x-poolgate-idempotent-replay")).toBe("true");
     expect(await count("keyed")).toBe(1);
+  });
+
+  it("forwards the caller's correlation id, so the owner's log names it too", async () => {
+    const id = (await a.post("/v1/transactions", {})).body.transactionId as string;
+    const correlated = { "x-correlation-id": "JmIzLgfqIAMEMhw=" };
+    expect((await b.post("/v1/query", { sql: "select 1", transactionId: id }, correlated)).status).toBe(200);
+    await b.post(`/v1/transactions/${encodeURIComponent(id)}/rollback`, undefined, correlated);
+    const lines = ownerLogs.lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.msg === "request" && line.correlationId === "JmIzLgfqIAMEMhw=");
+    expect(lines.map((line) => line.route)).toEqual(["/v1/query", "/v1/transactions/:id/rollback"]);
   });
 
   it("serves a Data API transaction begun on one task from the other", async () => {
