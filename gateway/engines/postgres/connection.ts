@@ -389,6 +389,9 @@ export class PostgresConnection implements EngineConnection {
       // Aurora refuses the WAL functions (0A000 and 55000, docs/aurora.md) and offers its own figures;
       // another flavour without them still has a role.
       if (!(err instanceof GatewayError && err.code === "DATABASE_ERROR")) throw err;
+      // A session in a failed transaction refuses every statement (25P02, in_failed_sql_transaction):
+      // that says nothing of the WAL functions, and must not leave the cluster without tokens for good.
+      if (err.database?.sqlstate === "25P02") throw err;
       known.refusal = { sqlstate: err.database?.sqlstate ?? "", message: err.message };
       known.source = (await this.answersAurora(timeoutMs)) ? "aurora-clock" : "none";
       return this.inspect(timeoutMs);
