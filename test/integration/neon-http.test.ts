@@ -151,6 +151,20 @@ describe("Neon's HTTP protocol with the real neon() driver", () => {
     expect(await answer.json()).toMatchObject({ code: "UNAUTHENTICATED" });
   });
 
+  it("answers bad input in the driver's error shape, and keeps serving", async () => {
+    const send = async (body: string, headers: Record<string, string> = {}) => {
+      const answer = await fetch(`${gateway.baseUrl}/sql`, { method: "POST", body, headers: { "Neon-Connection-String": url("app", TOKENS.app), ...headers } });
+      return { status: answer.status, body: (await answer.json()) as Record<string, unknown> };
+    };
+    expect(await send("{not json")).toMatchObject({ status: 400, body: { code: "MALFORMED_JSON" } });
+    expect(await send(JSON.stringify({ sql: "select 1" }))).toMatchObject({ status: 400, body: { code: "INVALID_REQUEST" } });
+    expect(await send(JSON.stringify({ queries: [] }))).toMatchObject({ status: 400, body: { code: "INVALID_REQUEST" } });
+    expect(await send(JSON.stringify({ query: "select 1", params: [{ nested: true }] }))).toMatchObject({ status: 400, body: { code: "INVALID_REQUEST" } });
+    expect(await send(JSON.stringify({ query: "select 1" }), { "Neon-Array-Mode": "yes" })).toMatchObject({ status: 400, body: { code: "INVALID_REQUEST" } });
+    expect(await send(JSON.stringify({ queries: [{ query: "commit" }] }))).toMatchObject({ status: 400, body: { code: "INVALID_REQUEST" } });
+    expect(await send(JSON.stringify({ query: "select 1 as one" }), { "content-type": "application/json" })).toMatchObject({ status: 200, body: { rows: [{ one: 1 }] } });
+  });
+
   it("names the cluster by the connection string's database, and refuses an unknown one", async () => {
     expect(await neon(url("app", TOKENS.app, "other"))`select current_database() = ${db.name} as same`).toEqual([{ same: true }]);
     const unknown = await failure(neon(url("app", TOKENS.app, "nowhere"))`select 1`);
