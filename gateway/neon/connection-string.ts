@@ -42,7 +42,7 @@ export function neonConnectionString(headers: IncomingHttpHeaders): NeonConnecti
     throw invalid("is not a URL");
   }
   if (url.protocol !== "postgresql:" && url.protocol !== "postgres:") throw invalid("is not a postgresql:// URL");
-  // The URL class leaves a non-special scheme's path opaque only when it has no authority; with one, pathname is "/<database>".
+  // With an authority (//host), the URL class gives a postgresql: URL the pathname "/<database>".
   const database = decoded(url.pathname.replace(/^\//, ""), "database");
   if (database === "") throw invalid("names no database (the cluster)");
   return { user: decoded(url.username, "user"), password: url.password === "" ? undefined : decoded(url.password, "password"), database };
