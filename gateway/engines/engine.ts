@@ -22,6 +22,13 @@ export interface ColumnDetail {
   /** Declared length or precision (MySQL display width, PostgreSQL typmod), 0 when none. */
   precision: number;
   scale: number;
+  /** The engine's own identifier of the column's type (PostgreSQL: the type OID), where it says. */
+  typeId?: number;
+  /** PostgreSQL's row description: the type's size (-1 variable), its modifier (-1 none), the source table's OID and column number (0 for expressions). */
+  typeSize?: number;
+  typeModifier?: number;
+  tableId?: number;
+  columnNumber?: number;
 }
 
 export interface StatementResult {
@@ -43,6 +50,12 @@ export interface ExecuteOptions {
   timeoutMs: number;
   /** int8/numeric as strings (exact) or numbers. */
   bigNumbers: "string" | "number";
+  /**
+   * Every value as the database printed it (PostgreSQL's text output), unconverted and bigNumbers
+   * ignored: for surfaces whose clients parse values themselves by type (Neon's HTTP protocol).
+   * PostgreSQL only.
+   */
+  textValues?: boolean;
   maxResultBytes: number;
   maxResultRows: number;
   /**
@@ -146,6 +159,8 @@ export interface ListedInstance {
 export interface TransactionOptions {
   isolation?: Isolation | undefined;
   readOnly?: boolean | undefined;
+  /** DEFERRABLE (PostgreSQL; it matters for SERIALIZABLE READ ONLY transactions only). */
+  deferrable?: boolean | undefined;
   /**
    * For read-only principals: the session's default access mode becomes READ ONLY too (MySQL), so a
    * statement that commits implicitly cannot start a read-write transaction of its own; the session is

@@ -46,10 +46,10 @@ async function readOnlyUnit(
   connection: EngineConnection,
   statements: readonly { sql: string; params: readonly Param[] }[],
   options: ExecuteOptions,
-  isolation: TransactionOptions["isolation"],
+  transaction: Pick<TransactionOptions, "isolation" | "deferrable">,
 ): Promise<StatementResult[]> {
   try {
-    await connection.begin({ isolation, readOnly: true, lockReadOnly: true }, options.timeoutMs);
+    await connection.begin({ isolation: transaction.isolation, deferrable: transaction.deferrable, readOnly: true, lockReadOnly: true }, options.timeoutMs);
     const results: StatementResult[] = [];
     for (const statement of statements) {
       results.push(await connection.execute(statement.sql, statement.params, options));
@@ -105,7 +105,7 @@ export class Executor {
     return this.leases.retrying(plan.retry, plan.route, async () => {
       const endpoint = this.leases.endpointNow(plan.route, plan.primaryOnly) ?? (await this.leases.endpointFor(plan.route, plan.primaryOnly));
       const value = await this.leases.run(endpoint, plan.intent, plan.runAs, plan.route.deadline, (connection) =>
-        readOnlyUnit(connection, plan.statements, within(plan.options, plan.route, this.clock), plan.isolation),
+        readOnlyUnit(connection, plan.statements, within(plan.options, plan.route, this.clock), plan),
         plan.timing,
       );
       return { value, consistencyToken: undefined };
@@ -177,7 +177,7 @@ export class Executor {
         /** The statement running (-1: BEGIN). */
         let at = -1;
         try {
-          await connection.begin({ isolation: plan.isolation, readOnly: plan.readOnly }, options.timeoutMs);
+          await connection.begin({ isolation: plan.isolation, readOnly: plan.readOnly, deferrable: plan.deferrable }, options.timeoutMs);
           const results: StatementResult[] = [];
           for (const statement of plan.statements) {
             at = results.length;
@@ -226,7 +226,7 @@ export class Executor {
           const options = within(plan.options, plan.route, this.clock);
           // The token of a write that ran now comes with its COMMIT; a replay's is read now.
           const withPosition = plan.withToken ? Object.assign({}, options, { withCommitPosition: true }) : options;
-          const outcome = await runOnce(connection, this.keys, work, plan.statements, { isolation: plan.isolation }, withPosition).catch((err: unknown) => {
+          const outcome = await runOnce(connection, this.keys, work, plan.statements, { isolation: plan.isolation, deferrable: plan.deferrable }, withPosition).catch((err: unknown) => {
             if (err instanceof GatewayError && err.code === "OUTCOME_UNKNOWN") unknownOutcome = err;
             throw err;
           });

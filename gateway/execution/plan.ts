@@ -33,6 +33,8 @@ export interface WorkRequest extends RequestRunOptions {
   maxStalenessMs?: number | undefined;
   isolation?: BatchRequest["isolation"];
   readOnly?: boolean | undefined;
+  /** A batch's transaction is DEFERRABLE (PostgreSQL). */
+  deferrable?: boolean | undefined;
   /** The caller's idempotency key and how the surface words the answer recorded with it. */
   idempotency?: KeyRequest | undefined;
 }
@@ -107,6 +109,7 @@ export interface Plan {
   readonly withToken: boolean;
   readonly isolation: BatchRequest["isolation"] | undefined;
   readonly readOnly: boolean;
+  readonly deferrable?: boolean | undefined;
   readonly transactionEnds: "refuse" | "continue";
   readonly runAs: RunAs;
   /**
@@ -167,6 +170,7 @@ export class Planner {
       withToken: surface.withoutToken !== true && !runAs.readOnly,
       isolation: request.isolation,
       readOnly: request.readOnly === true || runAs.readOnly,
+      deferrable: request.deferrable,
       transactionEnds,
       runAs,
       keyed,

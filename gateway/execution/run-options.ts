@@ -7,6 +7,8 @@ import { type RunAs, UNRESTRICTED } from "./run-as.js";
 export interface RequestRunOptions {
   timeoutMs?: number | undefined;
   bigNumbers?: "string" | "number" | undefined;
+  /** Values as the database printed them (ExecuteOptions.textValues). */
+  textValues?: boolean | undefined;
 }
 
 /** limits.maxParams: a statement carrying more parameters is refused before anything runs. */
@@ -31,6 +33,7 @@ export function executeOptions(config: GatewayConfig, request: RequestRunOptions
   return {
     timeoutMs,
     bigNumbers: request.bigNumbers ?? "string",
+    textValues: request.textValues === true,
     maxResultBytes: config.limits.maxResultBytes,
     maxResultRows: config.limits.maxResultRows,
     // A read-only principal's string cannot smuggle a second statement past its checks.

@@ -21,6 +21,11 @@ declare module "fastify" {
     access?: RouteAccess;
     /** The Data API surface: Authorization carries the AWS SDK's SigV4 signature there, not a credential. */
     dataApi?: boolean;
+    /**
+     * A surface whose clients carry their credential elsewhere (Neon's: the connection string's
+     * password): read when neither x-poolgate-auth nor Authorization is sent.
+     */
+    credentialOf?: (headers: FastifyRequest["headers"]) => string | undefined;
   }
 }
 
@@ -65,9 +70,11 @@ export function registerAuthentication(app: FastifyInstance, authenticator: Auth
     const access = config.access ?? "caller";
     request.caller = ANONYMOUS;
     if (access === "public") return;
+    const poolgateAuth = header(request, AUTH_HEADER);
+    const authorization = config.dataApi ? undefined : header(request, "authorization");
     const caller = await authenticator.authenticate({
-      poolgateAuth: header(request, AUTH_HEADER),
-      authorization: config.dataApi ? undefined : header(request, "authorization"),
+      poolgateAuth: poolgateAuth ?? (authorization === undefined ? config.credentialOf?.(request.headers) : undefined),
+      authorization,
     });
     request.caller = caller;
     if (access === "operator") policy.requireAdmin(caller);

@@ -15,6 +15,7 @@ import { registerOwnerForwarding } from "./forward-to-owner.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import { registerDataApiRoutes } from "./routes/data-api.js";
 import { registerHealthRoutes } from "./routes/health.js";
+import { registerNeonRoutes } from "./routes/neon.js";
 import { registerQueryRoutes } from "./routes/query.js";
 import { registerStreamRoutes } from "./routes/stream.js";
 import { registerTransactionRoutes } from "./routes/transactions.js";
@@ -81,6 +82,7 @@ export function createHttpServer(context: HttpContext, authenticator: Authentica
   registerTransactionRoutes(app, context);
   registerHealthRoutes(app, context);
   registerDataApiRoutes(app, context, context.dataApi);
+  registerNeonRoutes(app, context);
   registerObservabilityRoutes(app, context);
   const openApi = buildOpenApiDocument(version);
   app.get("/openapi.json", { config: { access: "public" } }, async (_request, reply) => reply.send(openApi));

@@ -11,6 +11,7 @@ const BURST_RATE: [match: string, perSecond: number][] = [
   ["new connection", 400],
   ["PgBouncer", 3000],
   ["Data API", 3000],
+  ["Neon", 3000],
   ["in-process", 8000],
   ["HTTP alone", 8000],
 ];
@@ -46,8 +47,8 @@ export const estimate = {
     let total = 0;
     const burstNames = (names: string[]) => names.reduce((sum, name) => sum + this.burstRunS(name), 0) * S.rounds;
     if (POSTGRES_PARTS.some((part) => only.has(part))) total += 5;
-    if (only.has("throughput")) total += 9 * S.rounds * this.steadyRunS();
-    if (only.has("burst")) total += burstNames(["poolgate", "Data API", "in-process", "HTTP alone", "naive", "new connection", "PgBouncer"]);
+    if (only.has("throughput")) total += 10 * S.rounds * this.steadyRunS();
+    if (only.has("burst")) total += burstNames(["poolgate", "Data API", "Neon", "in-process", "HTTP alone", "naive", "new connection", "PgBouncer"]);
     if (only.has("inserts")) {
       total += [["poolgate", S.inserts], ["in-process", S.inserts], ["PgBouncer txn, pooled", S.inserts], ["new connection", S.insertSample], ["PgBouncer txn, new", S.insertSample]].reduce(
         (sum, [name, count]) => sum + this.insertsS(String(name), Number(count)),

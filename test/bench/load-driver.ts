@@ -4,15 +4,15 @@
  * percentiles. Usage: load-driver.ts '<json DriverSpec>' -> prints one JSON DriverResult line.
  */
 import { Pool } from "undici";
-import { type BenchDialect, type BenchStatement, DATA_API_TARGET, type DriverResult, makeDataApiStatement, makeStatement, summarise } from "./workload.js";
+import { type BenchDialect, type BenchStatement, DATA_API_TARGET, type DriverResult, makeDataApiStatement, makeNeonStatement, makeStatement, NEON_HEADERS, summarise } from "./workload.js";
 
 export interface DriverSpec {
   url: string;
   path: string;
   statement: BenchStatement;
   dialect?: BenchDialect;
-  /** The native API (default, at `path`) or the Data API's ExecuteStatement (POST /Execute). */
-  surface?: "native" | "data-api";
+  /** The native API (default, at `path`), the Data API's ExecuteStatement (POST /Execute) or Neon's protocol (POST /sql). */
+  surface?: "native" | "data-api" | "neon";
   callers: number;
   /** Bearer tokens: caller i sends tokens[i % tokens.length] (callers of several principals, interleaved). */
   tokens?: string[];
@@ -33,12 +33,14 @@ async function drive(spec: DriverSpec): Promise<void> {
   let laterRequestMax = 0;
   const send = async (record: boolean, caller: number, first = false) => {
     const token = spec.tokens?.[caller % spec.tokens.length];
-    const headers: Record<string, string> = token === undefined ? { "content-type": "application/json" } : { "content-type": "application/json", "x-poolgate-auth": `Bearer ${token}` };
+    const auth: Record<string, string> = token === undefined ? { "content-type": "application/json" } : { "content-type": "application/json", "x-poolgate-auth": `Bearer ${token}` };
+    const headers = spec.surface === "neon" ? { ...auth, ...NEON_HEADERS } : auth;
     const native = spec.cache === undefined ? makeStatement(spec.statement, spec.dialect) : Object.assign(makeStatement(spec.statement, spec.dialect), { cache: spec.cache });
-    const body = JSON.stringify(spec.surface === "data-api" ? { ...DATA_API_TARGET, ...makeDataApiStatement(spec.statement) } : native);
+    const body = JSON.stringify(spec.surface === "data-api" ? { ...DATA_API_TARGET, ...makeDataApiStatement(spec.statement) } : spec.surface === "neon" ? makeNeonStatement(spec.statement) : native);
+    const path = spec.surface === "data-api" ? "/Execute" : spec.surface === "neon" ? "/sql" : spec.path;
     const started = performance.now();
     try {
-      const response = await pool.request({ method: "POST", path: spec.surface === "data-api" ? "/Execute" : spec.path, headers, body });
+      const response = await pool.request({ method: "POST", path, headers, body });
       const text = await response.body.text();
       if (response.statusCode !== 200) {
         errors++;

@@ -145,6 +145,7 @@ async function postgresPart(): Promise<void> {
     });
     const native = httpTarget("poolgate native (HTTP)", "poolgate", gateway);
     const dataApi = httpTarget("poolgate Data API (HTTP)", "poolgate", gateway, "data-api");
+    const neonDoor = httpTarget("poolgate Neon /sql (HTTP)", "poolgate", gateway, "neon");
     const inProcess = directTarget("in-process pg.Pool (floor)", "floor", benchUrl, "pool", S.poolSize);
     const newConnection = directTarget("new connection per request", "alternative", benchUrl, "per-request", S.poolSize);
     const bouncerNew = bouncer ? [directTarget("PgBouncer txn, new conn/request", "alternative", bouncer.url, "per-request", S.poolSize)] : [];
@@ -158,6 +159,7 @@ async function postgresPart(): Promise<void> {
         native,
         httpTarget("poolgate native, insights on (HTTP)", "poolgate", insightsOn),
         dataApi,
+        neonDoor,
         sdkTarget("poolgate Data API (AWS SDK)", gateway),
         inProcess,
         httpAlone(echo),
@@ -170,7 +172,7 @@ async function postgresPart(): Promise<void> {
     }
     if (S.only.has("burst")) {
       progress.setPhase(`report 1 (${S.burstCallers} callers)`);
-      const targets = [native, dataApi, inProcess, httpAlone(echo), httpTarget("naive HTTP + pg.Pool", "alternative", naive), newConnection, ...bouncerNew];
+      const targets = [native, dataApi, neonDoor, inProcess, httpAlone(echo), httpTarget("naive HTTP + pg.Pool", "alternative", naive), newConnection, ...bouncerNew];
       results.burst = { ...results.burst, postgres: await measureRounds(targets, burstWork("postgres"), S.rounds, "p99", roundStep(estimate.burstRunS), S.stability) };
     }
     if (S.only.has("inserts")) {

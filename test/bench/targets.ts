@@ -39,8 +39,8 @@ export interface Target {
   run(work: Work): Promise<TargetResult>;
 }
 
-/** The native API or the Data API (raw HTTP) of a gateway, or the naive server's one route. */
-export function httpTarget(name: string, role: TargetRow["role"], server: Server, surface: "native" | "data-api" = "native"): Target {
+/** The native API, the Data API or Neon's protocol (raw HTTP) of a gateway, or the naive server's one route. */
+export function httpTarget(name: string, role: TargetRow["role"], server: Server, surface: "native" | "data-api" | "neon" = "native"): Target {
   let warmed = false;
   return {
     name,

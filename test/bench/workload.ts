@@ -59,6 +59,15 @@ export function summarise(latencies: number[], elapsedMs: number): LatencySummar
   };
 }
 
+/** Neon's protocol (POST /sql) as its driver sends it: the cluster named by the connection string, parameters as text. */
+export const NEON_HEADERS = { "neon-connection-string": "postgresql://bench@poolgate/default", "neon-raw-text-output": "true", "neon-array-mode": "true" };
+
+/** The same statements as Neon's `{query, params}`. */
+export function makeNeonStatement(kind: BenchStatement): { query: string; params: string[] } {
+  const { sql, params = [] } = makeStatement(kind, "postgres");
+  return { query: sql, params: params.map(String) };
+}
+
 export const DATA_API_TARGET = {
   resourceArn: "arn:aws:rds:us-east-1:123456789012:cluster:poolgate-bench",
   secretArn: "arn:aws:secretsmanager:us-east-1:123456789012:secret:bench",

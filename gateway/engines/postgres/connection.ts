@@ -25,7 +25,7 @@ import { PostgresRowCursor } from "./row-cursor.js";
 import { type FieldDescription, type PreparedStatement, StatementQuery, type WireConnection } from "./statement-query.js";
 import { READ_ONLY_INSTANCE_SQL } from "./read-only-instance.js";
 import { SESSION_SETTINGS_SQL, sessionSettingsProblem } from "./session-settings.js";
-import { columnDetails, encodeParams, parsersFor, parseTextArray } from "./values.js";
+import { columnDetails, encodeParams, parsersFor, parseTextArray, type ValueMode } from "./values.js";
 
 export interface PostgresConnectionSettings {
   preparedCacheSize: number;
@@ -152,7 +152,7 @@ export class PostgresConnection implements EngineConnection {
     if (query.budget.overLimit) throw query.budget.tooLarge();
     const columns = this.columnsOf(query, false);
     if (columns !== null) return resultOf(query, columns);
-    return this.learnTypes(query, options.timeoutMs).then(() => resultOf(query, this.columnsOf(query, true) ?? []));
+    return this.learnTypes(query, options.timeoutMs, options.textValues === true).then(() => resultOf(query, this.columnsOf(query, true) ?? []));
   }
 
   /**
@@ -315,7 +315,7 @@ export class PostgresConnection implements EngineConnection {
    * allows them.
    */
   private statement(sql: string, values: unknown[], options: ExecuteOptions, several: boolean, positioned: boolean): StatementQuery {
-    const mode = options.bigNumbers;
+    const mode: ValueMode = options.textValues === true ? "text" : options.bigNumbers;
     if (positioned) {
       const limits = { maxBytes: options.maxResultBytes, maxRows: options.maxResultRows };
       return new CommittedWriteQuery(sql, values, this.preparedStatement(sql), (fields) => parsersFor(mode, fields, this.settings.typeNames), mode, limits, this.positionSource);
@@ -337,6 +337,7 @@ export class PostgresConnection implements EngineConnection {
     let sql = "BEGIN";
     if (options.isolation) sql += ` ISOLATION LEVEL ${ISOLATION_SQL[options.isolation]}`;
     if (options.readOnly || options.lockReadOnly) sql += " READ ONLY";
+    if (options.deferrable) sql += " DEFERRABLE";
     await this.simple(sql, timeoutMs);
   }
 
@@ -388,6 +389,9 @@ export class PostgresConnection implements EngineConnection {
       // Aurora refuses the WAL functions (0A000 and 55000, docs/aurora.md) and offers its own figures;
       // another flavour without them still has a role.
       if (!(err instanceof GatewayError && err.code === "DATABASE_ERROR")) throw err;
+      // A session in a failed transaction refuses every statement (25P02, in_failed_sql_transaction):
+      // that says nothing of the WAL functions, and must not leave the cluster without tokens for good.
+      if (err.database?.sqlstate === "25P02") throw err;
       known.refusal = { sqlstate: err.database?.sqlstate ?? "", message: err.message };
       known.source = (await this.answersAurora(timeoutMs)) ? "aurora-clock" : "none";
       return this.inspect(timeoutMs);
@@ -583,10 +587,12 @@ export class PostgresConnection implements EngineConnection {
   }
 
   /** First sight of non-built-in types: learn their names, and parse arrays of them as arrays. */
-  private async learnTypes(query: StatementQuery, timeoutMs: number): Promise<void> {
+  private async learnTypes(query: StatementQuery, timeoutMs: number, textValues: boolean): Promise<void> {
     const names = this.settings.typeNames;
     const unknown = new Set(query.fields.filter((field) => !names.has(field.dataTypeID)).map((field) => field.dataTypeID));
     await this.lookUpTypeNames([...unknown], timeoutMs);
+    // Values wanted as the server printed them stay text, arrays included.
+    if (textValues) return;
     const arrays = query.fields.flatMap((field, i) =>
       unknown.has(field.dataTypeID) && names.get(field.dataTypeID)?.startsWith("_") ? [i] : [],
     );

@@ -29,6 +29,10 @@ export interface FieldDescription {
   dataTypeID: number;
   /** The type modifier from the row description: numeric(p,s), varchar(n)... (-1 when none). */
   dataTypeModifier?: number;
+  /** The rest of the row description, as pg-protocol reads it. */
+  dataTypeSize?: number;
+  tableID?: number;
+  columnID?: number;
 }
 
 /** What is known about a prepared statement on one connection. */

@@ -99,9 +99,13 @@ function parserSet(overrides: Map<number, Parser>): TypeParserSet {
   };
 }
 
-export const TYPE_PARSERS: Record<"string" | "number", TypeParserSet> = {
+/** How values come back: bigNumbers' two modes, or "text", every value as the server printed it. */
+export type ValueMode = "string" | "number" | "text";
+
+export const TYPE_PARSERS: Record<ValueMode, TypeParserSet> = {
   string: parserSet(new Map()),
   number: parserSet(BIG_NUMBER_PARSERS),
+  text: { getTypeParser: () => identity },
 };
 
 /** Built-in type names by OID; others are resolved from pg_type once and cached. */
@@ -185,11 +189,12 @@ export const parseTextArray: Parser = arrayOf(identity);
  * so arrays of non-built-in types (names starting with "_") are parsed as arrays too.
  */
 export function parsersFor(
-  mode: "string" | "number",
+  mode: ValueMode,
   fields: readonly { dataTypeID: number }[],
   typeNames?: Map<number, string>,
 ): Parser[] {
   const set = TYPE_PARSERS[mode];
+  if (mode === "text") return fields.map(() => identity);
   return fields.map((field) => {
     const parser = set.getTypeParser(field.dataTypeID);
     return parser === identity && typeNames?.get(field.dataTypeID)?.startsWith("_") ? parseTextArray : parser;
@@ -288,7 +293,9 @@ const SIGNED = new Set([20, 21, 23, 700, 701, 1700]);
  * Details of result columns from the row description alone (no catalog lookups): precision and scale
  * from the type modifier (numeric(p,s), varchar(n)) or the type; the table is not named.
  */
-export function columnDetails(fields: readonly { name: string; dataTypeID: number; dataTypeModifier?: number }[]): ColumnDetail[] {
+export function columnDetails(
+  fields: readonly { name: string; dataTypeID: number; dataTypeModifier?: number; dataTypeSize?: number; tableID?: number; columnID?: number }[],
+): ColumnDetail[] {
   return fields.map((field) => {
     const modifier = field.dataTypeModifier ?? -1;
     let precision = BUILTIN_PRECISION.get(field.dataTypeID) ?? 0;
@@ -301,6 +308,19 @@ export function columnDetails(fields: readonly { name: string; dataTypeID: numbe
     } else if (field.dataTypeID === 1043 || field.dataTypeID === 1042) {
       precision = 2147483647;
     }
-    return { table: "", originalName: field.name, nullable: null, autoIncrement: false, signed: SIGNED.has(field.dataTypeID), precision, scale };
+    return {
+      table: "",
+      originalName: field.name,
+      nullable: null,
+      autoIncrement: false,
+      signed: SIGNED.has(field.dataTypeID),
+      precision,
+      scale,
+      typeId: field.dataTypeID,
+      typeSize: field.dataTypeSize ?? -1,
+      typeModifier: modifier,
+      tableId: field.tableID ?? 0,
+      columnNumber: field.columnID ?? 0,
+    };
   });
 }

@@ -1,0 +1,100 @@
+/**
+ * Neon's SQL-over-HTTP protocol, `POST /sql`, on the PostgreSQL clusters: what
+ * `@neondatabase/serverless`'s `neon()` (and drizzle `neon-http` on it) sends, on the same planner and
+ * pipeline as `/v1/query` and `/v1/batch` — reads to replicas, read-only principals, idempotency keys
+ * (the `Idempotency-Key` header), a write's consistency token in `x-poolgate-consistency-token`. Its
+ * own Fastify scope: the driver posts JSON as text/plain, and reads failures in Neon's shape
+ * (gateway/neon/errors.ts). See docs/neon.md.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { type NeonQuery, neonRequestSchema } from "../../../schemas/neon.js";
+import type { StatementResult } from "../../engines/engine.js";
+import { GatewayError } from "../../errors.js";
+import { NATIVE_SURFACE, type WorkRequest } from "../../execution/plan.js";
+import { neonConnectionString, neonCredential } from "../../neon/connection-string.js";
+import { neonErrorAnswer } from "../../neon/errors.js";
+import { CONSISTENCY_TOKEN_HEADER, neonRequestOptions, type NeonRequestOptions } from "../../neon/request-headers.js";
+import { neonBatchJson, neonResultJson } from "../../neon/results.js";
+import { AUTH_HEADER } from "../../auth/authenticator.js";
+import { jsonBodyReader } from "../body-reader.js";
+import { clusterNamed, type HttpContext } from "../context.js";
+import { logFailure, toGatewayError } from "../error-handler.js";
+import { idempotencyKeyOf, REPLAY_HEADER } from "../idempotency-header.js";
+import { noteOutcome, noteWork } from "../observe.js";
+import { parseBody } from "../validate.js";
+
+/** The principal a URL's password authenticated must be the URL's user: a token pasted under another name is refused. */
+function checkUser(request: FastifyRequest, user: string): void {
+  const caller = request.caller;
+  const fromUrl = request.headers[AUTH_HEADER] === undefined && request.headers.authorization === undefined;
+  if (fromUrl && caller.method === "bearer" && caller.principal !== user) {
+    throw new GatewayError("UNAUTHENTICATED", "the connection string's password is a token of another principal than its user; put the principal's name as the user");
+  }
+}
+
+function statementsOf(body: { query: string; params?: NeonQuery["params"] } | { queries: NeonQuery[] }): WorkRequest["statements"] {
+  const queries = "queries" in body ? body.queries : [body];
+  return queries.map(({ query, params }) => ({ sql: query, params: params ?? [] }));
+}
+
+function answer(results: readonly StatementResult[], batch: boolean, options: NeonRequestOptions): string {
+  return batch ? neonBatchJson(results, options.arrayMode) : neonResultJson(results[0] as StatementResult, options.arrayMode);
+}
+
+async function runSql(context: HttpContext, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const body = parseBody(neonRequestSchema, request.body);
+  const target = neonConnectionString(request.headers);
+  checkUser(request, target.user);
+  const cluster = clusterNamed(context, target.database);
+  if (cluster.engine.kind !== "postgres") {
+    throw new GatewayError("INVALID_REQUEST", `cluster "${cluster.name}" is not PostgreSQL: Neon's protocol is served on PostgreSQL clusters only`, {
+      issues: [{ path: "neon-connection-string", message: "not a PostgreSQL cluster" }],
+    });
+  }
+  const runAs = context.policy.runAs(request.caller, cluster.name);
+  const options = neonRequestOptions(request.headers);
+  const batch = "queries" in body;
+  const key = idempotencyKeyOf(request, undefined);
+  const work: WorkRequest = {
+    statements: statementsOf(body),
+    scope: batch ? "batch" : "statement",
+    idempotency:
+      key === undefined
+        ? undefined
+        : { key, surface: "neon", shape: { arrayMode: options.arrayMode, rawTextOutput: options.rawTextOutput }, answer: (results) => answer(results, batch, options) },
+    timeoutMs: undefined,
+    bigNumbers: "string",
+    textValues: options.rawTextOutput,
+    intent: undefined,
+    consistencyToken: options.consistencyToken,
+    maxStalenessMs: undefined,
+    isolation: batch ? options.isolation : undefined,
+    readOnly: batch ? options.readOnly : undefined,
+    deferrable: batch ? options.deferrable : undefined,
+  };
+  const plan = cluster.pipeline.plan(work, NATIVE_SURFACE, runAs);
+  noteWork(request, cluster.name, plan.intent);
+  const { value } = await cluster.pipeline.run(plan);
+  if (value.consistencyToken !== undefined) void reply.header(CONSISTENCY_TOKEN_HEADER, value.consistencyToken);
+  if (value.recorded?.replayed) void reply.header(REPLAY_HEADER, "true");
+  const json = value.recorded === undefined ? answer(value.value, batch, options) : value.recorded.answer;
+  return reply.type("application/json").send(json);
+}
+
+export function registerNeonRoutes(app: FastifyInstance, context: HttpContext): void {
+  void app.register((scope, _options, done) => {
+    // The driver posts its JSON body as a string (fetch labels it text/plain); any label is read as JSON.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser("*", jsonBodyReader(context.config.server.maxRequestBytes));
+    scope.setErrorHandler((err, request, reply) => {
+      const error = toGatewayError(err);
+      noteOutcome(request, error.code);
+      logFailure(error, err, request, context.logger);
+      const { status, body } = neonErrorAnswer(error);
+      if (error.status === 503 || error.status === 429) void reply.header("retry-after", String(error.retryAfterS ?? 1));
+      return reply.code(status).header("x-request-id", request.id).type("application/json").send(JSON.stringify(body));
+    });
+    scope.post("/sql", { config: { credentialOf: neonCredential } }, (request, reply) => runSql(context, request, reply));
+    done();
+  });
+}
