@@ -273,7 +273,9 @@ export class TopologyMonitor implements Topology {
   private setPrimary(primary: Endpoint | undefined): void {
     const previous = this.currentPrimary;
     if (previous && primary !== previous && this.failoverStartedAt === undefined) {
-      this.beginFailover(primary ? `primary moved to ${primary.name}` : `primary ${previous.name} unreachable or demoted`);
+      // The reason says what the last check saw of the old primary: a failed check's error, or the role it answered.
+      const seen = previous.healthy ? `answered as ${previous.role}` : `check failed: ${previous.lastError ?? "no answer"}`;
+      this.beginFailover(primary ? `primary moved to ${primary.name} (${previous.name} ${seen})` : `primary ${previous.name} unreachable or demoted (${seen})`);
     }
     this.changePrimary(primary);
     if (!primary) return;
