@@ -12,6 +12,7 @@ import { Match, Template } from "aws-cdk-lib/assertions";
 import { AwsSolutionsChecks } from "cdk-nag";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../gateway/config/load.js";
+import { loadGrantScript } from "../functions/migrate/grant-script.js";
 import { checksumOf, loadMigrations } from "../functions/migrate/migration-files.js";
 import { MAX_CONNECTIONS, poolBudget, PoolBudgetError } from "./constructs/pool-budget.js";
 import type { PoolgateApp } from "./lib/app.js";
@@ -105,6 +106,8 @@ describe("the database stack", () => {
     const fn = database.findResources("AWS::Lambda::Function")[fnId];
     const assetDir = join(built.app.outdir, `asset.${String(fn?.Properties.Code.S3Key).replace(/\.zip$/, "")}`);
     expect(loadMigrations(join(assetDir, "migrations/postgres")).map((m) => m.version)).toEqual(loadMigrations(join(projectRoot, "functions/migrate/migrations/postgres")).map((m) => m.version));
+    // And the README's grant scripts, which every run applies after the migrations.
+    for (const engine of ["postgres", "mysql"] as const) expect(loadGrantScript(join(assetDir, "grants"), engine)).toBe(loadGrantScript(join(projectRoot, "schemas/grants"), engine));
     // The cluster admits the function on its port; the function reads the master and both login secrets.
     const functionGroup = (fn?.Properties.VpcConfig.SecurityGroupIds as { "Fn::GetAtt": [string, string] }[])[0]?.["Fn::GetAtt"][0];
     const clusterGroup = database.findResources("AWS::EC2::SecurityGroup", { Properties: { GroupDescription: Match.stringLikeRegexp("RDS security group") } });

@@ -96,11 +96,15 @@ export class SchemaMigrations extends Construct {
       bundling: esmBundling({
         // Bundled with the AWS SDK it was built with: the DSQL signer is not part of the runtime's SDK.
         externalModules: ["pg-native"],
-        // The SQL files travel beside the bundle: migrations/<engine>/*.sql.
+        // The SQL files travel beside the bundle: migrations/<engine>/*.sql, and the README's grant
+        // scripts (grants/<engine>.sql), which every run applies after the migrations.
         commandHooks: {
           beforeBundling: () => [],
           beforeInstall: () => [],
-          afterBundling: (_inputDir: string, outputDir: string) => [`cp -R "${this.migrationsDirectory}" "${outputDir}/migrations"`],
+          afterBundling: (_inputDir: string, outputDir: string) => [
+            `cp -R "${this.migrationsDirectory}" "${outputDir}/migrations"`,
+            `cp -R "${join(props.projectRoot, "schemas/grants")}" "${outputDir}/grants"`,
+          ],
         },
       }),
     });

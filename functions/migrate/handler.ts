@@ -2,7 +2,7 @@
  * The schema-migration custom resource (CloudFormation, through the CDK provider framework): on every
  * deploy it connects to the database from inside the VPC (TLS verified against the Amazon CAs of the
  * Lambda runtime) as its administrator and runs the migrations of its engine idempotently
- * (migrator.ts). Aurora: it reads the master user's secret and the gateway's login secrets and
+ * (migrator.ts), then the README's grant script (schemas/grants/<engine>.sql, carried in the bundle). Aurora: it reads the master user's secret and the gateway's login secrets and
  * connects to the cluster's writer. Aurora DSQL: it signs a DbConnectAdmin token for `admin` with the
  * function's own role, and maps the gateway's roles to the gateway's IAM role. Deleting the resource
  * changes nothing: the schema and the logins stay with the database.
@@ -18,6 +18,7 @@ import middy from "@middy/core";
 import type { CloudFormationCustomResourceEvent } from "aws-lambda";
 import { z } from "zod";
 import { dsqlMigrationEngine } from "./dsql.js";
+import { loadGrantScript } from "./grant-script.js";
 import type { ConnectionSettings, Credentials, LoginAccess, LoginSpec, MigrationEngine } from "./migration-engine.js";
 import { checksumOf, loadMigrations, type Migration } from "./migration-files.js";
 import { type MigrationReport, type MigrationRun, runMigrations } from "./migrator.js";
@@ -28,6 +29,8 @@ const env = z
   .object({
     /** Default: migrations/ beside this module (the bundle carries a copy of the project's migrations/). */
     POOLGATE_MIGRATIONS_DIR: z.string().min(1).optional(),
+    /** Default: grants/ beside this module (the bundle carries a copy of the project's schemas/grants/). */
+    POOLGATE_GRANTS_DIR: z.string().min(1).optional(),
   })
   .parse(process.env);
 
@@ -132,6 +135,7 @@ async function auroraRun(properties: AuroraProperties, settings: ConnectionSetti
       loginSpec("read-only", readOnly, pending(readOnly, readOnlyPending)),
     ],
     migrations,
+    grantScript: loadGrantScript(env.POOLGATE_GRANTS_DIR ?? fileURLToPath(new URL("./grants/", import.meta.url)), properties.Engine),
   };
 }
 
@@ -148,6 +152,8 @@ async function dsqlRun(properties: DsqlProperties, settings: ConnectionSettings,
     admin: { current: { username: "admin", password: token } },
     logins: [role("read-write", properties.ReadWriteRole), role("read-only", properties.ReadOnlyRole)],
     migrations,
+    // DSQL's grants are its engine's own (dsql.ts): no GRANT on other roles' functions, no MySQL.
+    grantScript: undefined,
   };
 }
 

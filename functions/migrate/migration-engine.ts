@@ -50,8 +50,12 @@ export interface AdminSession {
   loginExists(username: string): Promise<boolean>;
   createLogin(login: Credentials): Promise<void>;
   setPassword(login: Credentials): Promise<void>;
-  /** Grants each login its access to the application's tables, present and future. */
-  grant(logins: readonly { username: string; access: LoginAccess }[]): Promise<void>;
+  /**
+   * Grants each login its access to the application's tables, present and future: on PostgreSQL and
+   * MySQL by running the README's grant script (`grantScript`, schemas/grants/<engine>.sql) with the
+   * logins' names, which also makes the gateway's idempotency record; on Aurora DSQL by its own rules.
+   */
+  grant(logins: readonly { username: string; access: LoginAccess }[], grantScript: string | undefined): Promise<void>;
   close(): Promise<void>;
 }
 

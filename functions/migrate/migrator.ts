@@ -2,7 +2,8 @@
  * One migration run, the same on every deploy and idempotent: take the lock, make sure the history
  * exists, make sure the gateway's logins exist and their secrets' passwords work, apply the migrations
  * not yet applied (in version order, refusing an applied one that was edited or a new one older than
- * the latest applied), then grant the logins their access to every table, present and future.
+ * the latest applied), then grant the logins their access to every table, present and future, as the
+ * README's grant script does (it also makes the gateway's idempotency record).
  */
 import type { AdminSession, ConnectionSettings, Credentials, LoginSpec, MigrationEngine } from "./migration-engine.js";
 import { compareVersions, type Migration } from "./migration-files.js";
@@ -31,6 +32,8 @@ export interface MigrationRun {
   admin: { current: Credentials; pending?: Credentials | undefined };
   logins: readonly LoginSpec[];
   migrations: readonly Migration[];
+  /** The engine's grant script (schemas/grants/<engine>.sql, grant-script.ts), run after the migrations; Aurora DSQL has none. */
+  grantScript: string | undefined;
   log?: (message: string, details?: Record<string, unknown>) => void;
 }
 
@@ -85,7 +88,7 @@ export async function runMigrations(run: MigrationRun): Promise<MigrationReport>
         await session.apply(migration);
         report.applied.push(migration.version);
       }
-      await session.grant(run.logins);
+      await session.grant(run.logins, run.grantScript);
     } finally {
       // Ending the session releases the lock as well: a failed unlock must not hide the run's own error.
       await session.unlock().catch(() => undefined);

@@ -2,12 +2,14 @@
  * MySQL (Aurora MySQL; tested on MariaDB) for the migrator. The history lives in a database of its own
  * (`<database>_migrations`) that the logins have no grant on. MySQL commits DDL as it runs, so a
  * migration is not rolled back when it fails part way: write them re-runnable (IF NOT EXISTS). Logins
- * are users `'<name>'@'%'`; the server rewrites passwords out of its logs. Grants are per database,
- * so they cover tables created later: SELECT, INSERT, UPDATE, DELETE for the read-write login, SELECT
- * for the read-only one.
+ * are users `'<name>'@'%'`; the server rewrites passwords out of its logs. Grants are the README's
+ * grant script (schemas/grants/mysql.sql, grant-script.ts), per database, so they cover tables created
+ * later: SELECT, INSERT, UPDATE, DELETE, EXECUTE for the read-write login, SELECT for the read-only
+ * one; the idempotency record, in a database of its own, is the read-write login's alone.
  */
 import mysql from "mysql2/promise";
 import type { AdminSession, AppliedMigration, ConnectionSettings, Credentials, LoginAccess, MigrationEngine } from "./migration-engine.js";
+import { grantStatements, loginNames, requireScript } from "./grant-script.js";
 import type { Migration } from "./migration-files.js";
 
 const LOCK_NAME = "poolgate_migrations";
@@ -81,10 +83,15 @@ class MysqlAdminSession implements AdminSession {
     await this.connection.query("alter user ?@'%' identified by ?", [login.username, login.password]);
   }
 
-  async grant(logins: readonly { username: string; access: LoginAccess }[]): Promise<void> {
-    for (const login of logins) {
-      const rights = login.access === "read-write" ? "select, insert, update, delete" : "select";
-      await this.connection.query(`grant ${rights} on ??.* to ?@'%'`, [this.settings.database, login.username]);
+  /** The README's grant script, statement by statement (MySQL commits each as it runs; each can run again). */
+  async grant(logins: readonly { username: string; access: LoginAccess }[], grantScript: string | undefined): Promise<void> {
+    const statements = grantStatements("mysql", requireScript("mysql", grantScript), { database: this.settings.database, ...loginNames(logins) });
+    for (const statement of statements) {
+      try {
+        await this.connection.query(statement);
+      } catch (err) {
+        throw new Error(`the grant script (schemas/grants/mysql.sql) failed at: ${statement.split("\n")[0] ?? ""}: ${(err as Error).message}`, { cause: err });
+      }
     }
   }
 

@@ -2,14 +2,17 @@
  * PostgreSQL for the migrator. The history lives in its own schema (`poolgate_migrations`) that the
  * logins cannot use; each migration runs in one transaction with its history row (DDL is
  * transactional). Logins are roles with LOGIN whose passwords are sent as SCRAM-SHA-256 verifiers,
- * never as text, so no statement or server log line can hold one. Grants: the read-write login gets
- * SELECT, INSERT, UPDATE, DELETE on the tables of schema public and USAGE, SELECT on its sequences;
- * the read-only login SELECT; both now and (default privileges of the migrating user) for tables
- * created later. Neither may create anything in public.
+ * never as text, so no statement or server log line can hold one. Grants are the README's grant script
+ * (schemas/grants/postgres.sql, grant-script.ts): the read-write login gets SELECT, INSERT, UPDATE,
+ * DELETE on the tables of schema public and USAGE, SELECT on its sequences; the read-only login
+ * SELECT; both now and (default privileges of the migrating user) for tables created later; functions
+ * are taken from PUBLIC; the idempotency record is the read-write login's alone. Neither may create
+ * anything in public.
  */
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from "node:crypto";
 import pg from "pg";
 import type { AdminSession, AppliedMigration, ConnectionSettings, Credentials, LoginAccess, MigrationEngine } from "./migration-engine.js";
+import { grantStatements, loginNames, requireScript } from "./grant-script.js";
 import type { Migration } from "./migration-files.js";
 
 /** Where the history of applied migrations lives (PostgreSQL and Aurora DSQL alike). */
@@ -119,23 +122,16 @@ class PostgresAdminSession implements AdminSession {
     await this.client.query(`alter role ${id(login.username)} password ${pg.escapeLiteral(scramSha256Verifier(login.password))}`);
   }
 
-  async grant(logins: readonly { username: string; access: LoginAccess }[]): Promise<void> {
-    const rights = (access: LoginAccess) =>
-      access === "read-write"
-        ? { tables: "select, insert, update, delete", sequences: "usage, select" }
-        : { tables: "select", sequences: undefined };
-    await this.client.query(`revoke create on schema public from public`);
-    for (const login of logins) {
-      const role = id(login.username);
-      const { tables, sequences } = rights(login.access);
-      await this.client.query(`grant connect on database ${id(this.settings.database)} to ${role}`);
-      await this.client.query(`grant usage on schema public to ${role}`);
-      await this.client.query(`grant ${tables} on all tables in schema public to ${role}`);
-      await this.client.query(`alter default privileges in schema public grant ${tables} on tables to ${role}`);
-      if (sequences) {
-        await this.client.query(`grant ${sequences} on all sequences in schema public to ${role}`);
-        await this.client.query(`alter default privileges in schema public grant ${sequences} on sequences to ${role}`);
-      }
+  /** The README's grant script, in one transaction: all its grants or none. */
+  async grant(logins: readonly { username: string; access: LoginAccess }[], grantScript: string | undefined): Promise<void> {
+    const statements = grantStatements("postgres", requireScript("postgres", grantScript), { database: this.settings.database, ...loginNames(logins) });
+    await this.client.query("begin");
+    try {
+      for (const statement of statements) await this.client.query(statement);
+      await this.client.query("commit");
+    } catch (err) {
+      await this.client.query("rollback").catch(() => undefined);
+      throw new Error(`the grant script (schemas/grants/postgres.sql) failed and was rolled back: ${(err as Error).message}`, { cause: err });
     }
   }
 

@@ -35,10 +35,11 @@ export function splitStatements(sql: string): string[] {
     }
   }
   statements.push(sql.slice(start));
-  return statements.map((statement) => statement.trim()).filter((statement) => stripComments(statement).length > 0);
+  return statements.map((statement) => statement.trim()).filter((statement) => withoutComments(statement).length > 0);
 }
 
-function stripComments(statement: string): string {
+/** The statement without its comments (a statement's leading comment belongs to the line before it). */
+export function withoutComments(statement: string): string {
   return statement.replace(/--[^\n]*/g, "").replace(/\/\*[\s\S]*?\*\//g, "").trim();
 }
 
@@ -46,7 +47,7 @@ function stripComments(statement: string): string {
 const DDL = /^(create|alter|drop|grant|revoke|comment|aws|security)\b/i;
 
 export function isDdl(statement: string): boolean {
-  return DDL.test(stripComments(statement));
+  return DDL.test(withoutComments(statement));
 }
 
 /**

@@ -463,7 +463,7 @@ export const configSchema = z.strictObject({
         .string()
         .regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/, "a table name, optionally schema-qualified (schema.table)")
         .optional()
-        .describe("Where keys are recorded, in each cluster's database; default: poolgate.idempotency_keys (PostgreSQL), poolgate_idempotency_keys (MySQL)"),
+        .describe("Where keys are recorded, on each cluster's own server; default: poolgate.idempotency_keys (PostgreSQL), poolgate_internal.idempotency_keys (MySQL: a database of its own, out of the application logins' reach)"),
       createTable: z.boolean().default(true).describe("Create the table (and its PostgreSQL schema) at start when it is missing; false when the grant script or migrations create it"),
       cleanupIntervalMs: ms("How often expired keys are deleted, on a cluster this task has recorded keys in (0 = never; expired keys are also replaced on reuse)").default(60000),
       cleanupBatchSize: z.number().int().min(1).max(100000).default(1000).describe("Most expired keys one cleanup deletes"),

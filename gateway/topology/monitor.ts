@@ -128,7 +128,7 @@ export class TopologyMonitor implements Topology {
     this.events.emit("failoverSignal", { reason });
     const suspect = this.currentPrimary;
     if (this.failoverStartedAt !== undefined || suspect === undefined) return this.lookAgain(reason);
-    this.confirming ??= this.check(suspect).then(() => {
+    this.confirming ??= this.confirm(suspect).then(() => {
       this.confirming = undefined;
       // A round may have decided meanwhile (another primary, or a failover under way).
       if (this.closed || this.currentPrimary !== suspect || this.failoverStartedAt !== undefined) return;
@@ -164,9 +164,10 @@ export class TopologyMonitor implements Topology {
   private async runChecks(round: number): Promise<void> {
     // A round that began before the current failover saw the old world: it must not end the failover.
     const current = () => this.failoverStartedAt === undefined || round >= this.failoverFirstRound;
+    const primary = this.currentPrimary;
     await Promise.all(
       this.endpoints.map(async (endpoint) => {
-        await this.check(endpoint);
+        await (endpoint === primary ? this.confirm(endpoint) : this.check(endpoint));
         // During a failover the first primary found ends it at once: the round's slowest check (a
         // silent former primary, cut only at checkTimeoutMs) must not hold the writes up. Only when no
         // other endpoint still claims the role from an earlier round (the preferred writer might).
@@ -174,6 +175,21 @@ export class TopologyMonitor implements Topology {
       }),
     );
     if (current()) this.decide();
+  }
+
+  /**
+   * Checks the primary, and once more on a fresh session when that check failed: one missed answer
+   * (a session cut by a proxy or an administrator; this process stalled longer than checkTimeoutMs
+   * on a loaded machine, so that the limit fired before the answer waiting in its socket was read)
+   * says nothing of a primary that answers the next question, and must not be recorded as a
+   * failover. A primary that answers as a replica was demoted: that answer needs no second asking.
+   */
+  private async confirm(primary: Endpoint): Promise<void> {
+    await this.check(primary);
+    if (primary.healthy || this.closed) return;
+    const missed = primary.lastError;
+    await this.check(primary);
+    if (primary.healthy && primary.role === "primary") this.logger.info({ primary: primary.name, missed }, "the primary missed a check and answered the next: no failover");
   }
 
   private soleClaimant(endpoint: Endpoint): boolean {
@@ -273,7 +289,9 @@ export class TopologyMonitor implements Topology {
   private setPrimary(primary: Endpoint | undefined): void {
     const previous = this.currentPrimary;
     if (previous && primary !== previous && this.failoverStartedAt === undefined) {
-      this.beginFailover(primary ? `primary moved to ${primary.name}` : `primary ${previous.name} unreachable or demoted`);
+      // The reason says what the last check saw of the old primary: a failed check's error, or the role it answered.
+      const seen = previous.healthy ? `answered as ${previous.role}` : `check failed: ${previous.lastError ?? "no answer"}`;
+      this.beginFailover(primary ? `primary moved to ${primary.name} (${previous.name} ${seen})` : `primary ${previous.name} unreachable or demoted (${seen})`);
     }
     this.changePrimary(primary);
     if (!primary) return;

@@ -8,10 +8,10 @@ GRANT SELECT, INSERT, UPDATE, DELETE, EXECUTE ON app.* TO 'poolgate_rw'@'%';
 GRANT SELECT ON app.* TO 'poolgate_ro'@'%';
 
 -- The gateway's idempotency record (idempotency.table), made here so that the read-write login needs
--- no CREATE. The read-only login's SELECT on app.* reads it too: give it a database of its own (and
--- set idempotency.table to it) where principals must not read each other's keys and answers.
-USE app;
-CREATE TABLE IF NOT EXISTS `poolgate_idempotency_keys` (
+-- no CREATE, in a database of its own that the grants on app.* do not reach: only the read-write login
+-- may use it (it holds every principal's keys and stored answers); no other login is granted it.
+CREATE DATABASE IF NOT EXISTS `poolgate_internal`;
+CREATE TABLE IF NOT EXISTS `poolgate_internal`.`idempotency_keys` (
   principal VARCHAR(255) NOT NULL,
   idempotency_key VARCHAR(255) NOT NULL,
   fingerprint CHAR(64) NOT NULL,
@@ -21,3 +21,4 @@ CREATE TABLE IF NOT EXISTS `poolgate_idempotency_keys` (
   PRIMARY KEY (principal, idempotency_key),
   KEY expiry (expires_at_ms)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+GRANT SELECT, INSERT, UPDATE, DELETE ON `poolgate_internal`.`idempotency_keys` TO 'poolgate_rw'@'%';

@@ -26,6 +26,8 @@ defineCredentialsSuite({
     const db = await createTestMysqlDatabase();
     await db.admin.query(`CREATE USER '${user}'@'%' IDENTIFIED BY '${password}'`);
     await db.admin.query(`GRANT ALL ON \`${db.name}\`.* TO '${user}'@'%'`);
+    // The gateway's idempotency record, in a database of its own (the server's, shared by every test).
+    await db.admin.query(`GRANT ALL ON poolgate_internal.* TO '${user}'@'%'`);
     // The URL's user and password are wrong on purpose: the secret's must win.
     const url = new URL(db.url);
     url.username = "not-this-user";

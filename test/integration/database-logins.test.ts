@@ -31,6 +31,8 @@ function gatewayConfig(url: string, logins: DatabaseLogins, tokens: TokensFile) 
   return {
     clusters: { default: { writerUrl: urlAs(url, logins.readWrite), logins: { readOnly: { source: "password" as const, ...logins.readOnly } } } },
     pool: { maxSize: 2 },
+    // The default table, in the test's own copy of the script's database (a server's, shared by every test).
+    idempotency: { table: logins.idempotencyTable },
     auth: { bearer: { tokensFile: tokens.path }, principals: { reader: { clusters: { default: "read-only" as const } }, writer: { clusters: { default: "read-write" as const } } } },
   };
 }
@@ -143,8 +145,28 @@ describe("the README's MySQL logins (schemas/grants/mysql.sql)", () => {
     expect(await db.query("select count(*) as n from ledger where note = 'once'")).toEqual([{ n: 1 }]);
   });
 
+  it("lets no login but the read-write one read the idempotency records", async () => {
+    const table = gateway.gateway.clusters.get("default")?.idempotency.table ?? "";
+    const read = `select count(*) as n from ${table}`;
+    expect((await gateway.post("/v1/query", { sql: read }, reader)).status).toBe(403);
+    const direct = async (login: Login) => {
+      const connection = await mysql.createConnection(urlAs(db.url, login));
+      try {
+        return await connection.query<mysql.RowDataPacket[]>(read).then(
+          ([rows]) => rows.map((row) => ({ n: Number(row.n) })),
+          (err: { errno?: number }) => err.errno,
+        );
+      } finally {
+        await connection.end();
+      }
+    };
+    // ER_TABLEACCESS_DENIED_ERROR: the read-only login has no grant where the records are.
+    expect(await direct(logins.readOnly)).toBe(1142);
+    expect(await direct(logins.readWrite)).toEqual([{ n: 1 }]);
+  });
+
   it("refuses to start when the idempotency table is missing and the read-write login may not create it, naming the grant script", async () => {
-    await db.query("drop table poolgate_idempotency_keys");
+    await db.query(`drop table ${gateway.gateway.clusters.get("default")?.idempotency.table ?? ""}`);
     await expect(startTestGateway(gatewayConfig(db.url, logins, tokens))).rejects.toMatchObject({
       code: "IDEMPOTENCY_UNAVAILABLE",
       message: expect.stringMatching(/missing and the read-write login may not create it.*schemas\/grants\/mysql\.sql/),

@@ -21,6 +21,11 @@ export interface FailoverTarget {
 }
 
 const RUNS = 10;
+
+/** The log lines a failover's story needs: warnings and information, and the debug lines about failover signs (not every pooled session's end). */
+function isTopologyLine(line: string): boolean {
+  return !line.includes('"level":20') || line.includes("failover");
+}
 const CLUSTER = "default";
 
 function gatewayConfig(pair: FailoverPair, extra: GatewayConfigInput = {}): GatewayConfigInput {
@@ -49,10 +54,13 @@ export function defineFailoverSuite(target: FailoverTarget): void {
         "the gateway to see the primary and a healthy standby",
       );
 
+    // The shared gateway's log (debug: topology, pool and failover events), for failure messages.
+    const logs = captureLogs("debug");
+
     beforeAll(async () => {
       pair = await target.start();
       for (const sql of pair.dialect.createTables) await pair.queryPrimary(sql);
-      gw = await startTestGateway(gatewayConfig(pair));
+      gw = await startTestGateway(gatewayConfig(pair), { logger: logs.logger });
       await settled(gw);
     }, 120000);
 
@@ -90,8 +98,11 @@ export function defineFailoverSuite(target: FailoverTarget): void {
     it(`survives ${RUNS} failovers in a row under 10 writers and 10 readers: no acknowledged write lost, no failed read, one failover each`, async () => {
       for (let run = 1; run <= RUNS; run++) {
         const promoted = pair.standbyEndpoint(CLUSTER);
+        logs.lines.length = 0;
         const result = await runFailoverScenario(pair, gw, { cluster: CLUSTER, writers: 10, readers: 10, runId: `run${run}`, writesBeforeKill: 30, afterResumeMs: 200 });
         const context = `run ${run}`;
+        // What the gateway recorded and logged during the run: a second failover for one kill names its reason there.
+        const story = `${context}: failovers ${JSON.stringify(result.failoversRecorded, null, 1)}\n${logs.lines.filter(isTopologyLine).slice(-80).join("\n")}`;
         expect(result.lost, context).toEqual([]);
         expect(result.reads.filter((read) => read.failure !== undefined).map((read) => read.failure), context).toEqual([]);
         // Only writes in flight when the primary died may fail, and only as "outcome unknown". "In
@@ -100,7 +111,7 @@ export function defineFailoverSuite(target: FailoverTarget): void {
         // it cannot know whether that statement ran. Once it has reported no primary, no write fails.
         const failed = result.writes.filter((write) => write.code !== undefined);
         expect(failed.filter((write) => write.code !== "OUTCOME_UNKNOWN" || write.sentAt > result.noPrimaryAt), context).toEqual([]);
-        expect(result.failoversAdded, context).toBe(1);
+        expect(result.failoversAdded, story).toBe(1);
         expect(result.newPrimary, context).toBe(promoted);
         // The promoted standby's sessions survived its promotion: none was thrown away.
         expect(result.promotedPoolRetired, context).toBe(0);

@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import type { Context, EventBridgeEvent, ScheduledEvent } from "aws-lambda";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { grantScript } from "../support/database-logins.js";
 import { loadMigrations } from "../../functions/migrate/migration-files.js";
 import { runMigrations } from "../../functions/migrate/migrator.js";
 import { postgresMigrationEngine } from "../../functions/migrate/postgres.js";
@@ -67,6 +68,7 @@ beforeAll(async () => {
       { access: "read-only", username: `tasks_ro_${suffix}`, password: "unused-here" },
     ],
     migrations: loadMigrations(new URL("../../functions/migrate/migrations/postgres/", import.meta.url).pathname),
+    grantScript: grantScript("postgres"),
   });
   port = await unusedPort();
   for (const host of ["127.0.0.2", "127.0.0.3"]) gateways.push(await startTestGateway({ clusters: { default: { writerUrl: db.url } }, server: { host, port } }));

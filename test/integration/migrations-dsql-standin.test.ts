@@ -23,7 +23,7 @@ const rw = { access: "read-write" as const, username: `dsql_rw_${suffix}`, passw
 const ro = { access: "read-only" as const, username: `dsql_ro_${suffix}`, password: "" };
 
 let db: TestDatabase;
-const local = new LocalMigrations({ engine: dsqlMigrationEngine(GATEWAY_ROLE), migrations: MIGRATIONS, logins: [rw, ro], database: () => db.name });
+const local = new LocalMigrations({ engine: dsqlMigrationEngine(GATEWAY_ROLE), migrations: MIGRATIONS, logins: [rw, ro], database: () => db.name, grantScript: undefined });
 const run = (overrides: Partial<MigrationRun> = {}): Promise<MigrationReport> => local.run(overrides);
 const as = (user: string, sql: string): Promise<string> => local.as(user, sql);
 const migrationsWith = (files: Record<string, string>): string => local.copy(files);

@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadMigrations } from "../../functions/migrate/migration-files.js";
 import { runMigrations, type MigrationRun } from "../../functions/migrate/migrator.js";
 import { mysqlMigrationEngine } from "../../functions/migrate/mysql.js";
+import { grantScript } from "../support/database-logins.js";
+import { startTestGateway } from "../support/gateway.js";
 import { createTestMysqlDatabase, MYSQL_ADMIN_URL, type TestMysqlDatabase } from "../support/mysql.js";
 
 const MIGRATIONS = new URL("../../functions/migrate/migrations/mysql/", import.meta.url).pathname;
@@ -27,6 +29,7 @@ const migrate = (overrides: Partial<MigrationRun> = {}) =>
     admin: { current: { username: decodeURIComponent(admin.username) || "root", password: decodeURIComponent(admin.password) } },
     logins: [rw, ro],
     migrations: loadMigrations(MIGRATIONS),
+    grantScript: grantScript("mysql"),
     ...overrides,
   });
 
@@ -68,6 +71,24 @@ describe("migrations on MySQL (MariaDB)", () => {
     expect(await as(ro, "select * from poolgate_canary")).toBe("ok");
     expect(await as(ro, "delete from poolgate_canary")).toBe("1142");
     for (const login of [rw, ro]) expect(await as(login, `select * from ${db.name}_migrations.applied`)).toBe("1142");
+  });
+
+  it("apply the README's grant script on every run: the idempotency record in its own database, the read-write login's alone, which the gateway then uses", async () => {
+    expect(await migrate()).toEqual({ applied: [], alreadyApplied: 1, logins: { [rw.username]: "unchanged", [ro.username]: "unchanged" } });
+    // 1142: command denied for the table.
+    expect(await as(ro, "select count(*) from poolgate_internal.idempotency_keys")).toBe("1142");
+    expect(await as(rw, "select count(*) from poolgate_internal.idempotency_keys")).toBe("ok");
+    // The gateway on the read-write login, with the default settings, finds the record and writes once under a key.
+    const url = `mysql://${rw.username}:${rw.password}@${admin.host}/${db.name}`;
+    const gateway = await startTestGateway({ clusters: { default: { writerUrl: url } } });
+    try {
+      const write = { sql: "insert into poolgate_canary values (2, 'keyed', now())", idempotencyKey: `migrated-${suffix}` };
+      const first = await gateway.post("/v1/query", write);
+      expect(first.status, JSON.stringify(first.body)).toBe(200);
+      expect((await gateway.post("/v1/query", write)).body).toMatchObject({ replayed: true, rowCount: 1 });
+    } finally {
+      await gateway.stop();
+    }
   });
 
   it("sets a drifted password again from the secret", async () => {

@@ -16,6 +16,8 @@ import { loadMigrations } from "../../functions/migrate/migration-files.js";
 import { MigrationRefusedError, type MigrationReport, runMigrations, type MigrationRun } from "../../functions/migrate/migrator.js";
 import { postgresMigrationEngine } from "../../functions/migrate/postgres.js";
 import { type PasswordServer, startPasswordServer } from "../support/pg-password-server.js";
+import { grantScript } from "../support/database-logins.js";
+import { startTestGateway } from "../support/gateway.js";
 import { LocalMigrations } from "../support/local-migrations.js";
 import { ADMIN_URL, createTestDatabase, type TestDatabase } from "../support/postgres.js";
 import { type SecretsManagerStandIn, startSecretsManagerStandIn } from "../support/secrets-manager-standin.js";
@@ -27,7 +29,7 @@ const ro = { access: "read-only" as const, username: `mig_ro_${suffix}`, passwor
 const admin = new URL(ADMIN_URL);
 
 let db: TestDatabase;
-const local = new LocalMigrations({ engine: postgresMigrationEngine, migrations: MIGRATIONS, logins: [rw, ro], database: () => db.name });
+const local = new LocalMigrations({ engine: postgresMigrationEngine, migrations: MIGRATIONS, logins: [rw, ro], database: () => db.name, grantScript: grantScript("postgres") });
 const run = (overrides: Partial<MigrationRun> = {}): Promise<MigrationReport> => local.run(overrides);
 const as = (user: string, sql: string): Promise<string> => local.as(user, sql);
 const migrationsCopy = (): string => local.copy();
@@ -61,6 +63,26 @@ describe("migrations on PostgreSQL", () => {
     expect(await as(ro.username, "insert into notes (title) values ('no')")).toBe("42501");
     expect(await as(ro.username, "select nextval('notes_id_seq')")).toBe("42501");
     for (const login of [rw.username, ro.username]) expect(await as(login, "select * from poolgate_migrations.applied")).toBe("42501");
+  });
+
+  it("apply the README's grant script on every run: functions taken from PUBLIC, and the idempotency record the read-write login's alone, which the gateway then uses", async () => {
+    // The owner's SECURITY DEFINER function, made between two runs: the script's default privileges already hold for it.
+    await db.admin.query("create function definer_probe() returns int language sql security definer as 'select 1'");
+    expect(await run()).toEqual({ applied: [], alreadyApplied: 1, logins: { [rw.username]: "unchanged", [ro.username]: "unchanged" } });
+    expect(await as(ro.username, "select definer_probe()")).toBe("42501");
+    expect(await as(rw.username, "select definer_probe()")).toBe("ok");
+    expect(await as(ro.username, "select count(*) from poolgate.idempotency_keys")).toBe("42501");
+    expect(await as(rw.username, "select count(*) from poolgate.idempotency_keys")).toBe("ok");
+    // The gateway on the read-write login, with the default settings, finds the record and writes once under a key.
+    const gateway = await startTestGateway({ clusters: { default: { writerUrl: `postgres://${rw.username}@${admin.host}/${db.name}` } } });
+    try {
+      const write = { sql: "insert into notes (title) values ('keyed') returning id", idempotencyKey: `migrated-${suffix}` };
+      const first = await gateway.post("/v1/query", write);
+      expect(first.status, JSON.stringify(first.body)).toBe(200);
+      expect((await gateway.post("/v1/query", write)).body).toMatchObject({ replayed: true, rows: first.body.rows });
+    } finally {
+      await gateway.stop();
+    }
   });
 
   it("grant the logins the tables a later migration creates", async () => {
@@ -117,6 +139,8 @@ describe("the custom resource's handler", () => {
       AWS_SECRET_ACCESS_KEY: "example-secret",
       POWERTOOLS_TRACE_ENABLED: "false",
       AWS_LAMBDA_FUNCTION_NAME: "poolgate-migrations",
+      // The bundle's copy of schemas/grants/ is the project's own here.
+      POOLGATE_GRANTS_DIR: new URL("../../schemas/grants/", import.meta.url).pathname,
     });
   });
 
@@ -186,7 +210,7 @@ describe("logins on a server that checks passwords, over verified TLS", () => {
   });
 
   const migrate = (overrides: Partial<MigrationRun> = {}) =>
-    runMigrations({ engine: postgresMigrationEngine, settings: settings(), admin: { current: migrator }, logins: [app, reader], migrations: loadMigrations(MIGRATIONS), ...overrides });
+    runMigrations({ engine: postgresMigrationEngine, settings: settings(), admin: { current: migrator }, logins: [app, reader], migrations: loadMigrations(MIGRATIONS), grantScript: grantScript("postgres"), ...overrides });
 
   it("stores SCRAM verifiers the server accepts, and sets a drifted password again from the secret", async () => {
     expect((await migrate()).logins).toEqual({ app_rw: "created", app_ro: "created" });

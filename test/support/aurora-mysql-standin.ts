@@ -74,6 +74,8 @@ const SURFACE_SQL = [
   `INSERT INTO ${AURORA_STANDIN_DATABASE}.heartbeat VALUES (1, UTC_TIMESTAMP(6))`,
   `CREATE USER '${LOGIN.user}'@'%' IDENTIFIED BY '${LOGIN.password}'`,
   `GRANT ALL PRIVILEGES ON test.* TO '${LOGIN.user}'@'%'`,
+  // The gateway's idempotency record lives in a database of its own, which this login may create.
+  `GRANT ALL PRIVILEGES ON poolgate_internal.* TO '${LOGIN.user}'@'%'`,
   `GRANT SELECT ON ${AURORA_STANDIN_DATABASE}.replica_host_status TO '${LOGIN.user}'@'%'`,
 ];
 

@@ -16,6 +16,8 @@ export interface Login {
 export interface DatabaseLogins {
   readWrite: Login;
   readOnly: Login;
+  /** Where the script made the idempotency record, as idempotency.table names it. */
+  idempotencyTable: string;
   /** Drops the test database, then the logins. */
   drop(): Promise<void>;
 }
@@ -51,6 +53,7 @@ export async function createPostgresLogins(db: TestDatabase, script = grantScrip
   return {
     readWrite,
     readOnly,
+    idempotencyTable: "poolgate.idempotency_keys",
     drop: async () => {
       await db.drop();
       const { default: pg } = await import("pg");
@@ -68,14 +71,18 @@ export async function createPostgresLogins(db: TestDatabase, script = grantScrip
 
 /**
  * Runs schemas/grants/mysql.sql on the test database, with the test's names, once per host: '%' as
- * the script says, and 'localhost', which a MariaDB anonymous user would otherwise match first.
+ * the script says, and 'localhost', which a MariaDB anonymous user would otherwise match first. The
+ * script's poolgate_internal database (a server's, like its users) is the test database's own, named
+ * after it and dropped with it.
  */
 export async function createMysqlLogins(db: TestMysqlDatabase, script = grantScript("mysql")): Promise<DatabaseLogins> {
   const readWrite = { username: `${db.name.slice(-10)}_rw`, password: PASSWORD };
   const readOnly = { username: `${db.name.slice(-10)}_ro`, password: PASSWORD };
   const hosts = ["%", "localhost"];
+  const internal = `${db.name}_internal`;
   for (const host of hosts) {
     const named = script
+      .replaceAll(/\bpoolgate_internal\b/g, internal)
       .replaceAll("'poolgate_rw'@'%'", `'${readWrite.username}'@'${host}'`)
       .replaceAll("'poolgate_ro'@'%'", `'${readOnly.username}'@'${host}'`)
       .replaceAll(/\bON app\.\*/g, `ON \`${db.name}\`.*`)
@@ -86,8 +93,10 @@ export async function createMysqlLogins(db: TestMysqlDatabase, script = grantScr
   return {
     readWrite,
     readOnly,
+    idempotencyTable: `${internal}.idempotency_keys`,
     drop: async () => {
       for (const login of [readWrite, readOnly]) for (const host of hosts) await db.admin.query(`DROP USER IF EXISTS '${login.username}'@'${host}'`);
+      await db.admin.query(`DROP DATABASE IF EXISTS \`${internal}\``);
       await db.drop();
     },
   };

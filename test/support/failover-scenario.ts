@@ -63,6 +63,8 @@ export interface FailoverRun {
   /** First write acknowledged at or after primarySeenAt. */
   firstWriteAfterSeenAt: number | undefined;
   failoversAdded: number;
+  /** The failover records the gateway added during the run (times, from/to, reason, timeline). */
+  failoversRecorded: z.infer<typeof topologySchema>["failovers"];
   newPrimary: string | undefined;
   /** Sessions the promoted endpoint's pool retired during the run (a promotion keeps good ones). */
   promotedPoolRetired: number;
@@ -136,6 +138,8 @@ export async function runFailoverScenario(pair: FailoverPair, gateway: ScenarioG
     await Promise.all(load);
 
     const after = await topologyOf(gateway, cluster);
+    // The gateway keeps only its recent records: the run's are those it did not have before.
+    const added = after.failovers.filter((record) => !before.failovers.some((earlier) => earlier.startedAt === record.startedAt && earlier.reason === record.reason));
     const record = after.failovers.at(-1);
     const primarySeenAt = record?.resolvedAt === undefined ? undefined : Date.parse(record.resolvedAt);
     const present = new Set((await pair.queryPrimary<{ id: string }>(pair.dialect.ids)).map((row) => row.id));
@@ -152,7 +156,8 @@ export async function runFailoverScenario(pair: FailoverPair, gateway: ScenarioG
       promotedAt,
       primarySeenAt,
       firstWriteAfterSeenAt: ackedAfterSeen.length === 0 ? undefined : Math.min(...ackedAfterSeen.map((write) => write.answeredAt)),
-      failoversAdded: after.failovers.length - before.failovers.length,
+      failoversAdded: added.length,
+      failoversRecorded: added,
       newPrimary: after.primary ?? undefined,
       promotedPoolRetired: (after.endpoints.find((endpoint) => endpoint.name === promotedName)?.pool.retired ?? 0) - retiredBefore,
     };

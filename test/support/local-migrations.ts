@@ -19,6 +19,8 @@ export interface LocalMigrationSetup {
   logins: readonly LoginSpec[];
   /** The test database's name (created in beforeAll, so asked for when needed). */
   database: () => string;
+  /** The engine's grant script (PostgreSQL: schemas/grants/postgres.sql; Aurora DSQL has none). */
+  grantScript: string | undefined;
 }
 
 export class LocalMigrations {
@@ -35,6 +37,7 @@ export class LocalMigrations {
       admin: { current: { username: decodeURIComponent(admin.username) || "postgres", password: decodeURIComponent(admin.password) } },
       logins: this.setup.logins,
       migrations: loadMigrations(this.setup.migrations),
+      grantScript: this.setup.grantScript,
       ...overrides,
     });
   }

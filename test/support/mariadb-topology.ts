@@ -255,8 +255,12 @@ export async function startMariaDbTopology(replicaCount = 1, options: MariaDbTop
     }
     const [primary, ...replicas] = instances as [Instance, ...Instance[]];
     await primary.query("CREATE DATABASE IF NOT EXISTS test");
+    // Made here, as the grant script makes it, so that a gateway's start adds only the table.
+    await primary.query("CREATE DATABASE IF NOT EXISTS poolgate_internal");
     await primary.query(`CREATE USER '${APP_USER}'@'%' IDENTIFIED BY '${APP_PASSWORD}'`);
     await primary.query(`GRANT ALL PRIVILEGES ON test.* TO '${APP_USER}'@'%'`);
+    // The gateway's idempotency record lives in a database of its own, which this login may create.
+    await primary.query(`GRANT ALL PRIVILEGES ON poolgate_internal.* TO '${APP_USER}'@'%'`);
     // Enough to read replication status (SHOW SLAVE STATUS), nothing that bypasses read_only.
     await primary.query(`GRANT SLAVE MONITOR, BINLOG MONITOR ON *.* TO '${APP_USER}'@'%'`);
     for (const replica of replicas) await replica.follow(primary);

@@ -1,6 +1,8 @@
 /**
- * The idempotency record's SQL on MySQL and MariaDB: an InnoDB table in the cluster's database (a
- * schema there is a database of its own), keys compared byte for byte.
+ * The idempotency record's SQL on MySQL and MariaDB: an InnoDB table, keys compared byte for byte, by
+ * default in a database of its own (poolgate_internal, a MySQL schema being a database): the logins'
+ * grants on the application's database (app.*) do not reach it, so only the login granted the table
+ * (the gateway's read-write one) reads other principals' keys and stored answers.
  */
 import { databaseErrorIs, type IdempotencySql } from "../idempotency-sql.js";
 
@@ -11,8 +13,9 @@ const quoted = (table: string) =>
     .join(".");
 
 export const mysqlIdempotencySql: IdempotencySql = {
-  defaultTable: "poolgate_idempotency_keys",
+  defaultTable: "poolgate_internal.idempotency_keys",
   create: (table) => [
+    ...(table.includes(".") ? [`CREATE DATABASE IF NOT EXISTS ${quoted(table.split(".")[0] as string)}`] : []),
     `CREATE TABLE IF NOT EXISTS ${quoted(table)} (
       principal VARCHAR(255) NOT NULL,
       idempotency_key VARCHAR(255) NOT NULL,
