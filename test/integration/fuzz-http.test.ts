@@ -67,8 +67,8 @@ interface Answer {
  * Statuses random input may get on the native API from a healthy database: no 500; no 429, as one request
  * is in flight at a time; 503 (CONNECTION_LOST) only for SQL that ends its own session, and 502
  * (OUTCOME_UNKNOWN) for SQL that may commit part of itself (its own COMMIT, several statements,
- * MySQL's implicit commits) before a timeout, or for any statement cut after its cancel did not stop it
- * (CUT_AFTER_CANCEL).
+ * MySQL's implicit commits) before a timeout, for any statement cut after its cancel did not stop it
+ * (CUT_AFTER_CANCEL), or one that may write answered as its cancel went out (ANSWERED_AS_CANCELLED).
  */
 const NATIVE_STATUSES = new Set([200, 201, 400, 401, 403, 404, 409, 413, 415, 431, 504]);
 const ENDS_ITS_SESSION = /pg_terminate_backend/i;
@@ -142,11 +142,16 @@ const BEGINS = new Set(["POST /v1/transactions", "POST /BeginTransaction"]);
  * longer than the grace on a loaded machine): the socket is cut, so whatever was sent may have been applied.
  */
 const CUT_AFTER_CANCEL = /did not stop after its cancel/;
+/**
+ * The other honest OUTCOME_UNKNOWN at a deadline: a statement the gateway cannot prove only reads answered
+ * just as its cancel went out (a 1 ms timeout makes that common), so it may have been applied.
+ */
+const ANSWERED_AS_CANCELLED = /answered just as its cancel \([^)]+\) went out: it may have been applied/;
 
 function statusAllowed(request: FuzzRequest, answer: Answer): boolean {
   const { status } = answer;
   if (status === 503) return ENDS_ITS_SESSION.test(sqlOf(request)) || BEGINS.has(routeOf(request));
-  if (status === 502) return MAY_COMMIT_IN_PARTS.test(sqlOf(request)) || (codeOf(answer) === "OUTCOME_UNKNOWN" && CUT_AFTER_CANCEL.test(answer.text));
+  if (status === 502) return MAY_COMMIT_IN_PARTS.test(sqlOf(request)) || (codeOf(answer) === "OUTCOME_UNKNOWN" && (CUT_AFTER_CANCEL.test(answer.text) || ANSWERED_AS_CANCELLED.test(answer.text)));
   return NATIVE_STATUSES.has(status);
 }
 

@@ -130,8 +130,8 @@ export class PostgresConnection implements EngineConnection {
     const values = encodeParams(params);
     const several = !options.singleStatement && !(options.gatewayTransaction && !readAsReaderDoes);
     const positioned = options.withCommitPosition === true && this.positionInline(sql);
-    const readsOnly = !positioned && this.readsOnly(sql);
-    const changesNothing = readsOnly && this.internals.getTransactionStatus() === "I";
+    const readsOnly = this.readsOnly(sql);
+    const changesNothing = !positioned && readsOnly && this.internals.getTransactionStatus() === "I";
     const sent = () => this.runStatement(this.statement(sql, values, options, several, positioned), options.timeoutMs, changesNothing, !readsOnly);
     return sent().then(
       (query) => this.answerOf(query, options),
@@ -180,13 +180,13 @@ export class PostgresConnection implements EngineConnection {
 
   /** Runs a statement; a pipelined write that failed inside its block leaves it rolled back. */
   private runStatement(query: StatementQuery, timeoutMs: number, changesNothing = false, mayApply = false): Promise<StatementQuery> {
-    return query instanceof CommittedWriteQuery ? this.runCommittedWrite(query, timeoutMs) : this.run(query, timeoutMs, changesNothing, mayApply);
+    return query instanceof CommittedWriteQuery ? this.runCommittedWrite(query, timeoutMs, mayApply) : this.run(query, timeoutMs, changesNothing, mayApply);
   }
 
   /** A pipelined write (committed-write-query.ts): a failure that left its transaction block open is rolled back before the session goes on. */
-  private async runCommittedWrite(query: CommittedWriteQuery, timeoutMs: number): Promise<StatementQuery> {
+  private async runCommittedWrite(query: CommittedWriteQuery, timeoutMs: number, mayApply: boolean): Promise<StatementQuery> {
     try {
-      return await this.run(query, timeoutMs, false, true);
+      return await this.run(query, timeoutMs, false, mayApply);
     } catch (err) {
       if (query.transactionLeftOpen && this.lifecycle.alive) {
         await this.simple("ROLLBACK", timeoutMs).catch(() => undefined);
