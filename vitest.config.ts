@@ -6,12 +6,16 @@ const source = (file: string) => fileURLToPath(new URL(`./client/${file}`, impor
 
 /**
  * Tests that need real servers live in test/integration/; everything else (tests beside the code in
- * gateway/, client/, functions/, schemas/, cdk/, test/bench/) starts no server and is the `unit` loop.
+ * gateway/, client/, functions/, schemas/, tools/, test/bench/) starts no server and is the `unit` loop.
  * Tests are sorted by these globs, never by moving files: a new file lands in a project by where it is.
  */
 const INTEGRATION = "test/integration/**/*.test.ts";
-/** Minutes-long tests: failover drills, fuzzing and the browser. */
+/**
+ * Minutes-long tests: failover drills, fuzzing, the browser, and the CDK app's synthesis (no server, but
+ * each synth bundles every Lambda function with esbuild: minutes on a loaded machine).
+ */
 const SLOW = [
+  "cdk/**/*.test.ts",
   "test/integration/**/failover-*.test.ts",
   "test/integration/**/fuzz-*.test.ts",
   "test/integration/**/status-page.test.ts",
@@ -35,7 +39,7 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "unit", include: ["**/*.test.ts"], exclude: [...EXCLUDE, INTEGRATION] },
+        test: { name: "unit", include: ["**/*.test.ts"], exclude: [...EXCLUDE, INTEGRATION, ...SLOW] },
       },
       {
         extends: true,
