@@ -372,7 +372,7 @@ export const insightsConfigSchema = z
       .max(500)
       .default(20)
       .describe("Fingerprints exported as poolgate_insight_* series: the top by total time over metricsWindowMs (bounds the metrics' cardinality)"),
-    metricsWindowMs: ms("The window the poolgate_insight_* gauges describe").min(1000).default(300000),
+    metricsWindowMs: ms("The window the poolgate_insight_* gauges and the status page's table describe").min(1000).default(300000),
   })
   .refine((insights) => insights.retainMs >= insights.sliceMs, { message: "insights.retainMs must be at least insights.sliceMs", path: ["retainMs"] });
 export type InsightsConfig = z.infer<typeof insightsConfigSchema>;
