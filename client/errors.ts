@@ -8,7 +8,7 @@ import type { DatabaseErrorInfo, ErrorBody, ErrorCode } from "./wire.js";
 
 /** A failure reported by the gateway. */
 export class PoolgateError extends Error {
-  /** The gateway's error code (see the README's error table). */
+  /** The gateway's error code (see docs/error-codes.md). */
   readonly code: ErrorCode;
   /** HTTP status of the answer. */
   readonly status: number;

@@ -76,7 +76,7 @@ export interface EndTransactionResponse {
   replayed?: true | undefined;
 }
 
-/** The gateway's error codes (see the main README's error table). */
+/** The gateway's error codes (see docs/error-codes.md). */
 export type ErrorCode =
   | "INVALID_REQUEST"
   | "MALFORMED_JSON"

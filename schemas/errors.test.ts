@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ERROR_CODES } from "./errors.js";
 
 describe("error-code registry", () => {
-  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+  const readme = readFileSync(new URL("../docs/error-codes.md", import.meta.url), "utf8");
   const table = new Map(
     [...readme.matchAll(/^\|\s*`([A-Z_]+)`\s*\|\s*(\d{3})\s*\|\s*(yes|no)\s*\|/gm)].map((m) => [
       m[1] as string,
@@ -11,9 +11,9 @@ describe("error-code registry", () => {
     ]),
   );
 
-  it("lists every code in the README with its status and retryability", () => {
+  it("lists every code in docs/error-codes.md with its status and retryability", () => {
     for (const [code, spec] of Object.entries(ERROR_CODES)) {
-      expect(table.get(code), `README row for ${code}`).toEqual({ status: spec.status, retryable: spec.retryable });
+      expect(table.get(code), `docs/error-codes.md row for ${code}`).toEqual({ status: spec.status, retryable: spec.retryable });
     }
   });
 

@@ -1,6 +1,6 @@
 /**
  * The error-code registry: every failure the gateway returns carries one of these codes.
- * Codes are stable and never reused; the README's error table is checked against this list by a test.
+ * Codes are stable and never reused; docs/error-codes.md is generated from this list (npm run docs) and a test fails when it drifts.
  */
 import { z } from "zod";
 
@@ -15,7 +15,7 @@ export const ERROR_CODES = {
   INVALID_REQUEST: {
     status: 400,
     retryable: false,
-    summary: "The request body does not match the schema (wrong types, unknown fields, missing sql).",
+    summary: "The request body does not match the schema (wrong types, unknown fields, missing sql, unknown cluster, timeoutMs above the maximum, more than limits.maxParams parameters).",
   },
   MALFORMED_JSON: { status: 400, retryable: false, summary: "The request body is not valid JSON." },
   UNSUPPORTED_MEDIA_TYPE: {
@@ -48,7 +48,7 @@ export const ERROR_CODES = {
     status: 409,
     retryable: true,
     summary:
-      "Serialization failure, deadlock or optimistic-concurrency conflict (40001, 40P01, OC000, OC001) that persisted through the gateway's own retries.",
+      "A conflict (serialization failure 40001 — Aurora DSQL's OC000/OC001 among them —, deadlock 40P01, OC000, OC001; MySQL 1213, 1205) that persisted through the gateway's own retries, or that refused an interactive transaction's COMMIT: run the transaction again.",
   },
   STATEMENT_TIMEOUT: {
     status: 504,
@@ -123,7 +123,7 @@ export const ERROR_CODES = {
     status: 503,
     retryable: true,
     summary:
-      "The cluster's idempotency table is missing and cannot be created, or its read-write login lacks a grant on it (the message names it); nothing ran. Also refuses the gateway's start.",
+      "The cluster's idempotency table is missing and its read-write login may not create it, or that login lacks a grant on it (the message names the grant; schemas/grants/<engine>.sql makes both); nothing ran. Also refuses the gateway's start.",
   },
   UNAUTHENTICATED: {
     status: 401,
@@ -135,7 +135,7 @@ export const ERROR_CODES = {
     status: 403,
     retryable: false,
     summary:
-      "The caller's principal may not do this: no grant on the cluster, a write by a read-only principal, an operator route without admin, or another principal's transaction.",
+      "The caller's principal may not do this: no grant on the cluster, anything but a known read by a read-only principal (a write, SET, DO, CALL, transaction control, a volatile built-in, a named lock...), an operator route without admin, or another principal's transaction.",
   },
   THROTTLED: {
     status: 429,

@@ -66,7 +66,7 @@ export interface PoolgateGatewayProps {
   /**
    * Puts the read-only login into the configuration (`clusters.default.logins.readOnly`), so read-only
    * principals' sessions log in as a user the database limits to reading (default true; false keeps
-   * the one-login mode, whose limits the README lists). The login itself always exists.
+   * the one-login mode, whose limits docs/security-and-logins.md lists). The login itself always exists.
    */
   configureReadOnlyLogin?: boolean;
   /**
@@ -89,7 +89,7 @@ export interface GatewayHttps {
   domainName: string;
 }
 
-/** What a caller may do (see the README's security section). */
+/** What a caller may do (see docs/security-and-logins.md). */
 export interface GatewayGrant {
   /** Default "read-write" (none for an operator: `{ admin: true }` alone grants no data). */
   access?: "read-only" | "read-write";

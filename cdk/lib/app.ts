@@ -2,7 +2,7 @@
  * Builds the Poolgate app: the stateful database stack (network, cluster, logins, migrations) and the
  * stateless service stack, checked by cdk-nag's AwsSolutions rules (a validation plugin: an
  * unacknowledged finding fails synth). Settings come from CDK context (`cdk synth -c engine=mysql
- * -c instanceClass=r6g.xlarge ...`); README "Deploying on AWS" lists them.
+ * -c instanceClass=r6g.xlarge ...`); docs/deploying.md lists them.
  */
 import { App, type Environment, Validations } from "aws-cdk-lib";
 import { AwsSolutionsChecks } from "cdk-nag";

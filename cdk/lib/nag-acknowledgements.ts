@@ -19,7 +19,7 @@ export function acknowledgeFindings(database: PoolgateDatabaseStack, service: Po
     acknowledge(
       database.target.database.cluster,
       "AwsSolutions-RDS10",
-      "Deletion protection is off on purpose (-c deletionProtection=false, the README's teardown): the cluster's removal policy is SNAPSHOT, so destroying the stack keeps a final snapshot.",
+      "Deletion protection is off on purpose (-c deletionProtection=false, docs/deploying.md's teardown): the cluster's removal policy is SNAPSHOT, so destroying the stack keeps a final snapshot.",
     );
   }
   if (database.target.engine === "mysql") {

@@ -158,7 +158,7 @@ export function parseConfig(raw: unknown, source = "config"): GatewayConfig {
   if (!authenticated && !isLoopback(config.server.host)) {
     throw new ConfigError(
       `invalid configuration (${source}):\n  - server.host: "${config.server.host}" is not a loopback address, and no caller authentication is configured; ` +
-        "set auth.iam or auth.bearer (see the README's security section), or listen on 127.0.0.1",
+        "set auth.iam or auth.bearer (see docs/security-and-logins.md), or listen on 127.0.0.1",
     );
   }
   if (config.statements.defaultTimeoutMs > config.statements.maxTimeoutMs) {

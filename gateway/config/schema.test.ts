@@ -13,11 +13,11 @@ function leafPaths(schema: JsonSchema, prefix: string): string[] {
 }
 
 describe("configuration reference", () => {
-  it("documents every configuration key in the README", () => {
-    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+  it("documents every configuration key in docs/configuration.md", () => {
+    const readme = readFileSync(new URL("../../docs/configuration.md", import.meta.url), "utf8");
     const paths = leafPaths(z.toJSONSchema(configSchema, { io: "input" }) as JsonSchema, "");
     expect(paths.length).toBeGreaterThan(20);
     const documented = new Set([...readme.matchAll(/^\|\s*`([^`]+)`\s*\|/gm)].map((match) => match[1]));
-    for (const path of paths) expect(documented.has(path), `README row for ${path}`).toBe(true);
+    for (const path of paths) expect(documented.has(path), `docs/configuration.md row for ${path}`).toBe(true);
   });
 });

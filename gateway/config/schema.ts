@@ -81,7 +81,7 @@ export const clusterLoginsSchema = z.strictObject({
     .record(z.string().min(1), databaseLoginSchema)
     .default({})
     .describe("Principal (as in auth.principals) -> a login of its own, used for everything it does on this cluster"),
-  maxSize: z.number().int().min(1).max(10000).optional().describe("Pool size of each of these logins' pools; default: pool.maxSize"),
+  maxSize: z.number().int().min(1).max(10000).optional().describe("Pool size of each of these logins' pools (one per endpoint and login; the connection budget counts them all); default: pool.maxSize"),
   minIdle: z.number().int().min(0).optional().describe("Idle connections kept warm in each of these logins' pools; default: pool.minIdle"),
 });
 export type ClusterLoginsConfig = z.infer<typeof clusterLoginsSchema>;
@@ -107,7 +107,7 @@ export const clusterConfigSchema = z.strictObject({
       instanceHostPattern: z
         .string()
         .refine((pattern) => pattern.split("?").length === 2, "must contain exactly one ?, which stands for the instance's server id")
-        .describe("Host of each instance, e.g. ?.abc123xyz.us-east-1.rds.amazonaws.com"),
+        .describe("Host of each instance, where ? stands for its server id, e.g. ?.abc123xyz.us-east-1.rds.amazonaws.com"),
       port: z.number().int().min(1).max(65535).optional().describe("Instance port; default: the writer URL's"),
       refreshIntervalMs: ms("How often the instance list is read again (also at once on failover)").min(100).default(30000),
     })
@@ -115,8 +115,8 @@ export const clusterConfigSchema = z.strictObject({
     .describe("Aurora: discover the instances from aurora_replica_status() (PostgreSQL) or information_schema.replica_host_status (MySQL)"),
   credentials: databaseCredentialsSchema
     .optional()
-    .describe("Database credentials from Secrets Manager, RDS IAM authentication tokens or Aurora DSQL tokens (which make the cluster an Aurora DSQL one); default: the URLs' user and password"),
-  tls: databaseTlsSchema.optional().describe("TLS to every instance of the cluster; default: as the URL says (PostgreSQL sslmode), else none"),
+    .describe("Database credentials from Secrets Manager (RDS-format secret, read again after an authentication failure: rotation), RDS IAM authentication tokens (TLS required) or Aurora DSQL tokens (which make the cluster an Aurora DSQL one); default: the URLs' user and password"),
+  tls: databaseTlsSchema.optional().describe("TLS to every instance of the cluster; default: as the URL says (PostgreSQL sslmode), else none; verify-full on Aurora DSQL"),
   logins: clusterLoginsSchema
     .optional()
     .describe("More database logins: one the database limits to reading, for read-only principals, and optionally one per principal"),
@@ -128,7 +128,7 @@ export type ClusterConfig = z.infer<typeof clusterConfigSchema>;
 
 export const poolConfigSchema = z
   .strictObject({
-    maxSize: z.number().int().min(1).max(10000).default(10).describe("Maximum connections per endpoint"),
+    maxSize: z.number().int().min(1).max(10000).default(10).describe("Maximum connections per endpoint (the embedded database always uses 1)"),
     minIdle: z
       .number()
       .int()
@@ -143,7 +143,7 @@ export const poolConfigSchema = z
       .describe("How long a request waits for a connection before POOL_TIMEOUT / DATABASE_UNAVAILABLE"),
     connectTimeoutMs: ms("TCP + startup handshake limit for one new connection").min(10).default(5000),
     idleTimeoutMs: ms("Idle connections above minIdle are closed after this long; 0 = never").default(600000),
-    maxLifetimeMs: ms("Connections are retired after this long (minus up to 2.5% jitter); 0 = never").default(1800000),
+    maxLifetimeMs: ms("Connections are retired after this long (minus up to 2.5% jitter); 0 = never; at most 3300000 with an Aurora DSQL cluster").default(1800000),
     keepaliveMs: ms("Idle connections are pinged this often; 0 = off").default(120000),
     validationTimeoutMs: ms("Limit for the liveness check of a connection").min(10).default(2000),
     aliveBypassMs: ms("A connection idle for less than this is reused without a liveness check").default(500),
@@ -173,13 +173,13 @@ export const dataApiResourceSchema = z.strictObject({
       z.string().min(1),
       z
         .strictObject({
-          username: z.string().min(1).optional().describe("Database user for this secret; default: the cluster URL's"),
+          username: z.string().min(1).optional().describe("Database user this secretArn (the key) stands for; default: the cluster URL's"),
           password: z.string().optional().describe("Its password; default: the cluster URL's"),
         })
         .describe("Credentials this secretArn stands for ({} = the cluster URL's)"),
     )
     .optional()
-    .describe("The secretArns accepted for this resource; absent = any, with the cluster URL's credentials"),
+    .describe("The secretArns accepted for this resource (ForbiddenException for any other); absent = any, with the cluster URL's credentials"),
   extensions: z.array(z.enum(DATA_API_EXTENSIONS)).default([]).describe("Beyond-the-Data-API behaviour on by default for this resource"),
 });
 export type DataApiResource = z.infer<typeof dataApiResourceSchema>;
@@ -234,7 +234,7 @@ export const authConfigSchema = z
           .string()
           .regex(/^[A-Za-z0-9._:/-]{1,128}$/, "1 to 128 letters, digits and . _ : / -")
           .describe("The value callers sign into the x-poolgate-server-id header: binds their proofs to this gateway"),
-        regions: z.array(awsRegion).min(1).describe("Regions whose STS endpoints (sts.<region>.amazonaws.com) callers may sign for"),
+        regions: z.array(awsRegion).min(1).describe("Regions whose STS endpoints (sts.<region>.amazonaws.com; the global one with us-east-1) callers may sign for"),
         stsEndpoint: z
           .url()
           .optional()
@@ -252,13 +252,13 @@ export const authConfigSchema = z
         acceptAnyAwsAccountForWildcard: z
           .boolean()
           .default(false)
-          .describe('Lets the principal "*" admit IAM identities of any AWS account when accounts is not set (refused otherwise)'),
+          .describe('Lets the principal "*" admit IAM identities of any AWS account when accounts is not set (without it, the gateway refuses to start)'),
       })
       .optional()
-      .describe("Callers prove their IAM identity with a presigned sts:GetCallerIdentity request (x-poolgate-auth: AWS-STS <proof>)"),
+      .describe("Turns IAM authentication on: callers prove their IAM identity with a presigned sts:GetCallerIdentity request (x-poolgate-auth: AWS-STS <proof>)"),
     bearer: z
       .strictObject({
-        tokensFile: z.string().min(1).optional().describe('JSON file {"<principal>": "<token>" or ["<token>", ...]}'),
+        tokensFile: z.string().min(1).optional().describe('JSON file {"<principal>": "<token>" or ["<token>", ...]} (tokens of 24+ printable characters)'),
         secretArn: z
           .string()
           .regex(/^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$/, "must be a Secrets Manager secret ARN")
@@ -372,7 +372,7 @@ export const insightsConfigSchema = z
       .max(500)
       .default(20)
       .describe("Fingerprints exported as poolgate_insight_* series: the top by total time over metricsWindowMs (bounds the metrics' cardinality)"),
-    metricsWindowMs: ms("The window the poolgate_insight_* gauges describe").min(1000).default(300000),
+    metricsWindowMs: ms("The window the poolgate_insight_* gauges and the status page's table describe").min(1000).default(300000),
   })
   .refine((insights) => insights.retainMs >= insights.sliceMs, { message: "insights.retainMs must be at least insights.sliceMs", path: ["retainMs"] });
 export type InsightsConfig = z.infer<typeof insightsConfigSchema>;
@@ -384,7 +384,7 @@ export const configSchema = z.strictObject({
       port: z.number().int().min(0).max(65535).default(8080).describe("Listen port (env PORT)"),
       maxRequestBytes: z.number().int().min(1024).default(1048576).describe("Largest accepted request body"),
       keepAliveTimeoutMs: ms("HTTP keep-alive; keep above the load balancer's idle timeout").default(72000),
-      requestTimeoutMs: ms("A request's headers and body must have arrived within this long, or its connection is closed (slow or stalled senders)")
+      requestTimeoutMs: ms("A request's headers and body must have arrived within this long, authenticated or not, or its connection is closed: a sender trickling bytes holds a socket this long at most")
         .min(100)
         .default(10000),
       drainTimeoutMs: ms("On SIGTERM, how long in-flight work may take before it is cut off").default(20000),
@@ -405,7 +405,7 @@ export const configSchema = z.strictObject({
   defaultCluster: z.string().default("default").describe("Cluster used when a request names none"),
   embedded: z
     .strictObject({
-      dataDir: z.string().min(1).default(".poolgate-data").describe("Where the embedded PostgreSQL keeps its files"),
+      dataDir: z.string().min(1).default(".poolgate-data").describe("Where the embedded PostgreSQL keeps its files; one gateway per directory (a second is refused)"),
     })
     .prefault({}),
   pool: poolConfigSchema.prefault({}),
@@ -418,7 +418,7 @@ export const configSchema = z.strictObject({
     .prefault({}),
   limits: z
     .strictObject({
-      maxResultBytes: z.number().int().min(1024).default(16777216).describe("Largest result (sum of value text)"),
+      maxResultBytes: z.number().int().min(1024).default(16777216).describe("Largest result (sum of value text); RESULT_TOO_LARGE above"),
       maxResultRows: z.number().int().min(1).default(1000000).describe("Most rows one statement may return"),
       maxParams: z.number().int().min(0).max(65535).default(65535).describe("Most parameters one statement may carry"),
     })
@@ -432,7 +432,7 @@ export const configSchema = z.strictObject({
         .max(100000)
         .default(1000)
         .describe("Rows a stream asks the database for at a time (PostgreSQL Execute row limit; MySQL rows read before the socket pauses)"),
-      idleTimeoutMs: ms("A stream whose caller takes no bytes for this long is ended and its session released").min(100).default(30000),
+      idleTimeoutMs: ms("A stream whose caller takes no bytes for this long is ended (statement cancelled, session released); keep it below MySQL's net_write_timeout (60 s)").min(100).default(30000),
       maxDurationMs: ms("A stream still running after this long is ended with a STATEMENT_TIMEOUT line").min(100).default(3600000),
     })
     .prefault({}),
@@ -485,7 +485,7 @@ export const configSchema = z.strictObject({
         .record(z.string().min(1), dataApiResourceSchema)
         .default({})
         .describe("resourceArn -> cluster and secrets; empty with one cluster = every resourceArn selects it"),
-      maxResponseBytes: z.number().int().min(1024).default(1048576).describe("Largest result, as the service caps it (1 MiB)"),
+      maxResponseBytes: z.number().int().min(1024).default(1048576).describe("Largest result, as the service caps it (1 MiB); UnsupportedResultException above, unless the large-results extension is on"),
       maxRequestBytes: z.number().int().min(1024).default(4194304).describe("Largest Data API request body (the service's 4 MiB)"),
       statementTimeoutMs: ms("Statement timeout of the Data API surface (the service's 45 s)").min(1).default(45000),
       transactionIdleTimeoutMs: ms("A Data API transaction idle this long is rolled back (the service's 3 minutes)").min(100).default(180000),
@@ -511,7 +511,7 @@ export const configSchema = z.strictObject({
         .string()
         .min(32, "at least 32 characters")
         .optional()
-        .describe("Shared by the gateway's tasks (env POOLGATE_PEER_KEY): transaction ids then name their task, and any task forwards a call to it"),
+        .describe("Shared by the gateway's tasks (env POOLGATE_PEER_KEY, at least 32 characters): transaction ids then name and sign their task, and any task forwards a call to it"),
       selfUrl: z.url().optional().describe("This task's URL as its peers reach it; default: http://<its private IPv4>:<port>"),
     })
     .prefault({}),
@@ -527,7 +527,7 @@ export const configSchema = z.strictObject({
     .strictObject({
       emf: z
         .strictObject({
-          enabled: z.boolean().default(false).describe("Write pool metrics as CloudWatch EMF lines on stdout"),
+          enabled: z.boolean().default(false).describe("Write pool metrics as CloudWatch EMF lines on stdout (per endpoint: PoolAcquireWaitP99, PoolAcquireWaitMean, PoolAcquires, PoolActive, PoolIdle, PoolWaiting, PoolTotal; dimensions cluster, endpoint)"),
           intervalMs: ms("How often (one document per endpoint)").min(1000).default(60000),
           namespace: z.string().min(1).default("Poolgate").describe("CloudWatch namespace"),
         })

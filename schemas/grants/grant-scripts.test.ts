@@ -8,9 +8,9 @@ const SCRIPTS = { postgres: read("./postgres.sql"), mysql: read("./mysql.sql") }
 const oneLine = (sql: string) => sql.replaceAll(/\s+/g, " ").trim();
 
 describe("the grant scripts", () => {
-  it("are what the README shows, whole", () => {
-    const readme = read("../../README.md");
-    for (const [engine, script] of Object.entries(SCRIPTS)) expect(readme.includes("```sql\n" + script + "```\n"), `README block of schemas/grants/${engine}.sql`).toBe(true);
+  it("are what docs/security-and-logins.md shows, whole", () => {
+    const readme = read("../../docs/security-and-logins.md");
+    for (const [engine, script] of Object.entries(SCRIPTS)) expect(readme.includes("```sql\n" + script + "```\n"), `docs/security-and-logins.md block of schemas/grants/${engine}.sql`).toBe(true);
   });
 
   it("create the idempotency table with the gateway's own statements, where the gateway looks for it", () => {

@@ -1,6 +1,6 @@
 /**
- * The README's database logins, made by running its grant scripts (schemas/grants/<engine>.sql), hold
- * what the README promises: a read-only principal cannot run the owner's SECURITY DEFINER functions
+ * The database logins of docs/security-and-logins.md, made by running its grant scripts (schemas/grants/<engine>.sql), hold
+ * what that page promises: a read-only principal cannot run the owner's SECURITY DEFINER functions
  * (PostgreSQL lets PUBLIC execute every function unless the script takes it away) nor read the
  * idempotency records; a least-privilege read-write login records idempotent writes with the default
  * settings (the script made the table, the gateway finds it instead of trying to create it); and a
@@ -37,7 +37,7 @@ function gatewayConfig(url: string, logins: DatabaseLogins, tokens: TokensFile) 
   };
 }
 
-describe("the README's PostgreSQL logins (schemas/grants/postgres.sql)", () => {
+describe("the documented PostgreSQL logins (schemas/grants/postgres.sql)", () => {
   let db: TestDatabase;
   let logins: DatabaseLogins;
   let tokens: TokensFile;
@@ -117,7 +117,7 @@ describe("the README's PostgreSQL logins (schemas/grants/postgres.sql)", () => {
   });
 });
 
-describe("the README's MySQL logins (schemas/grants/mysql.sql)", () => {
+describe("the documented MySQL logins (schemas/grants/mysql.sql)", () => {
   let db: TestMysqlDatabase;
   let logins: DatabaseLogins;
   let tokens: TokensFile;

@@ -9,7 +9,7 @@
  * What the stand-in cannot do is simulated by SQL functions named for it: simulate_dsql_occ_conflict
  * raises DSQL's optimistic-concurrency conflicts (SQLSTATE 40001 with OC000/OC001 in the message),
  * simulate_dsql_refusal the refusals DSQL sends for its limits. DSQL's acceptance of a token, its
- * real limits and its real conflict detection are not testable here (README, "Aurora DSQL").
+ * real limits and its real conflict detection are not testable here (docs/aurora.md, "Aurora DSQL").
  */
 import { DsqlSigner } from "@aws-sdk/dsql-signer";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";

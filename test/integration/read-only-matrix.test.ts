@@ -33,7 +33,7 @@ interface Attack {
 
 interface Environment {
   url: string;
-  /** The logins of the README's grant script: the read-only one serves the read-only principal. */
+  /** The logins of the documented grant script: the read-only one serves the read-only principal. */
   logins: DatabaseLogins;
   /** Everything an attempt must leave as it found it. */
   snapshot(): Promise<Record<string, unknown>>;

@@ -26,7 +26,7 @@ interface HiddenLock {
 
 interface Environment {
   url: string;
-  /** The README grant script's read-only login. */
+  /** The documented grant script's read-only login (docs/security-and-logins.md). */
   login: Login;
   /** The session-level locks any session holds in the test database. */
   locksHeld(): Promise<string[]>;

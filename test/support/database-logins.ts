@@ -1,5 +1,5 @@
 /**
- * The gateway's database logins made by the very grant scripts the README shows
+ * The gateway's database logins made by the very grant scripts docs/security-and-logins.md shows
  * (schemas/grants/<engine>.sql), run for one test database: the script's names (database app, logins
  * poolgate_rw and poolgate_ro, their passwords '...') become the test's. Roles and users belong to the
  * server, so each test's are named after its database and dropped with it.
@@ -24,7 +24,7 @@ export interface DatabaseLogins {
 
 const PASSWORD = "grant-script-password-1";
 
-/** The grant script of an engine, as the README shows it. */
+/** The grant script of an engine, as docs/security-and-logins.md shows it. */
 export function grantScript(engine: "postgres" | "mysql"): string {
   return readFileSync(new URL(`../../schemas/grants/${engine}.sql`, import.meta.url), "utf8");
 }

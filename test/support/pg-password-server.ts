@@ -38,7 +38,7 @@ function ownByPostgres(path: string, mode: number): void {
 }
 
 /**
- * `idempotencyTableForAll`: make the gateway's idempotency table with the README grant script's own
+ * `idempotencyTableForAll`: make the gateway's idempotency table with the documented grant script's own
  * statements and let every login use it (for tests about how a login reaches the server, whose logins
  * may not create it; the gateway refuses to start without a usable one).
  */
