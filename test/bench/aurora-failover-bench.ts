@@ -41,7 +41,7 @@ export async function runAuroraFailover(step: Step): Promise<AuroraFailoverRow> 
     try {
       const post = async (body: unknown) => {
         const response = await http.request({ method: "POST", path: "/v1/query", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-        return { status: response.statusCode, body: (await response.body.json()) as unknown };
+        return { status: response.statusCode, body: await response.body.json() };
       };
       const run = await step(`an Aurora-style failover under ${WRITERS} writers and ${READERS} readers`, (NAMES_MOVE_AFTER_MS + AFTER_NAMES_MOVED_MS) / 1000 + 5, () =>
         runAuroraFailoverLoad(post, standin, names, {

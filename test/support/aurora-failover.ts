@@ -93,7 +93,8 @@ export async function failOverTheAuroraWay(
 ): Promise<AuroraFailoverTimeline> {
   const oldWriter = standin.writer();
   const readers = standin.all().filter((instance) => instance !== oldWriter);
-  const newWriter = options.promote ?? (readers[0] as AuroraInstance);
+  const newWriter = options.promote ?? readers[0];
+  if (newWriter === undefined) throw new Error("an Aurora failover needs a reader to promote");
   const otherReaders = readers.filter((instance) => instance !== newWriter);
 
   await oldWriter.kill9();
