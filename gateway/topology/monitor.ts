@@ -216,11 +216,7 @@ export class TopologyMonitor implements Topology {
     const { checkTimeoutMs } = this.settings;
     try {
       let connection = this.connections.get(endpoint);
-      if (connection && this.dueForReresolve(connection)) {
-        // The name may lead elsewhere now (DNS moved): ask it afresh.
-        this.dropConnection(endpoint);
-        connection = undefined;
-      }
+      if (connection?.alive && this.dueForReresolve(connection)) connection = await this.reresolve(endpoint, connection);
       if (!connection || !connection.alive) {
         connection = await this.engine.connect({ url: endpoint.url, purpose: "monitor" }, checkTimeoutMs);
         if (this.closed || !this.endpoints.includes(endpoint)) {
@@ -264,6 +260,36 @@ export class TopologyMonitor implements Topology {
     const interval = this.settings.reresolveIntervalMs ?? 0;
     if (interval <= 0) return false;
     return this.clock.now() - (this.openedAt.get(connection) ?? Number.NEGATIVE_INFINITY) >= interval;
+  }
+
+  /**
+   * The name may lead elsewhere now (DNS moved): a fresh session through it replaces the kept one. A
+   * fresh session that cannot be had or does not answer in time (a busy instance, a slow connect) says
+   * nothing of the instance the kept one reaches: the kept one answers this check, and the name is
+   * asked again next interval.
+   */
+  private async reresolve(endpoint: Endpoint, kept: EngineConnection): Promise<EngineConnection> {
+    const { checkTimeoutMs } = this.settings;
+    let fresh: EngineConnection | undefined;
+    try {
+      fresh = await this.engine.connect({ url: endpoint.url, purpose: "monitor" }, checkTimeoutMs);
+      // Answers as a check would, or is not taken: a slow first answer must not fail the instance's check.
+      await withinLimit(this.clock, fresh, fresh.inspect(checkTimeoutMs), checkTimeoutMs);
+    } catch (err) {
+      fresh?.destroy();
+      this.logger.debug({ endpoint: endpoint.name, error: this.engine.describeConnectError(err) }, "topology: could not re-resolve the endpoint's name; the kept session answers");
+      this.openedAt.set(kept, this.clock.now());
+      return kept;
+    }
+    if (this.closed || !this.endpoints.includes(endpoint) || this.connections.get(endpoint) !== kept) {
+      // Closed, forgotten or replaced meanwhile: keep nothing new.
+      fresh.destroy();
+      return this.connections.get(endpoint) ?? kept;
+    }
+    this.dropConnection(endpoint);
+    this.connections.set(endpoint, fresh);
+    this.openedAt.set(fresh, this.clock.now());
+    return fresh;
   }
 
   private dropConnection(endpoint: Endpoint): void {
