@@ -247,10 +247,12 @@ export class Cluster {
   }
 
   private reconcile(instances: DiscoveredInstance[]): void {
+    this.keepListedLag(instances);
     const known = new Set(this.endpoints.map((endpoint) => endpoint.url));
     for (const instance of instances) {
       if (known.has(instance.url)) continue;
       const endpoint = this.addEndpoint(`${this.name}/${instance.serverId}`, instance.url, false);
+      endpoint.listedLagMs = instance.lagMs;
       this.endpoints.push(endpoint);
       this.discovered.add(endpoint);
       if (this.started) for (const pool of this.pools.of(endpoint).values()) pool.start();
@@ -265,6 +267,17 @@ export class Cluster {
       if (this.topology instanceof TopologyMonitor) this.topology.forget(endpoint);
       for (const pool of this.pools.delete(endpoint)) void pool.close(this.checkTimeoutMs);
       this.logger.info({ endpoint: endpoint.name }, "instance left the cluster");
+    }
+  }
+
+  /**
+   * Each endpoint's lag as the instance list gives it (Aurora's replica_lag_in_msec), by the URL
+   * discovery made for the instance or by the server id its last check reached; null when not listed.
+   */
+  private keepListedLag(instances: readonly DiscoveredInstance[]): void {
+    for (const endpoint of this.endpoints) {
+      const listed = instances.find((instance) => instance.url === endpoint.url) ?? instances.find((instance) => endpoint.serverId !== null && instance.serverId === endpoint.serverId);
+      endpoint.listedLagMs = listed?.lagMs ?? null;
     }
   }
 
@@ -373,6 +386,7 @@ export class Cluster {
         banned: endpoint.banReason,
         position: endpoint.position,
         serverId: endpoint.serverId,
+        listedLagMs: endpoint.listedLagMs,
         positionsRefused: endpoint.positionsRefused,
         outstanding: endpoint.outstanding,
         lastError: endpoint.lastError ?? null,

@@ -22,6 +22,11 @@ export class Endpoint {
   checkStartedAt: number | null = null;
   /** The instance the last check reached, as the database names itself (Aurora's server id), or null. */
   serverId: string | null = null;
+  /**
+   * The replica lag the cluster's instance list last gave for this endpoint's instance (Aurora's
+   * replica_lag_in_msec, read by discovery), or null: shown on the status page beside the monitor's own estimate.
+   */
+  listedLagMs: number | null = null;
   /** What this endpoint, as a writer, reports of its readers' positions by server id (Aurora). */
   readerPositions: ReadonlyMap<string, string> | null = null;
   /** The engine's own position functions were refused here (Aurora): shown on the status page. */
