@@ -144,6 +144,9 @@ export class TopologyMonitor implements Topology {
     this.events.emit("failoverSignal", { reason });
     const suspect = this.currentPrimary;
     if (this.failoverStartedAt !== undefined || suspect === undefined) return this.lookAgain(reason);
+    // The sign is about lost or refused sessions: the kept session may be one of them, half-dead and
+    // silent until the check's limit. A fresh one answers at once whether the primary is still there.
+    if (this.confirming === undefined) this.dropConnection(suspect);
     this.confirming ??= this.confirm(suspect).then(() => {
       this.confirming = undefined;
       // A round may have decided meanwhile (another primary, or a failover under way).
@@ -209,7 +212,7 @@ export class TopologyMonitor implements Topology {
   }
 
   private soleClaimant(endpoint: Endpoint): boolean {
-    return this.endpoints.every((other) => other === endpoint || !(other.healthy && other.role === "primary"));
+    return !endpoint.spreadsOverInstances && this.endpoints.every((other) => other === endpoint || other.spreadsOverInstances || !(other.healthy && other.role === "primary"));
   }
 
   private async check(endpoint: Endpoint): Promise<void> {
@@ -243,6 +246,7 @@ export class TopologyMonitor implements Topology {
       endpoint.reportedLagMs = state.replayAgeMs;
       endpoint.serverId = state.serverId ?? null;
       if (state.serverId !== undefined) this.noteInstanceRole(state.serverId, state.role);
+      if (state.serverId !== undefined && state.role === "replica" && !endpoint.configuredWriter) endpoint.readerInstancesSeen.add(state.serverId);
       endpoint.readerPositions = state.readerPositions ?? null;
       this.noteRefusal(endpoint, state.positionsRefused);
       endpoint.healthy = true;
@@ -324,7 +328,8 @@ export class TopologyMonitor implements Topology {
 
   /** Picks the primary, estimates lag against it, bans and unbans replicas, follows failovers. */
   private decide(): void {
-    const primaries = this.endpoints.filter((endpoint) => endpoint.healthy && endpoint.role === "primary");
+    // A name spread over several readers (round-robin) that now and then leads to the writer is not the writer.
+    const primaries = this.endpoints.filter((endpoint) => endpoint.healthy && endpoint.role === "primary" && !endpoint.spreadsOverInstances);
     // The configured writer first; else the primary already chosen, while it still answers as one (a
     // reader name that now and then leads to the writer, round-robin, must not take the role from it).
     const kept = this.currentPrimary !== undefined && primaries.includes(this.currentPrimary) ? this.currentPrimary : undefined;
