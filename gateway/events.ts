@@ -19,6 +19,8 @@ export interface GatewayEventMap {
   failoverSignal: { cluster: string; reason: string };
   /** An endpoint turned out to reach an instance of another role (a failover, a moved DNS name). */
   roleChange: { cluster: string; endpoint: Endpoint; previous: EndpointRole };
+  /** An instance (by the server id it gives itself, Aurora) was found in another role than last seen: promoted, or back as a reader. */
+  instanceRoleChange: { cluster: string; serverId: string; role: "primary" | "replica"; previous: "primary" | "replica" };
   /** A failover ended with writes going to a new primary. */
   failoverResolved: { cluster: string; record: FailoverRecord };
   /** A read that asked for the result cache: how it was answered, and why it did not use the cache (bypass). */

@@ -43,6 +43,10 @@ export const endpointStatusSchema = z.object({
     .nullable()
     .describe("WAL position: written on a primary, replayed on a replica; on Aurora PostgreSQL the writer's time (T + microseconds) up to which the instance has applied"),
   serverId: z.string().nullable().describe("The instance the last check reached, as the database names itself (Aurora's server id), or null"),
+  listedLagMs: z
+    .number()
+    .nullable()
+    .describe("The replica lag the cluster's instance list last gave for this instance (Aurora's replica_lag_in_msec, read by discovery), or null"),
   positionsRefused: refusalSchema.nullable().describe("The replication position functions were refused here (Aurora): SQLSTATE and message"),
   outstanding: z.number().int(),
   lastError: z.string().nullable(),

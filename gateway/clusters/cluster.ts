@@ -158,15 +158,19 @@ export class Cluster {
       hub.on("roleChange", ours(({ endpoint, previous }) => {
         const role = endpoint.role;
         if (role === "unknown") return;
-        const verify = async (connection: EngineConnection, timeoutMs: number) => {
-          connection.reachedRole = (await connection.inspect(timeoutMs)).role;
-          return endpoint.role === "unknown" || connection.reachedRole === endpoint.role;
-        };
-        let marked = 0;
-        for (const pool of this.pools.of(endpoint).values()) {
-          marked += pool.verifyWhere((connection) => connection.reachedRole !== role, verify, `endpoint is now ${role}, the session is not`);
-        }
+        const marked = this.verifySessions(endpoint, (connection) => this.sessionRole(connection) !== role, `endpoint is now ${role}, the session is not`);
         if (marked > 0) logger.info({ endpoint: endpoint.name, from: previous, to: role, sessions: marked }, "endpoint role changed; its sessions are re-checked before use");
+      }));
+      // An instance changed role (by its server id, Aurora): sessions that reach it through any name
+      // (a reader name's sessions on the promoted reader, a cluster name's on the old writer) are
+      // asked again before use, wherever the endpoint they were opened for now leads.
+      hub.on("instanceRoleChange", ours(({ serverId, role, previous }) => {
+        let marked = 0;
+        for (const endpoint of this.endpoints) {
+          if (endpoint.role === "unknown" || endpoint.role === role) continue;
+          marked += this.verifySessions(endpoint, (connection) => connection.reachedServerId === serverId, `instance ${serverId} is now ${role}, the endpoint is ${endpoint.role}`);
+        }
+        logger.info({ serverId, from: previous, to: role, sessions: marked }, "instance changed role; sessions reaching it through other names are re-checked before use");
       }));
     }
     this.router = new Router(this.topology, this.engine, { ...config.routing, failoverWaitMs: config.topology.failoverWaitMs }, clock);
@@ -243,10 +247,12 @@ export class Cluster {
   }
 
   private reconcile(instances: DiscoveredInstance[]): void {
+    this.keepListedLag(instances);
     const known = new Set(this.endpoints.map((endpoint) => endpoint.url));
     for (const instance of instances) {
       if (known.has(instance.url)) continue;
       const endpoint = this.addEndpoint(`${this.name}/${instance.serverId}`, instance.url, false);
+      endpoint.listedLagMs = instance.lagMs;
       this.endpoints.push(endpoint);
       this.discovered.add(endpoint);
       if (this.started) for (const pool of this.pools.of(endpoint).values()) pool.start();
@@ -264,11 +270,44 @@ export class Cluster {
     }
   }
 
+  /**
+   * Each endpoint's lag as the instance list gives it (Aurora's replica_lag_in_msec), by the URL
+   * discovery made for the instance or by the server id its last check reached; null when not listed.
+   */
+  private keepListedLag(instances: readonly DiscoveredInstance[]): void {
+    for (const endpoint of this.endpoints) {
+      const listed = instances.find((instance) => instance.url === endpoint.url) ?? instances.find((instance) => endpoint.serverId !== null && instance.serverId === endpoint.serverId);
+      endpoint.listedLagMs = listed?.lagMs ?? null;
+    }
+  }
+
   /** An endpoint with its pools, one per login. */
   private addEndpoint(name: string, url: string, writer: boolean): Endpoint {
     const endpoint = new Endpoint(name, url, writer);
     this.pools.add(endpoint);
     return endpoint;
+  }
+
+  /**
+   * The role of the instance a pooled session reached, as the monitor last saw that instance (by its
+   * server id, Aurora), else as the session found it when it was opened.
+   */
+  private sessionRole(connection: EngineConnection): "primary" | "replica" | undefined {
+    const seen = connection.reachedServerId !== undefined && this.topology instanceof TopologyMonitor ? this.topology.roleOfInstance(connection.reachedServerId) : undefined;
+    return seen ?? connection.reachedRole;
+  }
+
+  /** Marks the endpoint's sessions that `matches` for a role check before their next use; how many. */
+  private verifySessions(endpoint: Endpoint, matches: (connection: EngineConnection) => boolean, reason: string): number {
+    const verify = async (connection: EngineConnection, timeoutMs: number) => {
+      const state = await connection.inspect(timeoutMs);
+      connection.reachedRole = state.role;
+      connection.reachedServerId = state.serverId;
+      return endpoint.role === "unknown" || connection.reachedRole === endpoint.role;
+    };
+    let marked = 0;
+    for (const pool of this.pools.of(endpoint).values()) marked += pool.verifyWhere(matches, verify, reason);
+    return marked;
   }
 
   /** The configured writer endpoint: its pool is the one reported as the cluster's pool. */
@@ -309,6 +348,13 @@ export class Cluster {
     try {
       const state = await connection.inspect(connectTimeoutMs);
       connection.reachedRole = state.role;
+      connection.reachedServerId = state.serverId;
+      // A name that still leads to the writer (a reader name, round-robin, before its DNS moved) is
+      // not the reader the endpoint stands for: the instance is the primary's, by its own server id.
+      const primary = this.topology.primary();
+      if (endpoint.role === "replica" && state.role === "primary" && primary !== undefined && primary !== endpoint && state.serverId !== undefined && primary.serverId === state.serverId) {
+        throw new Error(`${endpoint.name} reached the primary's instance ${state.serverId} where a reader was expected (a name not moved yet)`);
+      }
       if (endpoint.role === "primary" && state.role === "replica") {
         this.topology.signalFailover(`${endpoint.name} now reaches a replica, not a primary`, endpoint);
         throw new Error(`${endpoint.name} reached a replica where a primary was expected`);
@@ -340,6 +386,7 @@ export class Cluster {
         banned: endpoint.banReason,
         position: endpoint.position,
         serverId: endpoint.serverId,
+        listedLagMs: endpoint.listedLagMs,
         positionsRefused: endpoint.positionsRefused,
         outstanding: endpoint.outstanding,
         lastError: endpoint.lastError ?? null,

@@ -497,6 +497,9 @@ export const configSchema = z.strictObject({
       checkIntervalMs: ms("How often every endpoint's role, health and lag are checked").min(50).default(1000),
       checkTimeoutMs: ms("Limit for one endpoint check (connect + query)").min(10).default(1000),
       failoverWaitMs: ms("How long a write waits for a primary during a failover, within its own timeout").default(10000),
+      reresolveIntervalMs: ms(
+        "The monitor reconnects to each endpoint this often, so that a DNS name that moved (Aurora's cluster and reader endpoints after a failover) is followed within about this long; 0: only after a failed check",
+      ).default(1000),
     })
     .prefault({}),
   log: z

@@ -174,6 +174,8 @@ export interface EngineConnection {
   readonly id: number;
   /** The role this session found when it was opened (set by the role check), if checked. */
   reachedRole: "primary" | "replica" | undefined;
+  /** The instance this session reached, as it names itself (Aurora's server id), whatever name was dialled; set by the role check. */
+  reachedServerId: string | undefined;
   /**
    * Runs one statement. Throws GatewayError: DATABASE_ERROR, SERIALIZATION_FAILURE, STATEMENT_TIMEOUT,
    * RESULT_TOO_LARGE, or OUTCOME_UNKNOWN when the session died after the statement was sent.

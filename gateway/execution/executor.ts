@@ -116,13 +116,21 @@ export class Executor {
     const [statement] = plan.statements as [Plan["statements"][number]];
     let route = plan.route;
     const run = (target: Endpoint): Promise<StatementResult> =>
-      this.leases.run(target, route.intent, plan.runAs, route.deadline, (connection) => {
-        const options = within(plan.options, route, this.clock);
-        const wantsToken = plan.withToken && route.intent === "write";
-        // A read (no token to read) whose failure needs no rewording is the engine's own promise: no turn of its own.
-        if (!wantsToken && !plan.commitsInParts) return connection.execute(statement.sql, statement.params, options);
-        return this.statementWithToken(plan, route, connection, statement, options, wantsToken);
-      }, plan.timing);
+      this.leases.run(
+        target,
+        route.intent,
+        plan.runAs,
+        route.deadline,
+        (connection) => {
+          const options = within(plan.options, route, this.clock);
+          const wantsToken = plan.withToken && route.intent === "write";
+          // A read (no token to read) whose failure needs no rewording is the engine's own promise: no turn of its own.
+          if (!wantsToken && !plan.commitsInParts) return connection.execute(statement.sql, statement.params, options);
+          return this.statementWithToken(plan, route, connection, statement, options, wantsToken);
+        },
+        plan.timing,
+        plan.knownReadOnly,
+      );
     const runOn = (endpoint: Endpoint): Promise<Written<StatementResult[]>> =>
       run(endpoint).then(writtenOne, (err: unknown) => {
         // A "read" that wrote after all (a user function not in routing.writingFunctions): a replica

@@ -109,16 +109,27 @@ export class Leases {
   /**
    * Borrows a session of the endpoint for `work`, and reports failover signs on the way out. The
    * route's deadline bounds the wait for a session. With `timing` (query insights on), the time the
-   * work held the session is added to it.
+   * work held the session is added to it. `knownReadOnly` (Plan.knownReadOnly): the work is known to
+   * only read, so a read lost on the primary too is run again.
    */
-  run<T>(endpoint: Endpoint, intent: Intent, runAs: RunAs, deadline: number, work: (connection: EngineConnection) => Promise<T>, timing?: WorkTiming): Promise<T> {
+  run<T>(
+    endpoint: Endpoint,
+    intent: Intent,
+    runAs: RunAs,
+    deadline: number,
+    work: (connection: EngineConnection) => Promise<T>,
+    timing?: WorkTiming,
+    knownReadOnly = false,
+  ): Promise<T> {
     // `onReplica` is what the endpoint was when the work was sent there, not when an error comes back.
+    // Known read-only work lost anywhere is as harmless as a read lost on a replica.
     const onReplica = endpoint.role === "replica";
+    const rerun = onReplica || (knownReadOnly && intent === "read");
     const pool = this.pools.get(endpoint, runAs.login);
     // A ready session is taken without a promise or a turn; else the pool's wait (or check).
     const entry = this.takeNow(endpoint, pool, onReplica, runAs);
-    if (entry !== undefined) return this.runOn(entry, endpoint, pool, intent, onReplica, work, timing);
-    return this.take(endpoint, pool, intent, onReplica, runAs, deadline).then((taken) => this.runOn(taken, endpoint, pool, intent, onReplica, work, timing));
+    if (entry !== undefined) return this.runOn(entry, endpoint, pool, intent, onReplica, work, timing, rerun);
+    return this.take(endpoint, pool, intent, onReplica, runAs, deadline).then((taken) => this.runOn(taken, endpoint, pool, intent, onReplica, work, timing, rerun));
   }
 
   /**
@@ -134,6 +145,7 @@ export class Leases {
     onReplica: boolean,
     work: (connection: EngineConnection) => Promise<T>,
     timing: WorkTiming | undefined,
+    rerun: boolean,
   ): Promise<T> {
     const started = timing === undefined ? 0 : this.clock.now();
     return promiseFrom(work, entry.connection).then(
@@ -144,15 +156,15 @@ export class Leases {
       },
       (err: unknown) => {
         if (timing !== undefined) timing.databaseMs += this.clock.now() - started;
-        return this.failed(err, entry, endpoint, pool, intent, onReplica);
+        return this.failed(err, entry, endpoint, pool, intent, onReplica, rerun);
       },
     );
   }
 
   /** Work on a session failed: the failure as the retry policy reads it (classify), then the session goes back. */
-  private async failed(err: unknown, entry: PoolEntry, endpoint: Endpoint, pool: Pool, intent: Intent, onReplica: boolean): Promise<never> {
+  private async failed(err: unknown, entry: PoolEntry, endpoint: Endpoint, pool: Pool, intent: Intent, onReplica: boolean, rerun: boolean): Promise<never> {
     try {
-      throw await this.classify(err, entry, endpoint, intent, onReplica);
+      throw await this.classify(err, entry, endpoint, intent, onReplica, rerun);
     } finally {
       endLease(endpoint, pool, entry);
     }
@@ -208,7 +220,7 @@ export class Leases {
   }
 
   /** A failure of leased work as the retry policy reads it; a write refused by a demoted primary retires its session. */
-  private async classify(err: unknown, entry: PoolEntry, endpoint: Endpoint, intent: Intent, onReplica: boolean): Promise<unknown> {
+  private async classify(err: unknown, entry: PoolEntry, endpoint: Endpoint, intent: Intent, onReplica: boolean, rerun = onReplica): Promise<unknown> {
     if (isReadOnlyRefusal(err) && !onReplica) {
       // The session's own READ ONLY (SET TRANSACTION READ ONLY, default_transaction_read_only) is the
       // caller's business; only an instance that is really read-only now is a failover sign.
@@ -216,7 +228,7 @@ export class Leases {
       // A session that refused a write on a demoted instance: never reuse it.
       entry.retireOnRelease = "refused a write as read-only";
     }
-    return this.failoverAware(err, endpoint, intent, onReplica);
+    return this.failoverAware(err, endpoint, intent, onReplica, rerun);
   }
 
   /**
@@ -271,9 +283,10 @@ export class Leases {
   /**
    * A write refused as read-only, or a primary that cannot be reached or dropped the session, means a
    * failover may be under way: the topology looks again at once. A refused write was not applied, so
-   * it is retried once a primary is found; a read that lost its session on a replica is run elsewhere.
+   * it is retried once a primary is found; a read that lost its session on a replica, or read-only
+   * work (`rerun`: known to the engine's reader to change nothing) that lost it anywhere, is run again.
    */
-  private failoverAware(err: unknown, endpoint: Endpoint, intent: Intent, onReplica: boolean): unknown {
+  private failoverAware(err: unknown, endpoint: Endpoint, intent: Intent, onReplica: boolean, rerun = onReplica): unknown {
     if (!(err instanceof GatewayError)) return err;
     const onPrimary = !onReplica;
     if (isReadOnlyRefusal(err) && intent === "write") {
@@ -282,9 +295,10 @@ export class Leases {
     }
     if (err.code === "OUTCOME_UNKNOWN" || err.code === "DATABASE_UNAVAILABLE" || err.code === "CONNECTION_LOST") {
       if (onPrimary) this.topology.signalFailover(`${endpoint.name}: ${err.message}`, endpoint);
-      // Only on a replica is a lost read certainly harmless: nothing there can write.
-      if (intent === "read" && !onPrimary && err.code !== "CONNECTION_LOST") {
-        return new GatewayError("CONNECTION_LOST", `${endpoint.name} was lost during a read; it is run again elsewhere (${err.message})`, { cause: err });
+      // A lost read is certainly harmless on a replica (nothing there can write), and anywhere when
+      // the engine's reader knows it changes nothing (a writer that died under a plain SELECT).
+      if (intent === "read" && rerun && err.code !== "CONNECTION_LOST") {
+        return new GatewayError("CONNECTION_LOST", `${endpoint.name} was lost during a read; it is run again (${err.message})`, { cause: err });
       }
     }
     return err;

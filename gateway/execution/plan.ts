@@ -110,6 +110,12 @@ export interface Plan {
   readonly isolation: BatchRequest["isolation"] | undefined;
   readonly readOnly: boolean;
   readonly deferrable?: boolean | undefined;
+  /**
+   * Every statement is known by the engine's reader to only read, calling only built-ins known to
+   * change nothing: a session lost under it, on any instance (a writer that died included), applied
+   * nothing, and it is run again.
+   */
+  readonly knownReadOnly: boolean;
   readonly transactionEnds: "refuse" | "continue";
   readonly runAs: RunAs;
   /**
@@ -171,6 +177,7 @@ export class Planner {
       isolation: request.isolation,
       readOnly: request.readOnly === true || runAs.readOnly,
       deferrable: request.deferrable,
+      knownReadOnly: statements.every(({ analysis }) => analysis.understood && analysis.intent === "read" && analysis.knownFunctionsOnly),
       transactionEnds,
       runAs,
       keyed,

@@ -22,10 +22,21 @@ export class Endpoint {
   checkStartedAt: number | null = null;
   /** The instance the last check reached, as the database names itself (Aurora's server id), or null. */
   serverId: string | null = null;
+  /**
+   * The replica lag the cluster's instance list last gave for this endpoint's instance (Aurora's
+   * replica_lag_in_msec, read by discovery), or null: shown on the status page beside the monitor's own estimate.
+   */
+  listedLagMs: number | null = null;
   /** What this endpoint, as a writer, reports of its readers' positions by server id (Aurora). */
   readerPositions: ReadonlyMap<string, string> | null = null;
   /** The engine's own position functions were refused here (Aurora): shown on the status page. */
   positionsRefused: { sqlstate: string; message: string } | null = null;
+  /**
+   * The instances (server ids, Aurora) this endpoint's checks reached as readers: more than one means
+   * the endpoint is a name spread over several instances (Aurora's reader endpoint, round-robin),
+   * which is never taken for the writer, whichever instance it happens to lead to.
+   */
+  readonly readerInstancesSeen = new Set<string>();
   /** Why the endpoint gets no reads (lag), or null. */
   banReason: string | null = null;
   lastError: string | undefined;
@@ -38,6 +49,11 @@ export class Endpoint {
     /** The configured writer (cluster) endpoint, preferred when several report primary. */
     readonly configuredWriter: boolean,
   ) {}
+
+  /** A name spread over several instances (see readerInstancesSeen). */
+  get spreadsOverInstances(): boolean {
+    return this.readerInstancesSeen.size > 1;
+  }
 
   get servesReads(): boolean {
     return this.healthy && this.role === "replica" && this.banReason === null;

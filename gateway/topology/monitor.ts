@@ -20,6 +20,13 @@ export interface MonitorSettings {
   checkIntervalMs: number;
   checkTimeoutMs: number;
   maxReplicaLagMs: number;
+  /**
+   * The monitor's session to an endpoint is replaced by a fresh connection once it is this old, so
+   * that a DNS name that moved (Aurora's cluster and reader endpoints after a failover) is followed:
+   * a kept session stays on the instance the name led to when it was opened. 0: never (only after a
+   * failed check, or a writer name that stopped reaching the primary).
+   */
+  reresolveIntervalMs?: number | undefined;
 }
 
 export interface FailoverRecord {
@@ -38,6 +45,10 @@ const PRIMARY_HISTORY = 600;
 
 export class TopologyMonitor implements Topology {
   private readonly connections = new Map<Endpoint, EngineConnection>();
+  /** When each of the monitor's sessions was opened (gateway clock), for re-resolving names. */
+  private readonly openedAt = new Map<EngineConnection, number>();
+  /** The last role seen of each instance, by the server id it gives itself (Aurora), whatever name led there. */
+  private readonly instanceRoles = new Map<string, "primary" | "replica">();
   private timer: Timer | undefined;
   private running: Promise<void> | undefined;
   private closed = false;
@@ -77,6 +88,11 @@ export class TopologyMonitor implements Topology {
 
   primary(): Endpoint | undefined {
     return this.currentPrimary;
+  }
+
+  /** The last role the monitor saw of the instance with this server id (Aurora), or undefined. */
+  roleOfInstance(serverId: string): "primary" | "replica" | undefined {
+    return this.instanceRoles.get(serverId);
   }
 
   /** Replicas that may serve reads now. */
@@ -128,6 +144,9 @@ export class TopologyMonitor implements Topology {
     this.events.emit("failoverSignal", { reason });
     const suspect = this.currentPrimary;
     if (this.failoverStartedAt !== undefined || suspect === undefined) return this.lookAgain(reason);
+    // The sign is about lost or refused sessions: the kept session may be one of them, half-dead and
+    // silent until the check's limit. A fresh one answers at once whether the primary is still there.
+    if (this.confirming === undefined) this.dropConnection(suspect);
     this.confirming ??= this.confirm(suspect).then(() => {
       this.confirming = undefined;
       // A round may have decided meanwhile (another primary, or a failover under way).
@@ -193,13 +212,14 @@ export class TopologyMonitor implements Topology {
   }
 
   private soleClaimant(endpoint: Endpoint): boolean {
-    return this.endpoints.every((other) => other === endpoint || !(other.healthy && other.role === "primary"));
+    return !endpoint.spreadsOverInstances && this.endpoints.every((other) => other === endpoint || other.spreadsOverInstances || !(other.healthy && other.role === "primary"));
   }
 
   private async check(endpoint: Endpoint): Promise<void> {
     const { checkTimeoutMs } = this.settings;
     try {
       let connection = this.connections.get(endpoint);
+      if (connection?.alive && this.dueForReresolve(connection)) connection = await this.reresolve(endpoint, connection);
       if (!connection || !connection.alive) {
         connection = await this.engine.connect({ url: endpoint.url, purpose: "monitor" }, checkTimeoutMs);
         if (this.closed || !this.endpoints.includes(endpoint)) {
@@ -208,6 +228,7 @@ export class TopologyMonitor implements Topology {
           return;
         }
         this.connections.set(endpoint, connection);
+        this.openedAt.set(connection, this.clock.now());
       }
       // A silent instance (network black hole, a frozen server) must not hold the round up: at the
       // limit the check fails and the session is cut, whether or not the driver notices at once.
@@ -218,24 +239,80 @@ export class TopologyMonitor implements Topology {
       if (previous !== state.role) this.events.emit("roleChange", { endpoint, previous });
       if (endpoint.configuredWriter && state.role !== "primary") {
         // The cluster name may be stale: reconnect next time so that a corrected name is followed.
-        connection.destroy();
-        this.connections.delete(endpoint);
+        this.dropConnection(endpoint);
       }
       endpoint.checkStartedAt = startedAt;
       endpoint.position = state.position;
       endpoint.reportedLagMs = state.replayAgeMs;
       endpoint.serverId = state.serverId ?? null;
+      if (state.serverId !== undefined) this.noteInstanceRole(state.serverId, state.role);
+      if (state.serverId !== undefined && state.role === "replica" && !endpoint.configuredWriter) endpoint.readerInstancesSeen.add(state.serverId);
       endpoint.readerPositions = state.readerPositions ?? null;
       this.noteRefusal(endpoint, state.positionsRefused);
       endpoint.healthy = true;
       endpoint.lastError = undefined;
     } catch (err) {
-      this.connections.get(endpoint)?.destroy();
-      this.connections.delete(endpoint);
+      this.dropConnection(endpoint);
       endpoint.healthy = false;
       endpoint.role = "unknown";
       endpoint.lastError = this.engine.describeConnectError(err);
     }
+  }
+
+  /** A kept session older than the re-resolve interval: the name it dialled is asked again. */
+  private dueForReresolve(connection: EngineConnection): boolean {
+    const interval = this.settings.reresolveIntervalMs ?? 0;
+    if (interval <= 0) return false;
+    return this.clock.now() - (this.openedAt.get(connection) ?? Number.NEGATIVE_INFINITY) >= interval;
+  }
+
+  /**
+   * The name may lead elsewhere now (DNS moved): a fresh session through it replaces the kept one. A
+   * fresh session that cannot be had or does not answer in time (a busy instance, a slow connect) says
+   * nothing of the instance the kept one reaches: the kept one answers this check, and the name is
+   * asked again next interval.
+   */
+  private async reresolve(endpoint: Endpoint, kept: EngineConnection): Promise<EngineConnection> {
+    const { checkTimeoutMs } = this.settings;
+    let fresh: EngineConnection | undefined;
+    try {
+      fresh = await this.engine.connect({ url: endpoint.url, purpose: "monitor" }, checkTimeoutMs);
+      // Answers as a check would, or is not taken: a slow first answer must not fail the instance's check.
+      await withinLimit(this.clock, fresh, fresh.inspect(checkTimeoutMs), checkTimeoutMs);
+    } catch (err) {
+      fresh?.destroy();
+      this.logger.debug({ endpoint: endpoint.name, error: this.engine.describeConnectError(err) }, "topology: could not re-resolve the endpoint's name; the kept session answers");
+      this.openedAt.set(kept, this.clock.now());
+      return kept;
+    }
+    if (this.closed || !this.endpoints.includes(endpoint) || this.connections.get(endpoint) !== kept) {
+      // Closed, forgotten or replaced meanwhile: keep nothing new.
+      fresh.destroy();
+      return this.connections.get(endpoint) ?? kept;
+    }
+    this.dropConnection(endpoint);
+    this.connections.set(endpoint, fresh);
+    this.openedAt.set(fresh, this.clock.now());
+    return fresh;
+  }
+
+  private dropConnection(endpoint: Endpoint): void {
+    const connection = this.connections.get(endpoint);
+    if (connection === undefined) return;
+    connection.destroy();
+    this.connections.delete(endpoint);
+    this.openedAt.delete(connection);
+  }
+
+  /**
+   * An instance's role as its own check said it (Aurora's server id names it, whatever endpoint name
+   * led there): a change is told, so that sessions that reach that instance through any name are
+   * asked again before use (a promoted reader's sessions in a reader name's pool, say).
+   */
+  private noteInstanceRole(serverId: string, role: "primary" | "replica"): void {
+    const previous = this.instanceRoles.get(serverId);
+    this.instanceRoles.set(serverId, role);
+    if (previous !== undefined && previous !== role) this.events.emit("instanceRoleChange", { serverId, role, previous });
   }
 
   /** A refused inspection is told as what it is, once per monitor (with its SQLSTATE), and kept for the status page. */
@@ -251,8 +328,12 @@ export class TopologyMonitor implements Topology {
 
   /** Picks the primary, estimates lag against it, bans and unbans replicas, follows failovers. */
   private decide(): void {
-    const primaries = this.endpoints.filter((endpoint) => endpoint.healthy && endpoint.role === "primary");
-    const primary = primaries.find((endpoint) => endpoint.configuredWriter) ?? primaries[0];
+    // A name spread over several readers (round-robin) that now and then leads to the writer is not the writer.
+    const primaries = this.endpoints.filter((endpoint) => endpoint.healthy && endpoint.role === "primary" && !endpoint.spreadsOverInstances);
+    // The configured writer first; else the primary already chosen, while it still answers as one (a
+    // reader name that now and then leads to the writer, round-robin, must not take the role from it).
+    const kept = this.currentPrimary !== undefined && primaries.includes(this.currentPrimary) ? this.currentPrimary : undefined;
+    const primary = primaries.find((endpoint) => endpoint.configuredWriter) ?? kept ?? primaries[0];
     const now = this.clock.now();
     if (primary !== this.currentPrimary) this.primaryHistory = [];
     if (primary?.readerPositions) {
@@ -288,7 +369,10 @@ export class TopologyMonitor implements Topology {
 
   private setPrimary(primary: Endpoint | undefined): void {
     const previous = this.currentPrimary;
-    if (previous && primary !== previous && this.failoverStartedAt === undefined) {
+    // Another endpoint that reaches the same instance (by its server id: the cluster name once it has
+    // moved to the promoted reader's instance endpoint) is the same primary under another name: no failover.
+    const sameInstance = previous !== undefined && primary !== undefined && previous.serverId !== null && previous.serverId === primary.serverId;
+    if (previous && primary !== previous && this.failoverStartedAt === undefined && !sameInstance) {
       // The reason says what the last check saw of the old primary: a failed check's error, or the role it answered.
       const seen = previous.healthy ? `answered as ${previous.role}` : `check failed: ${previous.lastError ?? "no answer"}`;
       this.beginFailover(primary ? `primary moved to ${primary.name} (${previous.name} ${seen})` : `primary ${previous.name} unreachable or demoted (${seen})`);
@@ -338,8 +422,7 @@ export class TopologyMonitor implements Topology {
 
   /** Drops the monitor's session to an endpoint that left the cluster. */
   forget(endpoint: Endpoint): void {
-    this.connections.get(endpoint)?.destroy();
-    this.connections.delete(endpoint);
+    this.dropConnection(endpoint);
   }
 
   close(): void {
@@ -348,6 +431,7 @@ export class TopologyMonitor implements Topology {
     this.timer?.cancel();
     for (const connection of this.connections.values()) connection.destroy();
     this.connections.clear();
+    this.openedAt.clear();
     for (const wake of this.primaryWaiters) wake();
     this.primaryWaiters = [];
   }

@@ -6,7 +6,7 @@
 import { profileLines } from "./cpu-profile.js";
 import { INSERT_PARTS } from "./inserts.js";
 import { type InstructionLedger, LEDGER_SHAPE, type SimulatedMisses } from "./instructions-bench.js";
-import { type BenchResults, type CacheRow, type ClientRow, HTTP_ALONE, PIPELINED_FORWARDER, type ConflictRow, type FailoverEngineResult, type FailoverRunFigures, type InsertRow, type IsolationRow, type StreamingRow, type TargetRow } from "./results.js";
+import { type AuroraFailoverRow, type AuroraRow, type BenchResults, type CacheRow, type ClientRow, HTTP_ALONE, PIPELINED_FORWARDER, type ConflictRow, type FailoverEngineResult, type FailoverRunFigures, type InsertRow, type IsolationRow, type StreamingRow, type TargetRow, isAuroraFailoverRow } from "./results.js";
 
 /** The field reports' figures (/work/shared/reference/seed-scenarios.md), quoted beside ours. */
 export const REFERENCE = {
@@ -228,10 +228,26 @@ export function reportLines(results: BenchResults): string[] {
   if (results.instructions) out.push(...ledgerLines(results.instructions));
   if (results.streaming) section(streamingTable(results.streaming), streamingVerdict(results.streaming));
   if (results.aurora) {
-    section(
-      results.aurora.map((r) => `aurora (${r.engine} stand-in, ${r.lagMs} ms lag, tokenWaitMs ${r.tokenWaitMs}): ${r.tokenReads} token reads, ${r.tokenReadsOnReplicasPct}% on readers, ${r.staleReads} stale, ${r.errors} errors`),
-      results.aurora.every((r) => r.tokenReadsOnReplicasPct >= 90 && r.staleReads === 0) ? "aurora: targets met (>= 90% of token reads on readers, 0 stale)" : "aurora: targets NOT met (>= 90% of token reads on readers, 0 stale)",
-    );
+    const tokenRows = results.aurora.filter((r): r is AuroraRow => !isAuroraFailoverRow(r));
+    const failoverRows = results.aurora.filter(isAuroraFailoverRow);
+    if (tokenRows.length > 0) {
+      section(
+        tokenRows.map((r) => `aurora (${r.engine} stand-in, ${r.lagMs} ms lag, tokenWaitMs ${r.tokenWaitMs}): ${r.tokenReads} token reads, ${r.tokenReadsOnReplicasPct}% on readers, ${r.staleReads} stale, ${r.errors} errors`),
+        tokenRows.every((r) => r.tokenReadsOnReplicasPct >= 90 && r.staleReads === 0) ? "aurora: targets met (>= 90% of token reads on readers, 0 stale)" : "aurora: targets NOT met (>= 90% of token reads on readers, 0 stale)",
+      );
+    }
+    if (failoverRows.length > 0) {
+      const met = (r: AuroraFailoverRow) => r.writesBackMs !== null && r.writesBackMs <= 1000 && r.failedReads === 0 && r.lostWrites === 0 && r.readsOnReaderAfterPct >= 90;
+      section(
+        failoverRows.map(
+          (r) =>
+            `aurora failover (${r.engine} stand-in, ${r.writers} writers, ${r.readers} readers + ${r.freshReaders} fresh, old writer back after ${r.oldWriterBackAfterMs} ms, names move after ${r.namesMoveAfterMs} ms): writes back ${r.writesBackMs ?? "never"} ms after the promotion, ${r.readsOnReaderAfterPct}% of plain reads on readers 3 s after the names moved, ${r.failedReads} failed reads, ${r.lostWrites} acknowledged writes lost, ${r.failedWrites} writes with unknown outcome (in flight at the cut); ${r.writes} writes, ${r.reads} reads`,
+        ),
+        failoverRows.every(met)
+          ? "aurora failover: targets met (writes back <= 1 s, 0 failed reads, 0 lost, >= 90% of plain reads on readers 3 s after the names moved)"
+          : "aurora failover: targets NOT met (writes back <= 1 s, 0 failed reads, 0 lost, >= 90% of plain reads on readers 3 s after the names moved)",
+      );
+    }
   }
   const switchover = results.lifecycle;
   if (switchover?.failedDuringSwitchover !== undefined && switchover.writesBackAfterSwitchoverMs !== undefined) {

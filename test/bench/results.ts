@@ -183,8 +183,8 @@ export interface BenchResults {
   /** POOLGATE_BENCH_ONLY=instructions: instructions per request under callgrind, the gateway's and the naive forwarder's. */
   instructions?: InstructionLedger[];
   streaming?: StreamingRow[];
-  /** Issue 34: token reads on the Aurora stand-in. */
-  aurora?: AuroraRow[];
+  /** Issue 34: token reads on the Aurora stand-ins, and an Aurora-style failover (its row has `scenario: "failover"`). */
+  aurora?: (AuroraRow | AuroraFailoverRow)[];
   /** Issue 35: the gateway across an Aurora cluster's life; each lifecycle function fills its own figures. */
   lifecycle?: LifecycleFigures;
   /** The client part: @poolgate/client beside @neondatabase/serverless and @planetscale/database. */
@@ -193,6 +193,34 @@ export interface BenchResults {
   notes: string[];
   /** Parts that failed, with the error: the rest is still printed and saved. */
   failures: string[];
+}
+
+/** An Aurora-style failover under load on the Aurora PostgreSQL stand-in (test/bench/aurora-failover-bench.ts). */
+export interface AuroraFailoverRow {
+  scenario: "failover";
+  engine: "postgres";
+  writers: number;
+  /** Callers sending plain reads. */
+  readers: number;
+  /** Callers sending slow maxStalenessMs 0 reads (on the writer when it dies). */
+  freshReaders: number;
+  oldWriterBackAfterMs: number;
+  namesMoveAfterMs: number;
+  writes: number;
+  reads: number;
+  /** From the promotion to the first write acknowledged after it (null: none). */
+  writesBackMs: number | null;
+  /** Plain reads on a reader, of those sent from 3 s after the names moved. */
+  readsOnReaderAfterPct: number;
+  failedReads: number;
+  /** Writes in flight on the writer when it died (OUTCOME_UNKNOWN to their callers). */
+  failedWrites: number;
+  /** Acknowledged writes the new writer does not have. */
+  lostWrites: number;
+}
+
+export function isAuroraFailoverRow(row: AuroraRow | AuroraFailoverRow): row is AuroraFailoverRow {
+  return "scenario" in row && row.scenario === "failover";
 }
 
 /** Writers reading their own writes with the consistency token on an Aurora stand-in under real apply lag. */

@@ -22,7 +22,7 @@ beforeAll(async () => {
   await primary.query("insert into listed values ($1, true), ($2, false), ($3, false)", [serverId(primary), serverId(replica1), serverId(replica2)]);
   await primary.query(`create function aurora_replica_status()
     returns table (server_id text, session_id text, replica_lag_in_msec float8) language sql as $$
-      select server_id, case when writer then 'MASTER_SESSION_ID' else 'replica-session' end, case when writer then null else 0 end
+      select server_id, case when writer then 'MASTER_SESSION_ID' else 'replica-session' end, case when writer then null else 42 end
       from listed $$`);
   await primary.query("create table seen (id serial primary key, at text not null)");
   gw = await startTestGateway({
@@ -52,6 +52,10 @@ describe("topology discovery from aurora_replica_status()", () => {
       readers.add(response.body.rows[0].host);
     }
     expect(readers).toEqual(new Set([replica1.host, replica2.host]));
+    // The list's own lag figure is kept for each instance (replica_lag_in_msec), the writer's null.
+    const endpoints = (await gw.get("/v1/admin/topology")).body.clusters.default.endpoints as { name: string; listedLagMs: number | null }[];
+    const lagOf = (name: string) => endpoints.find((e) => e.name === name)?.listedLagMs;
+    expect([lagOf(`default/${serverId(replica1)}`), lagOf(`default/${serverId(replica2)}`), lagOf("default/writer")]).toEqual([42, 42, null]);
     const write = await gw.post("/v1/query", { sql: "insert into seen (at) values (host(inet_server_addr())) returning at" });
     expect(write.body.rows[0].at).toBe(primary.host);
   });

@@ -43,6 +43,8 @@ export interface AuroraStandin extends ServerGroup<AuroraInstance> {
   spike(lagMs: number, durationMs: number): Promise<void>;
   /** The instance that takes the manager's samples (the writer); changes with failover. */
   writer(): AuroraInstance;
+  /** After a promotion: the manager samples `instance`, the new writer (aurora-failover.ts). */
+  setWriter(instance: AuroraInstance): Promise<void>;
 }
 
 /** A PgInstance as the stand-in shows it (the blue/green harness makes its green instances with it). */
@@ -64,7 +66,7 @@ export function asAurora(instance: PgInstance): AuroraInstance {
     follow: (primary) => instance.follow(primary),
     pauseReplay: () => instance.pauseReplay(),
     resumeReplay: () => instance.resumeReplay(),
-    rebuildFrom: (primary) => instance.rebuildFrom(primary),
+    rebuildFrom: (primary, settings) => instance.rebuildFrom(primary, settings),
     isRunning: () => instance.isRunning(),
   };
 }
@@ -85,6 +87,7 @@ export async function startAuroraStandin(options: AuroraStandinOptions = {}): Pr
       replicas: instances.slice(1),
       all: () => instances,
       writer: () => manager.writer,
+      setWriter: (instance) => manager.moveTo(instance),
       setLag: (lagMs) => setApplyDelay(instances.filter((instance) => instance !== manager.writer), lagMs),
       spike: async (lagMs, durationMs) => {
         await standin.setLag(lagMs);
@@ -108,8 +111,13 @@ export async function startAuroraStandin(options: AuroraStandinOptions = {}): Pr
 
 /** The instance's own id, in its own postgresql.conf (ALTER SYSTEM refuses a parameter no module defines; a base backup would copy it). */
 export async function setServerId(instance: AuroraInstance): Promise<void> {
-  appendFileSync(join(instance.dataDir, "postgresql.conf"), `${STANDIN_SCHEMA}.server_id = '${instance.serverId}'\n`);
+  appendFileSync(join(instance.dataDir, "postgresql.conf"), serverIdSetting(instance));
   await instance.query("SELECT pg_reload_conf()");
+}
+
+/** The configuration line naming an instance, for an instance rebuilt from another's base backup (which carries the other's). */
+export function serverIdSetting(instance: AuroraInstance): string {
+  return `${STANDIN_SCHEMA}.server_id = '${instance.serverId}'\n`;
 }
 
 async function hasSurface(instance: AuroraInstance): Promise<boolean> {
@@ -152,5 +160,12 @@ export class LagManager {
     await this.sampling;
     await this.client?.end().catch(() => undefined);
     this.client = undefined;
+  }
+
+  /** Samples another writer from now on (after a promotion). */
+  async moveTo(writer: AuroraInstance): Promise<void> {
+    await this.stop();
+    this.writer = writer;
+    await this.start();
   }
 }

@@ -51,8 +51,11 @@ export interface PgInstance {
   /** pg_wal_replay_pause / pg_wal_replay_resume: WAL still arrives, it is not applied. */
   pauseReplay(): Promise<void>;
   resumeReplay(): Promise<void>;
-  /** Replaces this (stopped or crashed) instance's data with a base backup of `primary` and starts it as its standby. */
-  rebuildFrom(primary: PgInstance): Promise<void>;
+  /**
+   * Replaces this (stopped or crashed) instance's data with a base backup of `primary` and starts it
+   * as its standby; `settings` (postgresql.conf lines) are added before it starts.
+   */
+  rebuildFrom(primary: PgInstance, settings?: string): Promise<void>;
   isRunning(): Promise<boolean>;
 }
 
@@ -115,12 +118,12 @@ class Instance implements PgInstance {
     await pgCommand("pg_ctl", ["-D", this.dataDir, "-w", "promote"]);
   }
 
-  async rebuildFrom(primary: PgInstance): Promise<void> {
+  async rebuildFrom(primary: PgInstance, settings = ""): Promise<void> {
     await this.stop("immediate");
     rmSync(this.dataDir, { recursive: true, force: true });
     await pgCommand("pg_basebackup", ["-h", primary.host, "-p", String(primary.port), "-U", "postgres", "-D", this.dataDir, "-X", "stream", "-R", "--no-sync", "--checkpoint=fast"]);
     // The backup carries the primary's settings: this instance keeps its own address and is nobody's primary yet.
-    appendFileSync(join(this.dataDir, "postgresql.auto.conf"), `${standbySettings(this, primary)}synchronous_standby_names = ''\n`);
+    appendFileSync(join(this.dataDir, "postgresql.auto.conf"), `${standbySettings(this, primary)}synchronous_standby_names = ''\n${settings}`);
     await this.start();
   }
 

@@ -108,6 +108,7 @@ function commandOf(sql: string): string {
 
 export class MysqlConnection implements EngineConnection {
   reachedRole: "primary" | "replica" | undefined;
+  reachedServerId: string | undefined;
   private transactionOpen = false;
   /** The server rolled the open transaction back (deadlock): COMMIT must not report success. */
   private rolledBackByServer = false;

@@ -79,6 +79,7 @@ function resultOf(query: StatementQuery, columns: StatementResult["columns"]): S
 
 export class PostgresConnection implements EngineConnection {
   reachedRole: "primary" | "replica" | undefined;
+  reachedServerId: string | undefined;
   private readonly prepared = new Map<string, PreparedStatement>();
   private statementCounter = 0;
   private readonly internals: PgInternals;

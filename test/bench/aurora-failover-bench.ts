@@ -1,0 +1,78 @@
+/**
+ * The failover row of `npm run bench`'s `aurora` part (issue 34's failover targets), on the Aurora
+ * PostgreSQL stand-in: ten writers, ten plain readers and a few slow fresh readers through a gateway
+ * given the cluster name, the reader name and the instance endpoints, while the stand-in fails over
+ * the Aurora way (test/support/aurora-failover.ts: the writer dies, a reader is promoted, the old
+ * writer is back as a reader 1.5 s later, the names move 5 s after the promotion). Reports how soon
+ * writes came back, the share of plain reads on readers from 3 s after the names moved, and what failed.
+ */
+import { Pool } from "undici";
+import { makeDurableOn, startAuroraNames } from "../support/aurora-failover.js";
+import { auroraFailoverFigures, prepareAuroraFailoverLoad, runAuroraFailoverLoad } from "../support/aurora-failover-load.js";
+import { type AuroraInstance, startAuroraStandin } from "../support/aurora-standin.js";
+import { onCleanup, startGateway } from "./processes.js";
+import type { AuroraFailoverRow } from "./results.js";
+
+type Step = <T>(label: string, estimateS: number, work: () => Promise<T>) => Promise<T>;
+
+const WRITERS = 10;
+const READERS = 10;
+const FRESH_READERS = 4;
+const OLD_WRITER_BACK_AFTER_MS = 1500;
+const NAMES_MOVE_AFTER_MS = 5000;
+const AFTER_NAMES_MOVED_MS = 6000;
+
+export async function runAuroraFailover(step: Step): Promise<AuroraFailoverRow> {
+  const standin = await step("starting the Aurora PostgreSQL stand-in for a failover (a writer, 2 readers)", 15, () => startAuroraStandin());
+  const names = await startAuroraNames(standin);
+  const deregister = onCleanup(async () => {
+    await names.close();
+    await standin.destroy();
+  });
+  try {
+    await makeDurableOn(standin, standin.replicas[0] as AuroraInstance);
+    await prepareAuroraFailoverLoad(standin);
+    const gateway = await startGateway({
+      clusters: { default: { writerUrl: names.clusterUrl(), readerUrls: [names.readerUrl(), ...standin.all().map((instance) => instance.url())] } },
+      pool: { maxSize: 10 },
+      topology: { checkIntervalMs: 100, checkTimeoutMs: 500, reresolveIntervalMs: 500 },
+    });
+    const http = new Pool(gateway.url, { connections: WRITERS + READERS + FRESH_READERS });
+    try {
+      const post = async (body: unknown) => {
+        const response = await http.request({ method: "POST", path: "/v1/query", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+        return { status: response.statusCode, body: await response.body.json() };
+      };
+      const run = await step(`an Aurora-style failover under ${WRITERS} writers and ${READERS} readers`, (NAMES_MOVE_AFTER_MS + AFTER_NAMES_MOVED_MS) / 1000 + 5, () =>
+        runAuroraFailoverLoad(post, standin, names, {
+          writers: WRITERS,
+          readers: READERS,
+          freshReaders: FRESH_READERS,
+          runId: `bench-${Date.now()}`,
+          oldWriterBackAfterMs: OLD_WRITER_BACK_AFTER_MS,
+          namesMoveAfterMs: NAMES_MOVE_AFTER_MS,
+          afterNamesMovedMs: AFTER_NAMES_MOVED_MS,
+        }),
+      );
+      return {
+        scenario: "failover",
+        engine: "postgres",
+        writers: WRITERS,
+        readers: READERS,
+        freshReaders: FRESH_READERS,
+        oldWriterBackAfterMs: OLD_WRITER_BACK_AFTER_MS,
+        namesMoveAfterMs: NAMES_MOVE_AFTER_MS,
+        writes: run.writes.length,
+        reads: run.reads.length,
+        ...auroraFailoverFigures(run),
+      };
+    } finally {
+      await http.close();
+      await gateway.stop();
+    }
+  } finally {
+    deregister();
+    await names.close();
+    await standin.destroy();
+  }
+}
