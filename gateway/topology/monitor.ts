@@ -201,10 +201,11 @@ export class TopologyMonitor implements Topology {
         // During a failover the first primary found ends it at once: the round's slowest check (a
         // silent former primary, cut only at checkTimeoutMs) must not hold the writes up. Only when no
         // other endpoint still claims the role from an earlier round (the preferred writer might).
-        if (this.failoverStartedAt !== undefined && current() && endpoint.healthy && endpoint.role === "primary" && this.soleClaimant(endpoint)) this.decide();
+        if (this.failoverStartedAt !== undefined && current() && !this.resting && endpoint.healthy && endpoint.role === "primary" && this.soleClaimant(endpoint)) this.decide();
       }),
     );
-    if (current()) this.decide();
+    // A round cut short by rest() (its sessions closed under it) saw nothing about the database.
+    if (current() && !this.resting) this.decide();
   }
 
   /**
@@ -262,6 +263,8 @@ export class TopologyMonitor implements Topology {
     } catch (err) {
       this.connections.get(endpoint)?.destroy();
       this.connections.delete(endpoint);
+      // rest() closed the session under this check: that says nothing about the endpoint.
+      if (this.resting) return;
       endpoint.healthy = false;
       endpoint.role = "unknown";
       endpoint.lastError = this.engine.describeConnectError(err);
