@@ -67,7 +67,7 @@ export function defineIdleToZeroSuite(target: IdleToZeroTarget): void {
       beforeAll(async () => {
         database = await target.createDatabase();
         await database.run(target.createArrivals);
-        instance = await startPausingInstance({ targetPort: Number(new URL(database.url).port), pauseAfterMs: 300, resumeMs: RESUME_MS, whilePaused });
+        instance = await startPausingInstance({ targetPort: Number(new URL(database.url).port), pauseAfterMs: 1500, resumeMs: RESUME_MS, whilePaused });
         gw = await startTestGateway({
           clusters: { default: { writerUrl: instance.endpointUrl(database.url), idleToZero: { quietMs: 300, resumeTimeoutMs: 20000 } } },
           pool: { maxSize: 1, housekeepingIntervalMs: 100 },
