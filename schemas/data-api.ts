@@ -127,6 +127,8 @@ export const DATA_API_EXCEPTIONS = {
   ForbiddenException: 403,
   AccessDeniedException: 403,
   TransactionNotFoundException: 404,
+  // A client fault in the service's model (HTTP 400): the SDK does not retry it by itself.
+  DatabaseResumingException: 400,
   ServiceUnavailableError: 503,
   DatabaseUnavailableException: 504,
 } as const;

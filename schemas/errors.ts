@@ -76,6 +76,12 @@ export const ERROR_CODES = {
     retryable: true,
     summary: "The gateway could not open a connection to the database within pool.acquireTimeoutMs.",
   },
+  DATABASE_RESUMING: {
+    status: 503,
+    retryable: true,
+    summary:
+      "The cluster was idle (clusters.<name>.idleToZero) and its database is resuming from a pause; the request's deadline ended first. Nothing ran; retry after Retry-After.",
+  },
   PRIMARY_UNAVAILABLE: {
     status: 503,
     retryable: true,

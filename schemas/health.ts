@@ -25,7 +25,9 @@ export const poolStatsSchema = z.object({
 export type PoolStats = z.infer<typeof poolStatsSchema>;
 
 export const databaseStateSchema = z.object({
-  status: z.enum(["up", "down", "unknown"]),
+  status: z
+    .enum(["up", "down", "unknown", "idle", "resuming"])
+    .describe("idle: the gateway released every session (idleToZero) and the database may be paused, not an outage; resuming: requests wait for it to resume"),
   lastError: z.string().optional(),
   lastConnectedAt: z.string().optional(),
 });
@@ -70,6 +72,16 @@ export const topologySchema = z.object({
   failovers: z.array(failoverSchema).describe("Recent failovers, oldest first"),
 });
 
+/** A cluster with clusters.<name>.idleToZero: whether its sessions are released so its database may pause. */
+export const idleStatusSchema = z.object({
+  state: z
+    .enum(["active", "idle", "resuming"])
+    .describe("active: sessions as usual; idle: every session released, the database may be paused (not an outage); resuming: requests wait for the database to resume"),
+  since: z.string().describe("When the state began"),
+  lastResumeMs: z.number().nullable().describe("How long the last resume took, first request to first connection"),
+});
+export type IdleStatus = z.infer<typeof idleStatusSchema>;
+
 export const healthResponseSchema = z.object({
   status: z.enum(["ok", "draining"]),
   uptimeS: z.number(),
@@ -82,6 +94,7 @@ export const healthResponseSchema = z.object({
       pool: poolStatsSchema.describe("The primary's pool (the writer's when no primary is known)"),
       openTransactions: z.number().int(),
       ...topologySchema.shape,
+      idle: idleStatusSchema.nullable().describe("With clusters.<name>.idleToZero: idle state; null when the option is off"),
     }),
   ),
 });

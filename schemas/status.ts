@@ -4,7 +4,7 @@
  * pool use for the charts.
  */
 import { z } from "zod";
-import { failoverSchema, refusalSchema } from "./health.js";
+import { failoverSchema, idleStatusSchema, refusalSchema } from "./health.js";
 import { insightStatementSchema } from "./insights.js";
 
 export const statusEndpointSchema = z.object({
@@ -50,6 +50,7 @@ export const statusResponseSchema = z.object({
       openTransactions: z.number().int(),
       endpoints: z.array(statusEndpointSchema),
       failovers: z.array(failoverSchema).describe("Recent failovers, oldest first"),
+      idle: idleStatusSchema.nullable().optional().describe("With clusters.<name>.idleToZero: idle state (the page says the database may be paused, not an outage)"),
     }),
   ),
   history: z.array(statusSampleSchema).describe("One sample a second, oldest first (the last five minutes)"),

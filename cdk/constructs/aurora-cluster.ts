@@ -38,6 +38,13 @@ export interface PoolgateDatabaseProps {
   backupRetention?: Duration;
   /** How often the database secret is rotated (default 30 days). */
   rotationInterval?: Duration;
+  /**
+   * Aurora Serverless v2 instances (db.serverless) instead of instanceClass, scaling between these
+   * ACUs; minCapacity 0 lets them pause after `secondsUntilAutoPause` (300 by default) with no
+   * connection (docs/aurora.md#serverless-v2-auto-pause). Readers stay in promotion tier 1: they pause
+   * and resume with the writer.
+   */
+  serverless?: { minCapacity: number; maxCapacity?: number };
 }
 
 export class PoolgateDatabase extends Construct {
@@ -53,6 +60,8 @@ export class PoolgateDatabase extends Construct {
   /** The cluster's parameter group (TLS required) and the instances' (see the constructor). */
   readonly clusterParameters: rds.ParameterGroup;
   readonly instanceParameters: rds.ParameterGroup;
+  /** Serverless v2 with a minimum of 0 ACUs: the instances may pause, and the gateway must let them (idleToZero). */
+  readonly mayPause: boolean;
 
   constructor(scope: Construct, id: string, props: PoolgateDatabaseProps) {
     super(scope, id);
@@ -77,8 +86,18 @@ export class PoolgateDatabase extends Construct {
       engine,
       description: `Poolgate: the ${this.engine} instances' settings`,
     });
+    this.mayPause = props.serverless?.minCapacity === 0;
+    const serverless = props.serverless;
     const instance = (name: string, promotionTier: number) =>
-      rds.ClusterInstance.provisioned(name, {
+      serverless !== undefined
+        ? rds.ClusterInstance.serverlessV2(name, {
+            publiclyAccessible: false,
+            // Tier 0-1 readers scale and pause with the writer.
+            scaleWithWriter: true,
+            enablePerformanceInsights: true,
+            parameterGroup: this.instanceParameters,
+          })
+        : rds.ClusterInstance.provisioned(name, {
         instanceType,
         publiclyAccessible: false,
         promotionTier,
@@ -90,6 +109,7 @@ export class PoolgateDatabase extends Construct {
       parameterGroup: this.clusterParameters,
       vpc: props.vpc,
       vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
+      ...(serverless === undefined ? {} : { serverlessV2MinCapacity: serverless.minCapacity, serverlessV2MaxCapacity: serverless.maxCapacity ?? 16 }),
       writer: instance("writer", 0),
       readers: Array.from({ length: this.readers }, (_, i) => instance(`reader${i + 1}`, 1)),
       credentials: rds.Credentials.fromGeneratedSecret("poolgate_admin"),

@@ -52,6 +52,8 @@ export class AuroraTarget implements PoolgateDatabaseTarget {
       credentials: { source: "secrets-manager", secretArn: this.logins.readWrite.secret.secretArn },
       ...(readOnlyLogin ? { logins: { readOnly: { source: "secrets-manager", secretArn: this.logins.readOnly.secret.secretArn } } } : {}),
       tls: { mode: "verify-full", caFile: RDS_CA_BUNDLE },
+      // Serverless v2 at 0 ACUs: release every session when quiet so that the instances may pause.
+      ...(this.database.mayPause ? { idleToZero: { quietMs: 60000, resumeTimeoutMs: 45000 } } : {}),
     };
   }
 

@@ -80,7 +80,9 @@ export class FailoverHealth extends Construct {
     this.canary.function.configureAsyncInvoke({ retryAttempts: 0 });
     new events.Rule(this, "CanarySchedule", {
       description: "Poolgate canary: write and read back through the gateway, on every task",
-      schedule: events.Schedule.rate(props.canaryInterval ?? Duration.minutes(1)),
+      // A cluster that may pause (Serverless v2 at 0 ACUs) is woken by every canary run: hourly, so the
+      // database may pause between runs (each run waits for a resume, about 15 s) instead of never.
+      schedule: events.Schedule.rate(props.canaryInterval ?? (props.database.topology?.database.mayPause === true ? Duration.hours(1) : Duration.minutes(1))),
       targets: [new targets.LambdaFunction(this.canary.function, { retryAttempts: 0 })],
     });
 

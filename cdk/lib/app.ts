@@ -84,6 +84,21 @@ function booleanSetting(name: string, value: string | undefined): boolean | unde
   return value === "true";
 }
 
+/** `-c serverless=true` (with `-c minCapacity`, default 0.5, and `-c maxCapacity`, default 16): Serverless v2 instances; minCapacity 0 lets them pause. */
+function serverlessSetting(serverless: string | undefined, min: string | undefined, max: string | undefined): { serverless?: { minCapacity: number; maxCapacity: number } } {
+  if (booleanSetting("serverless", serverless) !== true) {
+    if (min !== undefined || max !== undefined) throw new Error("context minCapacity and maxCapacity apply to -c serverless=true only");
+    return {};
+  }
+  const acus = (name: string, value: string | undefined, fallback: number): number => {
+    if (value === undefined) return fallback;
+    const parsed = Number(value);
+    if (!Number.isFinite(parsed) || parsed < 0 || parsed > 256 || !Number.isInteger(parsed * 2)) throw new Error(`context ${name} must be ACUs from 0 to 256 in steps of 0.5, not "${value}"`);
+    return parsed;
+  };
+  return { serverless: { minCapacity: acus("minCapacity", min, 0.5), maxCapacity: acus("maxCapacity", max, 16) } };
+}
+
 export function buildPoolgateApp(options: PoolgateAppOptions): PoolgateApp {
   const references = options.context?.crossStackReferences ?? "weak";
   if (!(CROSS_STACK_REFERENCES as readonly string[]).includes(references)) throw new Error(`context crossStackReferences must be one of ${CROSS_STACK_REFERENCES.join(", ")}, not "${references}"`);
@@ -106,7 +121,7 @@ export function buildPoolgateApp(options: PoolgateAppOptions): PoolgateApp {
   const engine = (context("engine") ?? "postgres") as DatabaseEngine;
   if (engine !== "postgres" && engine !== "mysql" && engine !== "dsql") throw new Error(`context engine must be "postgres", "mysql" or "dsql", not "${String(engine)}"`);
   // Aurora DSQL has no instances: an instance class or readers asked for would be silently ignored.
-  for (const auroraOnly of ["instanceClass", "readers"]) {
+  for (const auroraOnly of ["instanceClass", "readers", "serverless"]) {
     if (engine === "dsql" && context(auroraOnly) !== undefined) throw new Error(`context ${auroraOnly} applies to Aurora only: Aurora DSQL has no instances (remove -c ${auroraOnly})`);
   }
   const egress = (context("egress") ?? "endpoints") as EgressMode;
@@ -123,6 +138,7 @@ export function buildPoolgateApp(options: PoolgateAppOptions): PoolgateApp {
       instanceClass: context("instanceClass") ?? "r6g.large",
       readers,
       deletionProtection: booleanSetting("deletionProtection", context("deletionProtection")) ?? true,
+      ...serverlessSetting(context("serverless"), context("minCapacity"), context("maxCapacity")),
     },
     migrations: { ...(migrationsDirectory === undefined ? {} : { migrationsDirectory }), ...(migrationRunId === undefined ? {} : { runId: migrationRunId }) },
   });

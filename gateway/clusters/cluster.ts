@@ -33,6 +33,7 @@ import { PoolSet } from "../pool/pool-set.js";
 import { MemoryStore } from "../cache/memory-store.js";
 import { ResultCache } from "../cache/result-cache.js";
 import { clusterCacheSettings } from "../cache/settings.js";
+import { IdleToZero } from "./idle-to-zero.js";
 import type { CacheStore } from "../cache/store.js";
 
 /** Time allowed for the server to answer a CancelRequest before the socket is cut. */
@@ -82,6 +83,8 @@ export class Cluster {
   private readonly connectTimeoutMs: number;
   private discovering: Promise<void> | undefined;
   private started = false;
+  /** The idle policy (clusters.<name>.idleToZero): releases every session when quiet so the database may pause. */
+  readonly idleToZero: IdleToZero | undefined;
 
   constructor(
     readonly name: string,
@@ -188,6 +191,35 @@ export class Cluster {
     );
     this.transactions = new TransactionRegistry(this.router, this.leases, planner, config, clock, logger, this.idempotency, this.cache, wiring.mintTransactionId);
     this.pipeline = new StatementPipeline(planner, new Executor(this.leases, clock, this.idempotency), this.transactions, new StreamRunner(this.leases, config), this.cache, events, clock);
+    const idleToZero = config.clusters[name]?.idleToZero;
+    const monitor = this.topology instanceof TopologyMonitor ? this.topology : undefined;
+    this.idleToZero =
+      idleToZero === undefined || embedded
+        ? undefined
+        : new IdleToZero(
+            name,
+            idleToZero,
+            {
+              pools: () => [...this.pools.all()].map(({ pool }) => pool),
+              // Nothing rests while a transaction is open or while the topology is unsettled (no primary known).
+              busy: () => this.transactions.size > 0 || (monitor !== undefined && monitor.primary() === undefined),
+              rest: () => {
+                monitor?.rest();
+                this.discoveryTimer?.cancel();
+                this.idempotency.stop();
+              },
+              wake: () => {
+                monitor?.wake();
+                if (this.discovery) {
+                  this.discoveryTimer?.cancel();
+                  this.discoveryTimer = this.clock.every(this.discoveryIntervalMs, () => void this.discover());
+                }
+                this.idempotency.start();
+              },
+            },
+            clock,
+            logger,
+          );
   }
 
   /** Learns the topology once, then warms the pools and starts the housekeepers. */
@@ -201,6 +233,7 @@ export class Cluster {
     this.transactions.start();
     await this.checkIdempotencyTable();
     this.idempotency.start();
+    this.idleToZero?.start();
     this.started = true;
   }
 
@@ -369,12 +402,20 @@ export class Cluster {
     return connection;
   }
 
+  /** The writer pool's account of the database; an idle cluster's database may be paused, which is no outage. */
+  private databaseState(): HealthResponse["clusters"][string]["database"] {
+    const state = this.poolOf(this.writer).databaseState();
+    const idle = this.idleToZero?.status().state;
+    if (idle === "idle" || idle === "resuming") state.status = idle;
+    return state;
+  }
+
   health(): HealthResponse["clusters"][string] {
     const primary = this.topology.primary();
     return {
       engine: this.engine.kind,
       embedded: this.embedded,
-      database: this.poolOf(this.writer).databaseState(),
+      database: this.databaseState(),
       pool: this.poolOf(primary ?? this.writer).stats(),
       openTransactions: this.transactions.size,
       primary: primary?.name ?? null,
@@ -394,12 +435,14 @@ export class Cluster {
         ...(this.pools.logins.length > 1 ? { logins: Object.fromEntries([...this.pools.of(endpoint)].map(([login, pool]) => [login, pool.stats()])) } : {}),
       })),
       failovers: this.topology instanceof TopologyMonitor ? this.topology.failovers : [],
+      idle: this.idleToZero?.status() ?? null,
     };
   }
 
   /** Rolls back open transactions, stops the monitor, then closes the pools within the bound. */
   async close(timeoutMs: number): Promise<void> {
     this.discoveryTimer?.cancel();
+    this.idleToZero?.stop();
     this.transactions.closeAll();
     this.idempotency.stop();
     this.topology.close();

@@ -99,6 +99,24 @@ export const databaseTlsSchema = z.strictObject({
 });
 export type DatabaseTlsConfig = z.infer<typeof databaseTlsSchema>;
 
+/**
+ * Aurora Serverless v2 at 0 ACUs pauses an instance after SecondsUntilAutoPause with no connections,
+ * and resumes it when one is asked for (docs/aurora.md#serverless-v2-auto-pause).
+ */
+export const idleToZeroSchema = z.strictObject({
+  quietMs: ms(
+    "After this long with no request, every pool and the topology monitor close all their sessions (and discovery and idempotency cleanup stop) so that the database may pause; keep it well below the cluster's SecondsUntilAutoPause",
+  )
+    .min(100)
+    .default(60000),
+  resumeTimeoutMs: ms(
+    "After a pause, how long the first requests wait for the database to resume (each within its own deadline; DATABASE_RESUMING for a caller whose deadline ends first); also the connect limit meanwhile. AWS: about 15 s, 30 s or more after a day paused",
+  )
+    .min(100)
+    .default(45000),
+});
+export type IdleToZeroConfig = z.infer<typeof idleToZeroSchema>;
+
 export const clusterConfigSchema = z.strictObject({
   writerUrl: databaseUrl.describe("The writer (primary) endpoint; its scheme picks the engine: postgres://user:pass@host:5432/db or mysql://user:pass@host:3306/db"),
   readerUrls: z.array(databaseUrl).default([]).describe("Reader (replica) endpoints, same scheme as the writer; reads are spread over them"),
@@ -120,6 +138,11 @@ export const clusterConfigSchema = z.strictObject({
   logins: clusterLoginsSchema
     .optional()
     .describe("More database logins: one the database limits to reading, for read-only principals, and optionally one per principal"),
+  idleToZero: idleToZeroSchema
+    .optional()
+    .describe(
+      "Let the database pause when idle (Aurora Serverless v2 with minCapacity 0): release every session after a quiet period; the first requests after it are held while the database resumes. Default: off (pools stay warm)",
+    ),
 }).refine(
   (cluster) => cluster.readerUrls.every((url) => engineOfUrl(url) === engineOfUrl(cluster.writerUrl)),
   { message: "readerUrls must use the same engine (URL scheme) as writerUrl", path: ["readerUrls"] },

@@ -18,6 +18,8 @@ describe("Data API exceptions", () => {
     expect(toDataApiError(new GatewayError("STATEMENT_TIMEOUT", "slow")).name).toBe("StatementTimeoutException");
     expect(toDataApiError(new GatewayError("TRANSACTION_EXPIRED", "idle")).name).toBe("TransactionNotFoundException");
     expect(toDataApiError(new GatewayError("INVALID_REQUEST", "bad")).name).toBe("BadRequestException");
+    // The service's own answer for a paused Serverless v2 instance that is resuming: a client fault, 400.
+    expect(toDataApiError(new GatewayError("DATABASE_RESUMING", "resuming"))).toMatchObject({ name: "DatabaseResumingException", status: 400 });
     expect(toDataApiError(new DataApiRefusal("ForbiddenException", "no"))).toEqual({ name: "ForbiddenException", status: 403, message: "no" });
     expect(toDataApiError(new Error("bug"))).toMatchObject({ name: "InternalServerErrorException", status: 400 });
   });

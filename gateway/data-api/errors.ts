@@ -61,6 +61,8 @@ const BY_CODE: Partial<Record<ErrorCode, DataApiExceptionName>> = {
   TOO_MANY_TRANSACTIONS: "ServiceUnavailableError",
   DATABASE_UNAVAILABLE: "DatabaseUnavailableException",
   PRIMARY_UNAVAILABLE: "DatabaseUnavailableException",
+  // Nothing ran: the service's own name for a paused Aurora Serverless v2 instance that is resuming.
+  DATABASE_RESUMING: "DatabaseResumingException",
   // Nothing ran: the idempotency record cannot be used until an operator grants what it needs.
   IDEMPOTENCY_UNAVAILABLE: "DatabaseUnavailableException",
   // May have run (or a bug, after which nobody knows): a 4xx, so the SDK does not run it again.

@@ -165,6 +165,7 @@ export class IdempotencyStore {
   /** Deletes expired keys every cleanupIntervalMs, on clusters this task has recorded keys in. */
   start(): void {
     if (this.settings.cleanupIntervalMs === 0) return;
+    this.sweepTimer?.cancel();
     this.sweepTimer = this.clock.every(this.settings.cleanupIntervalMs, () => {
       if (this.used) void this.sweep(Math.min(this.settings.cleanupIntervalMs, 30000)).catch((err: unknown) => this.logger.warn({ table: this.table, err: describe(err) }, "idempotency cleanup failed"));
     });

@@ -57,6 +57,24 @@ export interface AcquireOptions {
   signal?: AbortSignal | undefined;
 }
 
+/**
+ * While a paused database resumes (a pool at rest woken by a caller): callers wait within their own
+ * deadlines up to `until` (not pool.acquireTimeoutMs), new connections may take that long to open, and a
+ * caller whose deadline ends first is told DATABASE_RESUMING. Ends with the first connection opened.
+ */
+export interface ResumeWindow {
+  /** Clock time until which the resume is waited for. */
+  until: number;
+  /** Retry-After for a caller that gave up, in whole seconds. */
+  retryAfterS(now: number): number;
+}
+
+/** Who is told when a pool at rest is asked for a session, and when a connection opens during a resume. */
+export interface RestListener {
+  woken(pool: Pool): void;
+  resumed(pool: Pool): void;
+}
+
 export interface ConnectionSource {
   open(connectTimeoutMs: number): Promise<EngineConnection>;
   describeError(err: unknown): string;
@@ -112,6 +130,13 @@ export class Pool {
   private readonly watchedSignals = new Map<AbortSignal, () => void>();
   /** Polite closes under way (Terminate sent, socket not yet closed); close() waits for them. */
   private readonly closing = new Set<Promise<void>>();
+  /** At rest (rest()): no sessions kept, none opened until a caller asks. */
+  private resting = false;
+  private resumeWindow: ResumeWindow | undefined;
+  /** Told when a caller wakes the pool from rest, and when the database answers again. */
+  restListener: RestListener | undefined;
+  /** Clock time a session was last lent (undefined: never). */
+  lastLentAt: number | undefined;
 
   constructor(
     readonly name: string,
@@ -144,8 +169,48 @@ export class Pool {
   acquire(claim: AcquireClaim = UNCLAIMED, options: AcquireOptions = {}): Promise<PoolEntry> {
     const startedAt = this.clock.now();
     this.registerTenant(claim);
-    const deadline = Math.min(startedAt + this.settings.acquireTimeoutMs, options.deadline ?? Number.POSITIVE_INFINITY);
+    if (this.resting) this.wake();
+    // During a resume the wait is bounded by the resume window, not by acquireTimeoutMs.
+    const window = this.windowAt(startedAt);
+    const bound = window === undefined ? startedAt + this.settings.acquireTimeoutMs : Math.max(window.until, startedAt + this.settings.acquireTimeoutMs);
+    const deadline = Math.min(bound, options.deadline ?? Number.POSITIVE_INFINITY);
     return this.acquireUntil(claim.tenant, startedAt, deadline, options.signal);
+  }
+
+  /**
+   * Closes every idle session and keeps none warm until a caller asks again (then minIdle applies
+   * again), so that the database sees no connection and may pause. Borrowed sessions are not touched:
+   * the caller (the cluster's idle policy) rests a pool only when none is borrowed.
+   */
+  rest(): void {
+    if (this.closed || this.resting) return;
+    this.resting = true;
+    for (const entry of [...this.idle]) this.remove(entry, "retired", "at rest (idle to zero)");
+  }
+
+  get atRest(): boolean {
+    return this.resting;
+  }
+
+  /** A caller asks a pool at rest: keep sessions warm again, and tell the listener (it may open a resume window). */
+  private wake(): void {
+    this.resting = false;
+    this.restListener?.woken(this);
+  }
+
+  /** Callers wait for the database to resume within `window` (see ResumeWindow); undefined ends it. */
+  expectResume(window: ResumeWindow | undefined): void {
+    this.resumeWindow = window;
+  }
+
+  get resuming(): boolean {
+    return this.windowAt(this.clock.now()) !== undefined;
+  }
+
+  /** The resume window while it lasts: past its end the database is not resuming but unavailable. */
+  private windowAt(now: number): ResumeWindow | undefined {
+    const window = this.resumeWindow;
+    return window !== undefined && now < window.until ? window : undefined;
   }
 
   /**
@@ -274,6 +339,7 @@ export class Pool {
     entry.lastTenant = tenant;
     if (!counted) this.countHeld(tenant, 1);
     this.counters.recordAcquireWait(now - startedAt);
+    this.lastLentAt = now;
     return entry;
   }
 
@@ -457,7 +523,8 @@ export class Pool {
   /** Opens connections for waiters and up to minIdle, within maxSize and the connect backoff. */
   fill(): void {
     if (this.closed || this.retryTimer) return;
-    const { maxSize, minIdle } = this.settings;
+    const maxSize = this.settings.maxSize;
+    const minIdle = this.resting ? 0 : this.settings.minIdle;
     const wanted = Math.max(this.waiters.countEligible(this.eligible) - this.reviving, minIdle - this.idle.length) - this.pendingCreates;
     const room = maxSize - this.entries.size - this.pendingCreates;
     for (let i = 0; i < Math.min(wanted, room); i++) this.create();
@@ -465,7 +532,10 @@ export class Pool {
 
   private create(): void {
     this.pendingCreates++;
-    this.source.open(this.settings.connectTimeoutMs).then(
+    const window = this.windowAt(this.clock.now());
+    // A resuming database answers a connect once it is up (AWS: about 15 s): give the connect that long.
+    const connectTimeoutMs = window === undefined ? this.settings.connectTimeoutMs : Math.max(this.settings.connectTimeoutMs, window.until - this.clock.now());
+    this.source.open(connectTimeoutMs).then(
       (connection) => {
         this.pendingCreates--;
         if (this.closed) {
@@ -473,6 +543,10 @@ export class Pool {
           return;
         }
         const now = this.clock.now();
+        if (this.resumeWindow !== undefined) {
+          this.resumeWindow = undefined;
+          this.restListener?.resumed(this);
+        }
         this.consecutiveConnectFailures = 0;
         this.connectFailureLog.connected();
         this.lastConnectedAt = this.clock.wallNow();
@@ -550,8 +624,8 @@ export class Pool {
     });
   }
 
-  databaseState(): { status: "up" | "down" | "unknown"; lastError?: string; lastConnectedAt?: string } {
-    const state: { status: "up" | "down" | "unknown"; lastError?: string; lastConnectedAt?: string } = {
+  databaseState(): { status: "up" | "down" | "unknown" | "idle" | "resuming"; lastError?: string; lastConnectedAt?: string } {
+    const state: { status: "up" | "down" | "unknown" | "idle" | "resuming"; lastError?: string; lastConnectedAt?: string } = {
       status: this.consecutiveConnectFailures > 0 ? "down" : this.lastConnectedAt ? "up" : "unknown",
     };
     if (this.lastConnectError !== undefined) state.lastError = this.lastConnectError;
@@ -563,6 +637,15 @@ export class Pool {
     const pool = this.state();
     const condition = `total=${pool.total}, active=${pool.active}, idle=${pool.idle}, waiting=${pool.waiting}`;
     const message = `${this.name}: no connection available after ${Math.round(waitedMs)}ms (${condition})`;
+    const now = this.clock.now();
+    const window = this.windowAt(now);
+    if (window !== undefined) {
+      return new GatewayError("DATABASE_RESUMING", `${this.name}: the database is resuming from a pause; the request's deadline came first after ${Math.round(waitedMs)}ms (${condition})`, {
+        pool,
+        retryAfterS: window.retryAfterS(now),
+        final: true,
+      });
+    }
     if (this.consecutiveConnectFailures > 0 && pool.total === 0) {
       // The driver's words stay in the log and the operator routes: they name hosts, ports and users.
       return new GatewayError("DATABASE_UNAVAILABLE", `${message}; cannot connect to the database (${this.lastConnectErrorCode})`, { pool });

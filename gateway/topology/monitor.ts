@@ -52,6 +52,8 @@ export class TopologyMonitor implements Topology {
   private timer: Timer | undefined;
   private running: Promise<void> | undefined;
   private closed = false;
+  /** At rest (rest()): no sessions, no checks; what was last seen stands until wake(). */
+  private resting = false;
   private currentPrimary: Endpoint | undefined;
   /** The current primary's term: aborted when it ends (failover, another primary chosen). */
   private lease = newLease();
@@ -135,7 +137,7 @@ export class TopologyMonitor implements Topology {
    * found) only makes the monitor look again: it must not undo the failover that happened.
    */
   signalFailover(reason: string, about?: Endpoint): void {
-    if (this.closed) return;
+    if (this.closed || this.resting) return;
     if (about !== undefined && this.currentPrimary !== undefined && about !== this.currentPrimary) {
       this.logger.debug({ reason, about: about.name, primary: this.currentPrimary.name }, "failover sign about a former primary: checking, not failing over");
       void this.checkAll();
@@ -166,8 +168,34 @@ export class TopologyMonitor implements Topology {
     void (this.running ?? Promise.resolve()).then(() => this.checkAll());
   }
 
-  /** Checks every endpoint now (joins a check already running). */
+  /**
+   * Closes the monitor's sessions and stops checking, so that the database may pause (idle to zero):
+   * the roles, positions and primary last seen stand meanwhile; failover signs and refreshes wait for
+   * wake(). Only the cluster's idle policy calls it, with a primary known.
+   */
+  rest(): void {
+    if (this.closed || this.resting) return;
+    this.resting = true;
+    this.timer?.cancel();
+    this.timer = undefined;
+    for (const connection of this.connections.values()) void connection.close().catch(() => connection.destroy());
+    this.connections.clear();
+  }
+
+  /** Checks again at once and then on the interval (the database answers again). */
+  wake(): void {
+    if (this.closed || !this.resting) return;
+    this.resting = false;
+    void this.checkAll().finally(() => this.schedule());
+  }
+
+  get atRest(): boolean {
+    return this.resting;
+  }
+
+  /** Checks every endpoint now (joins a check already running); nothing while at rest. */
   checkAll(): Promise<void> {
+    if (this.resting) return Promise.resolve();
     this.running ??= this.runChecks(++this.roundsStarted).finally(() => {
       this.running = undefined;
     });
@@ -175,7 +203,9 @@ export class TopologyMonitor implements Topology {
   }
 
   private schedule(): void {
-    if (this.closed) return;
+    if (this.closed || this.resting) return;
+    // One chain of checks: a round that began before a rest and ends after the wake schedules too.
+    this.timer?.cancel();
     const interval = this.currentPrimary ? this.settings.checkIntervalMs : Math.min(this.settings.checkIntervalMs, FAILOVER_CHECK_INTERVAL_MS);
     this.timer = this.clock.after(interval, () => void this.checkAll().finally(() => this.schedule()), { keepAlive: false });
   }
@@ -190,10 +220,11 @@ export class TopologyMonitor implements Topology {
         // During a failover the first primary found ends it at once: the round's slowest check (a
         // silent former primary, cut only at checkTimeoutMs) must not hold the writes up. Only when no
         // other endpoint still claims the role from an earlier round (the preferred writer might).
-        if (this.failoverStartedAt !== undefined && current() && endpoint.healthy && endpoint.role === "primary" && this.soleClaimant(endpoint)) this.decide();
+        if (this.failoverStartedAt !== undefined && current() && !this.resting && endpoint.healthy && endpoint.role === "primary" && this.soleClaimant(endpoint)) this.decide();
       }),
     );
-    if (current()) this.decide();
+    // A round cut short by rest() (its sessions closed under it) saw nothing about the database.
+    if (current() && !this.resting) this.decide();
   }
 
   /**
@@ -222,7 +253,7 @@ export class TopologyMonitor implements Topology {
       if (connection?.alive && this.dueForReresolve(connection)) connection = await this.reresolve(endpoint, connection);
       if (!connection || !connection.alive) {
         connection = await this.engine.connect({ url: endpoint.url, purpose: "monitor" }, checkTimeoutMs);
-        if (this.closed || !this.endpoints.includes(endpoint)) {
+        if (this.closed || this.resting || !this.endpoints.includes(endpoint)) {
           // Closed or forgotten while connecting: keep nothing.
           connection.destroy();
           return;
@@ -253,6 +284,8 @@ export class TopologyMonitor implements Topology {
       endpoint.lastError = undefined;
     } catch (err) {
       this.dropConnection(endpoint);
+      // rest() closed the session under this check: that says nothing about the endpoint.
+      if (this.resting) return;
       endpoint.healthy = false;
       endpoint.role = "unknown";
       endpoint.lastError = this.engine.describeConnectError(err);

@@ -261,6 +261,13 @@ export function reportLines(results: BenchResults): string[] {
         : "lifecycle: switchover targets NOT met (0 failed beyond those in flight, writes back <= 1 s)",
     );
   }
+  const resume = results.lifecycle?.resume;
+  if (resume !== undefined) {
+    section(
+      resume.map((r) => `pause and resume (${r.engine}, connects ${r.whilePaused === "hold" ? "held" : "refused"}, stand-in resumes in ${r.standInResumeMs} ms): first of ${r.callers} callers answered after ${r.resumeHeldMs} ms, ${r.failedDuringResume} failed`),
+      resume.every((r) => r.failedDuringResume === 0) ? "lifecycle: resume target met (no request failed during a resume)" : "lifecycle: resume target NOT met (requests failed during a resume)",
+    );
+  }
   if (results.client) out.push("", ...clientTable(results.client));
   if (results.notes.length > 0) out.push("", "left out or adapted:", ...results.notes.map((n) => `  - ${n}`));
   if (results.failures.length > 0) out.push("", "FAILED parts (the rest above is valid):", ...results.failures.map((f) => `  - ${f}`));

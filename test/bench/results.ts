@@ -223,6 +223,29 @@ export function isAuroraFailoverRow(row: AuroraRow | AuroraFailoverRow): row is 
   return "scenario" in row && row.scenario === "failover";
 }
 
+/** An idle cluster's database paused and resumed (pausing-instance stand-in), per engine and per answer to a paused connect. */
+export interface ResumeRow {
+  engine: "postgres" | "mysql";
+  whilePaused: "hold" | "refuse";
+  /** The stand-in's resume time. */
+  standInResumeMs: number;
+  /** Requests that arrived at once after the pause, each with a deadline longer than the resume. */
+  callers: number;
+  /** How long the first of them waited for its answer. */
+  resumeHeldMs: number;
+  /** How many of them failed (target: 0). */
+  failedDuringResume: number;
+}
+
+/** An idle cluster's database paused and resumed (test/bench/lifecycle-bench.ts). */
+export interface ResumeFigures {
+  /** The longest resumeHeldMs of the rows. */
+  resumeHeldMs: number;
+  /** Failed requests over every row. */
+  failedDuringResume: number;
+  resume: ResumeRow[];
+}
+
 /** Writers reading their own writes with the consistency token on an Aurora stand-in under real apply lag. */
 export interface AuroraRow {
   engine: "postgres" | "mysql";
@@ -237,7 +260,7 @@ export interface AuroraRow {
 }
 
 /** Issue 35's `lifecycle` figures: each kind of event's function (runSwitchoverBench, ...) adds its own. */
-export type LifecycleFigures = Partial<SwitchoverFigures>;
+export type LifecycleFigures = Partial<SwitchoverFigures & ResumeFigures>;
 
 /** A Blue/Green switchover of the Aurora PostgreSQL stand-in under load (test/bench/switchover-bench.ts). */
 export interface SwitchoverFigures {

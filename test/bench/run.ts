@@ -22,7 +22,9 @@
  *               and an Aurora-style failover under load on the PostgreSQL one
  *               at 20 ms of real lag: token reads served by readers (%) and stale reads
  *   lifecycle   issue 35: a Blue/Green switchover of the Aurora PostgreSQL stand-in under load: requests
- *               failed during it, how soon writes are back after it
+ *               failed during it, how soon writes are back after it; and an idle cluster (idleToZero) whose
+ *               database paused (pausing-instance stand-in, both engines, connects held or refused):
+ *               resumeHeldMs (the first caller's wait) and failedDuringResume
  *   streaming   reads of any size: 10 million rows streamed through the gateway beside the largest buffered
  *               /v1/query result, the gateway's resident memory over time and the throughput (both engines)
  *   client      what @poolgate/client costs a Lambda beside @neondatabase/serverless and @planetscale/database:
@@ -331,6 +333,9 @@ async function lifecyclePart(): Promise<void> {
   const { runSwitchoverBench } = await import("./switchover-bench.js");
   progress.setPhase("Aurora stand-in: a Blue/Green switchover");
   results.lifecycle = { ...results.lifecycle, ...(await runSwitchoverBench(step)) };
+  const { runResumeBench } = await import("./lifecycle-bench.js");
+  progress.setPhase("lifecycle: a paused database resumes");
+  results.lifecycle = { ...results.lifecycle, ...(await runResumeBench(step)) };
 }
 
 async function clientPart(): Promise<void> {

@@ -31,6 +31,7 @@ export function registerObservabilityRoutes(app: FastifyInstance, context: HttpC
         primary: health.primary,
         openTransactions: health.openTransactions,
         failovers: health.failovers,
+        idle: health.idle,
         endpoints: cluster.endpoints.map((endpoint) => {
           const pool = cluster.poolOf(endpoint);
           const { total, active, idle, waiting } = pool.stats();

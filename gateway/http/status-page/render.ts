@@ -175,6 +175,19 @@ function noPrimaryBanner(name, cluster, nowMs) {
     open ? " Started " + clockTime(open.startedAt) + " (" + formatMs(nowMs - Date.parse(open.startedAt)) + " ago): " + open.reason : "");
 }
 
+/** idleToZero: every session released so the database may pause — a resting cluster, not an outage. */
+function idleBanner(name, cluster) {
+  var idle = cluster.idle;
+  if (!idle || idle.state === "active") return null;
+  var resuming = idle.state === "resuming";
+  return h("div", { class: "notice", role: "status", "data-banner": "idle", "data-idle-state": idle.state },
+    h("strong", null, resuming ? "Cluster " + name + " is resuming: " : "Cluster " + name + " is idle, database may be paused. "),
+    resuming
+      ? "requests wait for the database to resume (since " + clockTime(idle.since) + ")."
+      : "The gateway released every session at " + clockTime(idle.since) + "; the next request resumes it." +
+        (idle.lastResumeMs !== null ? " Last resume took " + formatMs(idle.lastResumeMs) + "." : ""));
+}
+
 function renderCluster(name, cluster, history, nowMs) {
   var titleId = "cluster-" + name.replace(/[^A-Za-z0-9_-]/g, "_");
   return h("section", {
@@ -187,6 +200,7 @@ function renderCluster(name, cluster, history, nowMs) {
       h("span", { "data-field": "primary" }, cluster.primary ? "primary: " + cluster.primary : "no primary"),
       h("span", { class: "muted" }, cluster.openTransactions + " open transaction" + (cluster.openTransactions === 1 ? "" : "s"))),
     cluster.primary === null ? noPrimaryBanner(name, cluster, nowMs) : null,
+    idleBanner(name, cluster),
     h("h3", null, "Topology"),
     h("div", { class: "endpoints" }, cluster.endpoints.map(function (endpoint) { return renderEndpoint(endpoint, cluster, history); })),
     renderFailovers(cluster, nowMs));
