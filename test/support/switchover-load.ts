@@ -75,7 +75,9 @@ export async function runSwitchoverUnderLoad(gw: TestGateway, deployment: BlueGr
       if (event === "RDS-EVENT-0260") await gw.post("/v1/admin/topology/refresh", {});
     }, options.switchover);
     const wanted = options.writesAfterEnd ?? 20;
-    await waitFor(() => outcomes.filter((o) => o.kind === "write" && o.status === 200 && o.startedAt > times.endedAt).length >= wanted, 30000, "writes after the switchover");
+    // Readers too: a reader held across the whole block may be answered only after the writes are back.
+    const afterEnd = (kind: Outcome["kind"]) => outcomes.filter((o) => o.kind === kind && o.status === 200 && o.startedAt > times.endedAt).length;
+    await waitFor(() => afterEnd("write") >= wanted && afterEnd("read") >= (options.readers ?? 2), 30000, "writes and reads after the switchover");
     stop = true;
     await Promise.all(loops);
     const afterBlock = outcomes.filter((o) => o.startedAt >= times.blockedAt);
