@@ -528,7 +528,7 @@ export const configSchema = z.strictObject({
   log: z
     .strictObject({
       level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-      requests: z.boolean().default(false).describe("One info line per answered request (request id, route, status, time, principal, cluster, outcome)"),
+      requests: z.boolean().default(false).describe("One info line per answered request (request id, the caller's correlation id when sent as x-correlation-id, route, status, time, principal, cluster, outcome)"),
     })
     .prefault({}),
   peers: z
