@@ -1,5 +1,4 @@
 /** Start-up, configuration errors and graceful drain, in-process and as a real process with SIGTERM. */
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestGateway } from "../support/gateway.js";
 import { createTestMysqlDatabase, mysqlGatewaySessions } from "../support/mysql.js";
 import { createTestDatabase, gatewaySessions, type TestDatabase } from "../support/postgres.js";
+import { spawnWatched, type WatchedProcess } from "../support/process-output.js";
 import { waitFor } from "../support/wait-for.js";
 
 let db: TestDatabase;
@@ -20,20 +20,8 @@ afterAll(async () => {
   await db?.drop();
 });
 
-function startProcess(env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ["--import", "tsx", "gateway/main.ts"], {
-    env: { ...process.env, PORT: "0", LOG_LEVEL: "info", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  return { child, output: () => output, exited };
+function startProcess(env: Record<string, string>): WatchedProcess {
+  return spawnWatched(process.execPath, ["--import", "tsx", "gateway/main.ts"], { env: { ...process.env, PORT: "0", LOG_LEVEL: "info", ...env } });
 }
 
 describe("lifecycle", () => {

@@ -6,13 +6,14 @@
  *   3. start `node dist/gateway/main.js` as a separate process, as the image's CMD does, and check
  *      that it serves /healthz and a query against the real local PostgreSQL, then drains on SIGTERM.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
+import { spawnWatched } from "../support/process-output.js";
 import { waitFor } from "../support/wait-for.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -42,18 +43,13 @@ describe("the production build", () => {
   it("starts from compiled JavaScript with production dependencies only, serves, and drains on SIGTERM", async () => {
     // Nothing but production dependencies: the test toolchain is not there.
     expect(() => execFileSync(process.execPath, ["-e", "require.resolve('vitest')"], { cwd: dir, stdio: "pipe" })).toThrow();
-    const child: ChildProcess = spawn(process.execPath, ["dist/gateway/main.js"], {
+    const { child, output: logged, exited } = spawnWatched(process.execPath, ["dist/gateway/main.js"], {
       cwd: dir,
       env: { PATH: process.env.PATH, NODE_ENV: "production", PORT: "0", HOST: "127.0.0.1", POOLGATE_WRITER_URL: db.url },
-      stdio: ["ignore", "pipe", "pipe"],
     });
-    let output = "";
-    child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     try {
-      await waitFor(() => /listening on (http:\/\/[^"\s]+)/.test(output), 30000, "listening log line");
-      const address = /listening on (http:\/\/[^"\s]+)/.exec(output)?.[1];
+      await waitFor(() => /listening on (http:\/\/[^"\s]+)/.test(logged()), 30000, "listening log line");
+      const address = /listening on (http:\/\/[^"\s]+)/.exec(logged())?.[1];
       const health = (await (await fetch(`${address}/healthz`)).json()) as { status: string; clusters: { default: { engine: string; database: { status: string } } } };
       expect(health).toMatchObject({ status: "ok", clusters: { default: { engine: "postgres", database: { status: "up" } } } });
       // Listening comes first; ready once the pools have warmed (gateway/main.ts).
@@ -70,18 +66,13 @@ describe("the production build", () => {
     // npm runs a script through `sh -c` and signals only that shell: the script must hand its pid to the gateway.
     const start = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start;
     const run = start.slice(start.indexOf("&&") + 2).trim();
-    const child = spawn("sh", ["-c", run], {
+    const { child, output: logged, exited } = spawnWatched("sh", ["-c", run], {
       cwd: dir,
       env: { PATH: process.env.PATH, PORT: "0", HOST: "127.0.0.1", POOLGATE_DATA_DIR: join(dir, "embedded-data") },
-      stdio: ["ignore", "pipe", "pipe"],
     });
-    let output = "";
-    child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     const processesUsing = () => execFileSync("ps", ["-eo", "args"], { encoding: "utf8" }).split("\n").filter((line) => line.includes(dir));
     try {
-      await waitFor(() => /poolgate ready/.test(output), 90000, "ready log line");
+      await waitFor(() => /poolgate ready/.test(logged()), 90000, "ready log line");
       expect(processesUsing().some((line) => line.includes("pglite-server"))).toBe(true);
     } finally {
       child.kill("SIGTERM");

@@ -5,10 +5,10 @@
  * (pool.acquireTimeoutMs) has passed, warm or not. The database here is a black hole (accepts TCP,
  * never answers): an outage at start, simulated.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BlackHole, startBlackHole } from "../support/black-hole.js";
+import { spawnWatched } from "../support/process-output.js";
 import { waitFor } from "../support/wait-for.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -29,20 +29,15 @@ describe("the gateway's start-up with the database not answering", () => {
       pool: { acquireTimeoutMs: 15000 },
       server: { host: "127.0.0.1", port: 0 },
     };
-    const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "gateway/main.ts"], {
+    const { child, output: logged, exited } = spawnWatched(process.execPath, ["--import", "tsx", "gateway/main.ts"], {
       cwd: root,
       env: { PATH: process.env.PATH, POOLGATE_CONFIG_JSON: JSON.stringify(config), LOG_LEVEL: "info" },
-      stdio: ["ignore", "pipe", "pipe"],
     });
-    let output = "";
-    child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     try {
       // Within the warm-up bound: listening, live, not ready.
-      await waitFor(() => /listening on (http:\/\/[^"\s]+)/.test(output), 30000, "listening log line");
-      const address = /listening on (http:\/\/[^"\s]+)/.exec(output)?.[1];
-      expect(output).not.toContain("poolgate ready");
+      await waitFor(() => /listening on (http:\/\/[^"\s]+)/.test(logged()), 30000, "listening log line");
+      const address = /listening on (http:\/\/[^"\s]+)/.exec(logged())?.[1];
+      expect(logged()).not.toContain("poolgate ready");
       const live = await fetch(`${address}/livez`);
       expect(live.status).toBe(200);
       expect(await live.json()).toEqual({ live: true });
@@ -51,8 +46,8 @@ describe("the gateway's start-up with the database not answering", () => {
       expect(starting.status).toBe(503);
       // After it: ready, though the pools are still cold (they keep retrying).
       await waitFor(async () => (await fetch(`${address}/readyz`)).status === 200, 60000, "/readyz 200 after the warm-up bound");
-      expect(output).toContain("pool not warm yet; serving anyway and retrying");
-      expect(output).toContain("poolgate ready");
+      expect(logged()).toContain("pool not warm yet; serving anyway and retrying");
+      expect(logged()).toContain("poolgate ready");
     } finally {
       child.kill("SIGTERM");
     }
