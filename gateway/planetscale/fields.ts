@@ -72,7 +72,7 @@ export function vitessType(mysqlType: number, flags: number): string {
 export function planetscaleField(column: Column, detail: ColumnDetail | undefined): PlanetscaleField {
   const field: PlanetscaleField = { name: column.name };
   const flags = detail?.flags ?? 0;
-  const type = column.type === "json" ? "JSON" : vitessType(detail?.typeId ?? 253, flags);
+  const type = column.type === "json" ? "JSON" : column.type === "null" ? "NULL" : vitessType(detail?.typeId ?? 253, flags);
   // protojson leaves the zero value of an enum out: NULL_TYPE is 0, and the driver fills in "NULL".
   if (type !== "NULL") field.type = type;
   if (detail === undefined) return field;

@@ -11,6 +11,7 @@ import { eq } from "drizzle-orm";
 import { bigint, int, mysqlTable, varchar } from "drizzle-orm/mysql-core";
 import { drizzle } from "drizzle-orm/planetscale-serverless";
 import mysql from "mysql2/promise";
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TokensFile, writeTokensFile } from "../support/bearer-tokens.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
@@ -138,6 +139,22 @@ describe("PlanetScale's HTTP protocol with the real @planetscale/database driver
     expect(await db.query("SELECT body FROM notes WHERE body LIKE 'rolled-%'")).toEqual([]);
   });
 
+  it("runs BEGIN, COMMIT and ROLLBACK sent by hand as a MySQL session does", async () => {
+    const conn = app();
+    await conn.execute("COMMIT"); // none open: nothing to do
+    await conn.execute("START TRANSACTION");
+    await conn.execute("INSERT INTO notes (body) VALUES ('manual-1')");
+    await conn.execute("BEGIN"); // commits the open one first
+    await conn.execute("INSERT INTO notes (body) VALUES ('manual-2')");
+    await conn.execute("SAVEPOINT sp");
+    await conn.execute("INSERT INTO notes (body) VALUES ('manual-3')");
+    await conn.execute("ROLLBACK TO SAVEPOINT sp");
+    expect(await db.query("SELECT body FROM notes WHERE body LIKE 'manual-%'")).toEqual([{ body: "manual-1" }]);
+    await conn.execute("ROLLBACK");
+    await conn.execute("ROLLBACK"); // none open: nothing to do
+    expect(await db.query("SELECT body FROM notes WHERE body LIKE 'manual-%'")).toEqual([{ body: "manual-1" }]);
+  });
+
   it("round-trips every common type exactly as MariaDB's text protocol sends it", async () => {
     await db.query(`CREATE TABLE types (${TYPES.map(([name, column]) => `${name} ${column}`).join(", ")})`);
     await app().execute(`INSERT INTO types VALUES (${TYPES.map(([, , literal]) => literal).join(", ")})`);
@@ -177,7 +194,8 @@ describe("PlanetScale's HTTP protocol with the real @planetscale/database driver
       c: "ab",
       vc: "héllo wörld ☃ 😀",
       tx: 'line one\nline "two"',
-      js: { big: 12345678901234567890123, s: "ü", a: [1, null] },
+      // JSON.parse in the driver: a double, as from PlanetScale itself.
+      js: { big: 1.2345678901234568e22, s: "ü", a: [1, null] },
       en: "busy",
       st: "a,c",
       nl: null,
@@ -229,7 +247,7 @@ describe("PlanetScale's HTTP protocol with the real @planetscale/database driver
 
   it("keys a write exactly once with the Idempotency-Key header", async () => {
     const session = { poolgate: 1, cluster: CLUSTER };
-    const headers = { authorization: `Basic ${Buffer.from(`app@${CLUSTER}:${TOKENS.app}`).toString("base64")}`, "idempotency-key": "ps-key-0001" };
+    const headers = { authorization: `Basic ${Buffer.from(`app@${CLUSTER}:${TOKENS.app}`).toString("base64")}`, "idempotency-key": `ps-${randomUUID()}` };
     const first = await gateway.post(EXECUTE, { query: "INSERT INTO notes (body) VALUES ('keyed')", session }, headers);
     expect(first.status).toBe(200);
     expect(first.headers.get("x-poolgate-idempotent-replay")).toBeNull();
@@ -250,6 +268,13 @@ describe("PlanetScale's HTTP protocol with the real @planetscale/database driver
     await orm.transaction(async (tx) => {
       await tx.insert(people).values({ name: "cy", karma: 3n });
       await tx.delete(people).where(eq(people.name, "ada"));
+      // A nested transaction is a savepoint in the gateway's transaction.
+      await expect(
+        tx.transaction(async (nested) => {
+          await nested.insert(people).values({ name: "eve", karma: 5n });
+          nested.rollback();
+        }),
+      ).rejects.toThrow();
     });
     await expect(
       orm.transaction(async (tx) => {
