@@ -93,6 +93,8 @@ describe("PlanetScale's HTTP protocol with the real @planetscale/database driver
 
   it("creates, reads, updates and deletes, with insertId and rowsAffected", async () => {
     const conn = app();
+    // The driver's CreateSession: a session with nothing open, carried by the next requests.
+    await conn.refresh();
     const inserted = await conn.execute("INSERT INTO notes (body, n) VALUES (?, ?)", ["first", 1]);
     expect(inserted.rowsAffected).toBe(1);
     expect(Number(inserted.insertId)).toBeGreaterThan(0);
