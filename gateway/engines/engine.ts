@@ -22,8 +22,13 @@ export interface ColumnDetail {
   /** Declared length or precision (MySQL display width, PostgreSQL typmod), 0 when none. */
   precision: number;
   scale: number;
-  /** The engine's own identifier of the column's type (PostgreSQL: the type OID), where it says. */
+  /** The engine's own identifier of the column's type (PostgreSQL: the type OID; MySQL: the column type byte), where it says. */
   typeId?: number;
+  /** MySQL's column definition: its flags (NOT_NULL, UNSIGNED, BINARY...), character set (collation id), source table's own name and database. */
+  flags?: number;
+  characterSet?: number;
+  originalTable?: string;
+  schema?: string;
   /** PostgreSQL's row description: the type's size (-1 variable), its modifier (-1 none), the source table's OID and column number (0 for expressions). */
   typeSize?: number;
   typeModifier?: number;
@@ -52,8 +57,9 @@ export interface ExecuteOptions {
   bigNumbers: "string" | "number";
   /**
    * Every value as the database printed it (PostgreSQL's text output), unconverted and bigNumbers
-   * ignored: for surfaces whose clients parse values themselves by type (Neon's HTTP protocol).
-   * PostgreSQL only.
+   * ignored: for surfaces whose clients parse values themselves by type (Neon's and PlanetScale's
+   * HTTP protocols). MySQL: text as strings, values of the binary character set (BLOB, BINARY, BIT)
+   * as Buffers.
    */
   textValues?: boolean;
   maxResultBytes: number;

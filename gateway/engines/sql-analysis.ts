@@ -60,7 +60,16 @@ export interface StatementAnalysis {
    * failed in, answering ROLLBACK without an error. Told only by the PostgreSQL reader.
    */
   readonly explicitCommit?: boolean;
+  /**
+   * The text is exactly one BEGIN / START TRANSACTION, COMMIT or ROLLBACK (no chain, release or
+   * savepoint), for surfaces whose clients send transaction control as SQL and the gateway runs it as
+   * an interactive transaction (PlanetScale's). Told only by the MySQL reader.
+   */
+  readonly transactionStatement?: TransactionStatement;
 }
+
+/** A transaction's own control statement, as TransactionStatement names it. */
+export type TransactionStatement = { readonly verb: "begin"; readonly readOnly: boolean } | { readonly verb: "commit" } | { readonly verb: "rollback" };
 
 export interface SqlReader {
   analyse(sql: string): StatementAnalysis;

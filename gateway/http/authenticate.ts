@@ -9,6 +9,7 @@ import type { AccessPolicy } from "../auth/access-policy.js";
 import { AUTH_HEADER, type Authenticator } from "../auth/authenticator.js";
 import { ANONYMOUS, type Caller } from "../auth/caller.js";
 import { GatewayError } from "../errors.js";
+import { isBasicAuthorization } from "./surface-credentials.js";
 
 export type RouteAccess = "public" | "operator" | "caller";
 
@@ -23,7 +24,8 @@ declare module "fastify" {
     dataApi?: boolean;
     /**
      * A surface whose clients carry their credential elsewhere (Neon's: the connection string's
-     * password): read when neither x-poolgate-auth nor Authorization is sent.
+     * password; PlanetScale's: HTTP Basic): read when neither x-poolgate-auth nor a gateway credential
+     * in Authorization is sent (surface-credentials.ts).
      */
     credentialOf?: (headers: FastifyRequest["headers"]) => string | undefined;
   }
@@ -71,7 +73,8 @@ export function registerAuthentication(app: FastifyInstance, authenticator: Auth
     request.caller = ANONYMOUS;
     if (access === "public") return;
     const poolgateAuth = header(request, AUTH_HEADER);
-    const authorization = config.dataApi ? undefined : header(request, "authorization");
+    const sent = config.dataApi ? undefined : header(request, "authorization");
+    const authorization = sent !== undefined && isBasicAuthorization(sent) ? undefined : sent;
     const caller = await authenticator.authenticate({
       poolgateAuth: poolgateAuth ?? (authorization === undefined ? config.credentialOf?.(request.headers) : undefined),
       authorization,

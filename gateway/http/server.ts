@@ -16,6 +16,7 @@ import { buildOpenApiDocument } from "./openapi.js";
 import { registerDataApiRoutes } from "./routes/data-api.js";
 import { registerHealthRoutes } from "./routes/health.js";
 import { registerNeonRoutes } from "./routes/neon.js";
+import { registerPlanetscaleRoutes } from "./routes/planetscale.js";
 import { registerQueryRoutes } from "./routes/query.js";
 import { registerStreamRoutes } from "./routes/stream.js";
 import { registerTransactionRoutes } from "./routes/transactions.js";
@@ -83,6 +84,7 @@ export function createHttpServer(context: HttpContext, authenticator: Authentica
   registerHealthRoutes(app, context);
   registerDataApiRoutes(app, context, context.dataApi);
   registerNeonRoutes(app, context);
+  registerPlanetscaleRoutes(app, context);
   registerObservabilityRoutes(app, context);
   const openApi = buildOpenApiDocument(version);
   app.get("/openapi.json", { config: { access: "public" } }, async (_request, reply) => reply.send(openApi));

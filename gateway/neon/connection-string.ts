@@ -6,6 +6,7 @@
  */
 import type { IncomingHttpHeaders } from "node:http";
 import { GatewayError } from "../errors.js";
+import { passwordAsBearer } from "../http/surface-credentials.js";
 import { CONNECTION_STRING_HEADER } from "./request-headers.js";
 
 export interface NeonConnectionString {
@@ -54,8 +55,7 @@ export function neonConnectionString(headers: IncomingHttpHeaders): NeonConnecti
  */
 export function neonCredential(headers: IncomingHttpHeaders): string | undefined {
   try {
-    const { password } = neonConnectionString(headers);
-    return password === undefined ? undefined : `Bearer ${password}`;
+    return passwordAsBearer(neonConnectionString(headers).password);
   } catch {
     return undefined;
   }

@@ -4,15 +4,33 @@
  * percentiles. Usage: load-driver.ts '<json DriverSpec>' -> prints one JSON DriverResult line.
  */
 import { Pool } from "undici";
-import { type BenchDialect, type BenchStatement, DATA_API_TARGET, type DriverResult, makeDataApiStatement, makeNeonStatement, makeStatement, NEON_HEADERS, summarise } from "./workload.js";
+import { type BenchDialect, type BenchStatement, DATA_API_TARGET, type DriverResult, makeDataApiStatement, makeNeonStatement, makePlanetscaleStatement, makeStatement, NEON_HEADERS, PLANETSCALE_HEADERS, summarise } from "./workload.js";
+
+export type Surface = "native" | "data-api" | "neon" | "planetscale";
+
+/** Each surface's route, headers and body for a statement (the native API's path comes from the spec). */
+function request(spec: DriverSpec, auth: Record<string, string>): { path: string; headers: Record<string, string>; body: string } {
+  switch (spec.surface) {
+    case "data-api":
+      return { path: "/Execute", headers: auth, body: JSON.stringify({ ...DATA_API_TARGET, ...makeDataApiStatement(spec.statement) }) };
+    case "neon":
+      return { path: "/sql", headers: { ...auth, ...NEON_HEADERS }, body: JSON.stringify(makeNeonStatement(spec.statement)) };
+    case "planetscale":
+      return { path: "/psdb.v1alpha1.Database/Execute", headers: { ...auth, ...PLANETSCALE_HEADERS }, body: JSON.stringify(makePlanetscaleStatement(spec.statement)) };
+    default: {
+      const native = spec.cache === undefined ? makeStatement(spec.statement, spec.dialect) : Object.assign(makeStatement(spec.statement, spec.dialect), { cache: spec.cache });
+      return { path: spec.path, headers: auth, body: JSON.stringify(native) };
+    }
+  }
+}
 
 export interface DriverSpec {
   url: string;
   path: string;
   statement: BenchStatement;
   dialect?: BenchDialect;
-  /** The native API (default, at `path`), the Data API's ExecuteStatement (POST /Execute) or Neon's protocol (POST /sql). */
-  surface?: "native" | "data-api" | "neon";
+  /** The native API (default, at `path`), the Data API's ExecuteStatement (POST /Execute), Neon's protocol (POST /sql) or PlanetScale's (POST /psdb.v1alpha1.Database/Execute). */
+  surface?: Surface;
   callers: number;
   /** Bearer tokens: caller i sends tokens[i % tokens.length] (callers of several principals, interleaved). */
   tokens?: string[];
@@ -34,10 +52,7 @@ async function drive(spec: DriverSpec): Promise<void> {
   const send = async (record: boolean, caller: number, first = false) => {
     const token = spec.tokens?.[caller % spec.tokens.length];
     const auth: Record<string, string> = token === undefined ? { "content-type": "application/json" } : { "content-type": "application/json", "x-poolgate-auth": `Bearer ${token}` };
-    const headers = spec.surface === "neon" ? { ...auth, ...NEON_HEADERS } : auth;
-    const native = spec.cache === undefined ? makeStatement(spec.statement, spec.dialect) : Object.assign(makeStatement(spec.statement, spec.dialect), { cache: spec.cache });
-    const body = JSON.stringify(spec.surface === "data-api" ? { ...DATA_API_TARGET, ...makeDataApiStatement(spec.statement) } : spec.surface === "neon" ? makeNeonStatement(spec.statement) : native);
-    const path = spec.surface === "data-api" ? "/Execute" : spec.surface === "neon" ? "/sql" : spec.path;
+    const { path, headers, body } = request(spec, auth);
     const started = performance.now();
     try {
       const response = await pool.request({ method: "POST", path, headers, body });

@@ -244,10 +244,12 @@ async function mysqlPart(): Promise<void> {
       return { gateway, naive, pipelined, echo };
     });
     const native = httpTarget("poolgate native (HTTP)", "poolgate", gateway);
+    const dataApi = httpTarget("poolgate Data API (HTTP)", "poolgate", gateway, "data-api");
+    const planetscaleDoor = httpTarget("poolgate PlanetScale (HTTP)", "poolgate", gateway, "planetscale");
     const inProcess = directTarget("in-process mysql2 pool (floor)", "floor", benchUrl, "pool", S.poolSize);
     const newConnection = directTarget("new connection per request", "alternative", benchUrl, "per-request", S.poolSize);
     const naiveTarget = httpTarget("naive HTTP + mysql2 pool", "alternative", naive);
-    const steady: Target[] = [native, inProcess, httpAlone(echo), naiveTarget, httpTarget(PIPELINED_FORWARDER.mysql, "alternative", pipelined), newConnection];
+    const steady: Target[] = [native, dataApi, planetscaleDoor, inProcess, httpAlone(echo), naiveTarget, httpTarget(PIPELINED_FORWARDER.mysql, "alternative", pipelined), newConnection];
     progress.setPhase("MariaDB steady load");
     results.throughput = { ...results.throughput, mysql: await measureRounds(steady, steadyWork("mysql"), S.rounds, "throughput", roundStep(() => estimate.steadyRunS()), S.stability) };
     progress.setPhase(`MariaDB report 1 (${S.burstCallers} callers)`);

@@ -6,7 +6,7 @@
  * talk to the database themselves (direct-driver), so they pay no HTTP hop.
  */
 import type { DirectSpec } from "./direct-driver.js";
-import type { DriverSpec } from "./load-driver.js";
+import type { DriverSpec, Surface } from "./load-driver.js";
 import { cpuMicros, cpuMicrosByThreads, databaseCpuMicros, runJson, type Server } from "./processes.js";
 import type { TargetRow } from "./results.js";
 import type { BenchDialect, BenchStatement, DriverResult } from "./workload.js";
@@ -39,8 +39,8 @@ export interface Target {
   run(work: Work): Promise<TargetResult>;
 }
 
-/** The native API, the Data API or Neon's protocol (raw HTTP) of a gateway, or the naive server's one route. */
-export function httpTarget(name: string, role: TargetRow["role"], server: Server, surface: "native" | "data-api" | "neon" = "native"): Target {
+/** The native API, the Data API, Neon's or PlanetScale's protocol (raw HTTP) of a gateway, or the naive server's one route. */
+export function httpTarget(name: string, role: TargetRow["role"], server: Server, surface: Surface = "native"): Target {
   let warmed = false;
   return {
     name,

@@ -1,4 +1,6 @@
 /** The benchmark's statements and its latency summary, shared by every target and driver. */
+import { format as formatPlanetscale } from "@planetscale/database";
+
 export type BenchStatement = "select1" | "point" | "insert" | "hot";
 
 export const SEED_ROWS = 10000;
@@ -66,6 +68,15 @@ export const NEON_HEADERS = { "neon-connection-string": "postgresql://bench@pool
 export function makeNeonStatement(kind: BenchStatement): { query: string; params: string[] } {
   const { sql, params = [] } = makeStatement(kind, "postgres");
   return { query: sql, params: params.map(String) };
+}
+
+/** PlanetScale's protocol as its driver sends it: the cluster named by the Basic username (authentication is off in the bench). */
+export const PLANETSCALE_HEADERS = { authorization: `Basic ${Buffer.from("bench@default:unused").toString("base64")}` };
+
+/** The same statements as PlanetScale's `{query, session}`: values formatted into the text by the driver's own `format`. */
+export function makePlanetscaleStatement(kind: BenchStatement): { query: string; session: null } {
+  const { sql, params } = makeStatement(kind, "mysql");
+  return { query: params === undefined ? sql : formatPlanetscale(sql, params), session: null };
 }
 
 export const DATA_API_TARGET = {

@@ -9,6 +9,7 @@ import { neon, neonConfig } from "@neondatabase/serverless";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { type PgInstance, type PgTopology, startTopology } from "../support/pg-topology.js";
+import { waitFor } from "../support/wait-for.js";
 
 describe("Neon's door on a primary and a streaming replica", () => {
   let topology: PgTopology;
@@ -39,6 +40,8 @@ describe("Neon's door on a primary and a streaming replica", () => {
       routing: { maxReplicaLagMs: 400, tokenWaitMs: 50 },
     });
     neonConfig.fetchEndpoint = `${gateway.baseUrl}/sql`;
+    // The monitor has seen the replica caught up (on a loaded machine, after the first reads): reads may go there.
+    await waitFor(async () => (await port()) === replica.port, 20000, "a read on the replica");
   }, 120000);
 
   afterAll(async () => {

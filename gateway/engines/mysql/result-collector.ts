@@ -50,7 +50,7 @@ export class ResultCollector implements CommandReceiver {
     this.rows = [];
     this.header = undefined;
     if (fields) {
-      const shape = this.shapes.of(this.sql, fields, this.options.bigNumbers);
+      const shape = this.shapes.of(this.sql, fields, this.options.textValues === true ? "text" : this.options.bigNumbers);
       this.columns = shape.columns;
       this.converters = shape.converters;
       this.lastResultSet = { fields, columns: this.columns, rows: this.rows };

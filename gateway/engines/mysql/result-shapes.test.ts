@@ -41,4 +41,23 @@ describe("result shapes", () => {
     const none = new ResultShapes(0);
     expect(none.of("a", [field("x", LONGLONG)], "string").columns).toEqual([{ name: "x", type: "bigint" }]);
   });
+
+  it("gives text values as the server printed them, whichever protocol carried them", () => {
+    const shapes = new ResultShapes(8);
+    const FLOAT = 0x04;
+    const DATETIME = 0x0c;
+    const TIME = 0x0b;
+    const LONG = 0x03;
+    const BLOB = 0xfc;
+    const text = shapes.of("select *", [field("f", FLOAT), field("d", DATETIME, { decimals: 3 }), field("t", TIME, { decimals: 2 }), field("n", LONG), field("b", BLOB, { characterSet: 63 })], "text");
+    const [f, d, t, n, b] = text.converters as [(v: unknown) => unknown, (v: unknown) => unknown, (v: unknown) => unknown, (v: unknown) => unknown, (v: unknown) => unknown];
+    expect(f(Math.fround(0.1))).toBe("0.1");
+    expect(d("2024-01-02 03:04:05")).toBe("2024-01-02 03:04:05.000");
+    expect(d("2024-01-02 03:04:05.120")).toBe("2024-01-02 03:04:05.120");
+    expect(t("-12:34:56.5")).toBe("-12:34:56.50");
+    expect(n(-2147483648)).toBe("-2147483648");
+    const bytes = Buffer.from([0, 255]);
+    expect(b(bytes)).toBe(bytes);
+    expect(text.columns).toBe(shapes.of("select *", [field("f", FLOAT), field("d", DATETIME, { decimals: 3 }), field("t", TIME, { decimals: 2 }), field("n", LONG), field("b", BLOB, { characterSet: 63 })], "string").columns);
+  });
 });

@@ -6,7 +6,10 @@
  * need not redo. A changed description (ALTER TABLE, another sql_mode) simply replaces the entry.
  */
 import type { Column } from "../../../schemas/query.js";
-import { columnsOf, type Converter, convertersFor, type MysqlField } from "./values.js";
+import { columnsOf, type Converter, convertersFor, type MysqlField, textConvertersFor } from "./values.js";
+
+/** How values come back: big numbers as strings or numbers, or every value as the server printed it (ExecuteOptions.textValues). */
+export type ValueMode = "string" | "number" | "text";
 
 export interface ResultShape {
   columns: Column[];
@@ -19,6 +22,7 @@ interface Entry {
   /** The shape with big numbers as strings, and as numbers: made when first asked for, then handed out as they are. */
   bigNumbersAsStrings: ResultShape | undefined;
   bigNumbersAsNumbers: ResultShape | undefined;
+  asText: ResultShape | undefined;
 }
 
 /** Whether two descriptions give the same columns and converters (everything columnsOf and convertersFor read). */
@@ -49,10 +53,10 @@ export class ResultShapes {
   constructor(private readonly capacity: number) {}
 
   /** The columns and converters for `fields`, the description the server gave of `sql`'s result. */
-  of(sql: string, fields: readonly MysqlField[], bigNumbers: "string" | "number"): ResultShape {
+  of(sql: string, fields: readonly MysqlField[], mode: ValueMode): ResultShape {
     let entry = this.entries.get(sql);
     if (entry === undefined || !describeAlike(entry.fields, fields)) {
-      entry = { fields, columns: columnsOf(fields), bigNumbersAsStrings: undefined, bigNumbersAsNumbers: undefined };
+      entry = { fields, columns: columnsOf(fields), bigNumbersAsStrings: undefined, bigNumbersAsNumbers: undefined, asText: undefined };
       if (this.entries.size >= this.capacity) {
         const oldest = this.entries.keys().next().value;
         if (oldest !== undefined) this.entries.delete(oldest);
@@ -60,7 +64,8 @@ export class ResultShapes {
       this.entries.delete(sql);
       if (this.capacity > 0) this.entries.set(sql, entry);
     }
-    if (bigNumbers === "string") return (entry.bigNumbersAsStrings ??= { columns: entry.columns, converters: convertersFor(fields, "string") });
+    if (mode === "text") return (entry.asText ??= { columns: entry.columns, converters: textConvertersFor(fields) });
+    if (mode === "string") return (entry.bigNumbersAsStrings ??= { columns: entry.columns, converters: convertersFor(fields, "string") });
     return (entry.bigNumbersAsNumbers ??= { columns: entry.columns, converters: convertersFor(fields, "number") });
   }
 

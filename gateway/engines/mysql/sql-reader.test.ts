@@ -167,3 +167,36 @@ describe("MySQL reader: what a read-only principal may send", () => {
     expect(analyse(sql).readOnlyRefusal).toBe(reason);
   });
 });
+
+describe("MySQL reader: a transaction's own control statement", () => {
+  it.each([
+    ["BEGIN", { verb: "begin", readOnly: false }],
+    ["begin work;", { verb: "begin", readOnly: false }],
+    ["START TRANSACTION", { verb: "begin", readOnly: false }],
+    ["start transaction read only", { verb: "begin", readOnly: true }],
+    ["START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY", { verb: "begin", readOnly: true }],
+    ["start transaction read write", { verb: "begin", readOnly: false }],
+    ["/* drizzle */ COMMIT", { verb: "commit" }],
+    ["commit work", { verb: "commit" }],
+    ["ROLLBACK", { verb: "rollback" }],
+    ["rollback work", { verb: "rollback" }],
+  ])("%s is %j", (sql, statement) => {
+    expect(analyse(sql).transactionStatement).toEqual(statement);
+  });
+
+  it.each([
+    "commit and chain",
+    "commit release",
+    "rollback to savepoint s",
+    "rollback work to s",
+    "begin not atomic select 1; end",
+    "start transaction read sideways",
+    "begin; select 1",
+    "commit; commit",
+    "select 'commit'",
+    "set autocommit = 0",
+    "xa start 'x'",
+  ])("%s is none", (sql) => {
+    expect(analyse(sql).transactionStatement).toBeUndefined();
+  });
+});

@@ -5,7 +5,7 @@
  * answers. What is not recognised takes the careful path: unknown statements may end a transaction,
  * unknown functions may leave session state.
  */
-import { cachedReader, NOT_UNDERSTOOD, type SqlReader, type StatementAnalysis } from "../sql-analysis.js";
+import { cachedReader, NOT_UNDERSTOOD, type SqlReader, type StatementAnalysis, type TransactionStatement } from "../sql-analysis.js";
 import { lexModesFor, lexMysql, splitStatements, type Token } from "./sql-lexer.js";
 import { mysqlFingerprint } from "./digest.js";
 import { isDeterministicFunction, refusedForReadOnly, isStatelessFunction, SESSION_VALUE_WORDS, WRITING_FUNCTIONS } from "./functions.js";
@@ -116,8 +116,46 @@ function isTransactionControl(facts: StatementFacts): boolean {
   }
 }
 
+/** START TRANSACTION's characteristics, as word runs (the commas between them are not words). */
+const START_CHARACTERISTICS = [["with", "consistent", "snapshot"], ["read", "only"], ["read", "write"]];
+
+function startsTransactionWith(words: readonly string[]): { readOnly: boolean } | undefined {
+  let readOnly = false;
+  for (let at = 0; at < words.length; ) {
+    const run = START_CHARACTERISTICS.find((candidate) => candidate.every((word, i) => words[at + i] === word));
+    if (run === undefined) return undefined;
+    if (run[1] === "only") readOnly = true;
+    at += run.length;
+  }
+  return { readOnly };
+}
+
+/**
+ * BEGIN [WORK], START TRANSACTION [characteristics], COMMIT [WORK], ROLLBACK [WORK]; anything more
+ * (AND CHAIN, RELEASE, TO SAVEPOINT, BEGIN NOT ATOMIC) is not one of them.
+ */
+function transactionStatementOf(facts: StatementFacts): TransactionStatement | undefined {
+  const bare = facts.words.length === 0 || (facts.words.length === 1 && facts.words[0] === "work");
+  switch (facts.first) {
+    case "begin":
+      return bare ? { verb: "begin", readOnly: false } : undefined;
+    case "start": {
+      if (facts.words[0] !== "transaction") return undefined;
+      const started = startsTransactionWith(facts.words.slice(1));
+      return started === undefined ? undefined : { verb: "begin", readOnly: started.readOnly };
+    }
+    case "commit":
+      return bare ? { verb: "commit" } : undefined;
+    case "rollback":
+      return bare ? { verb: "rollback" } : undefined;
+    default:
+      return undefined;
+  }
+}
+
 /** What the gateway may assume a statement does; every flag leans careful. */
 interface Verdict {
+  transactionStatement: TransactionStatement | undefined;
   savepoint: boolean;
   transactionControl: boolean;
   reads: boolean;
@@ -156,6 +194,7 @@ function verdictOf(facts: StatementFacts, writingFunctions: ReadonlySet<string>)
     !facts.words.some((word) => SESSION_VALUE_WORDS.has(word)) &&
     facts.functions.every(isDeterministicFunction);
   return {
+    transactionStatement: transactionStatementOf(facts),
     savepoint: savepoint && facts.plainTokens,
     transactionControl,
     reads,
@@ -196,7 +235,9 @@ function analyse(sql: string, writingFunctions: ReadonlySet<string>): StatementA
   }
   if (fullReadings === 0) return { ...NOT_UNDERSTOOD, readOnlyRefusal: `statements the gateway cannot read (${lexError ?? "no statement"})` };
   const endsTransaction = verdicts.some((verdict) => verdict.endsTransaction);
+  const transactionStatement = statementCount === 1 ? agreedTransactionStatement(verdicts) : undefined;
   return {
+    ...(transactionStatement === undefined ? {} : { transactionStatement }),
     understood: true,
     statementCount: Math.max(1, statementCount),
     intent: verdicts.length > 0 && verdicts.every((verdict) => verdict.reads) ? "read" : "write",
@@ -215,6 +256,14 @@ function analyse(sql: string, writingFunctions: ReadonlySet<string>): StatementA
     knownFunctionsOnly: verdicts.every((verdict) => verdict.knownFunctionsOnly),
     deterministic: statementCount === 1 && verdicts.length > 0 && verdicts.every((verdict) => verdict.deterministic),
   };
+}
+
+/** The one transaction statement every reading agrees the text is, or undefined. */
+function agreedTransactionStatement(verdicts: readonly Verdict[]): TransactionStatement | undefined {
+  const first = verdicts[0]?.transactionStatement;
+  if (first === undefined) return undefined;
+  const same = verdicts.every(({ transactionStatement: other }) => other !== undefined && other.verb === first.verb && ("readOnly" in other ? other.readOnly : undefined) === ("readOnly" in first ? first.readOnly : undefined));
+  return same ? first : undefined;
 }
 
 /** A reader for one cluster: the built-in writing functions plus `routing.writingFunctions`. */

@@ -25,6 +25,9 @@ export interface MysqlField {
   name: string;
   orgName?: string;
   table?: string;
+  orgTable?: string;
+  /** The database the column's table is in. */
+  schema?: string;
   decimals?: number;
   columnType: number;
   flags: number;
@@ -145,6 +148,11 @@ export function columnDetails(fields: readonly MysqlField[]): ColumnDetail[] {
     signed: NUMERIC_NAMES[field.columnType] !== undefined && (field.flags & UNSIGNED_FLAG) === 0,
     precision: field.columnLength,
     scale: field.decimals ?? 0,
+    typeId: field.columnType,
+    flags: field.flags,
+    characterSet: field.characterSet,
+    originalTable: field.orgTable ?? "",
+    schema: field.schema ?? "",
   }));
 }
 
@@ -223,6 +231,40 @@ export function convertersFor(fields: readonly MysqlField[], bigNumbers: "string
         return timeWithDecimals(field.decimals ?? 0);
       default:
         return isBinary(field) ? toBase64 : keep;
+    }
+  });
+}
+
+/** A value the server printed as text: numbers (parsed by mysql2) back to their decimal text. */
+const asText: Converter = (value) => (typeof value === "number" ? String(value) : value);
+const floatAsText: Converter = (value) => asText(shortestFloat(value));
+/**
+ * DATETIME(n) and TIMESTAMP(n) with their declared fraction digits, as the text protocol prints them
+ * ("2024-01-02 03:04:05.000"); the binary protocol sends no fraction when it is zero.
+ */
+const datetimeWithDecimals =
+  (decimals: number): Converter =>
+  (value) =>
+    typeof value === "string" && decimals > 0 && decimals <= 6 && value.length === 19 ? `${value}.${"0".repeat(decimals)}` : value;
+
+/**
+ * One converter per column for ExecuteOptions.textValues: every value as MySQL's text protocol carries
+ * it, whichever protocol the statement went by — numbers, dates, times, DECIMAL and JSON as the
+ * server's text (strings), and values of the binary character set (BINARY, BLOB, BIT) as their bytes
+ * (Buffers). For surfaces whose clients parse values by type themselves (PlanetScale's HTTP protocol).
+ */
+export function textConvertersFor(fields: readonly MysqlField[]): Converter[] {
+  return fields.map((field): Converter => {
+    switch (field.columnType) {
+      case T.FLOAT:
+        return floatAsText;
+      case T.DATETIME:
+      case T.TIMESTAMP:
+        return datetimeWithDecimals(field.decimals ?? 0);
+      case T.TIME:
+        return timeWithDecimals(field.decimals ?? 0);
+      default:
+        return asText;
     }
   });
 }

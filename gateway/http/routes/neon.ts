@@ -15,22 +15,13 @@ import { neonConnectionString, neonCredential } from "../../neon/connection-stri
 import { neonErrorAnswer } from "../../neon/errors.js";
 import { CONSISTENCY_TOKEN_HEADER, neonRequestOptions, type NeonRequestOptions } from "../../neon/request-headers.js";
 import { neonBatchJson, neonResultJson } from "../../neon/results.js";
-import { AUTH_HEADER } from "../../auth/authenticator.js";
 import { jsonBodyReader } from "../body-reader.js";
 import { clusterNamed, type HttpContext } from "../context.js";
 import { logFailure, toGatewayError } from "../error-handler.js";
 import { idempotencyKeyOf, REPLAY_HEADER } from "../idempotency-header.js";
 import { noteOutcome, noteWork } from "../observe.js";
+import { checkUserIsPrincipal } from "../surface-credentials.js";
 import { parseBody } from "../validate.js";
-
-/** The principal a URL's password authenticated must be the URL's user: a token pasted under another name is refused. */
-function checkUser(request: FastifyRequest, user: string): void {
-  const caller = request.caller;
-  const fromUrl = request.headers[AUTH_HEADER] === undefined && request.headers.authorization === undefined;
-  if (fromUrl && caller.method === "bearer" && caller.principal !== user) {
-    throw new GatewayError("UNAUTHENTICATED", "the connection string's password is a token of another principal than its user; put the principal's name as the user");
-  }
-}
 
 function statementsOf(body: { query: string; params?: NeonQuery["params"] } | { queries: NeonQuery[] }): WorkRequest["statements"] {
   const queries = "queries" in body ? body.queries : [body];
@@ -44,7 +35,7 @@ function answer(results: readonly StatementResult[], batch: boolean, options: Ne
 async function runSql(context: HttpContext, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const body = parseBody(neonRequestSchema, request.body);
   const target = neonConnectionString(request.headers);
-  checkUser(request, target.user);
+  checkUserIsPrincipal(request, target.user, "the connection string");
   const cluster = clusterNamed(context, target.database);
   if (cluster.engine.kind !== "postgres") {
     throw new GatewayError("INVALID_REQUEST", `cluster "${cluster.name}" is not PostgreSQL: Neon's protocol is served on PostgreSQL clusters only`, {
