@@ -24,6 +24,8 @@ export interface OtlpReceiver {
   readonly spans: ReceivedSpan[];
   /** Export requests received (decoded or not). */
   readonly requests: number;
+  /** Spans decoded, kept or not. */
+  readonly received: number;
   close(): Promise<void>;
 }
 
@@ -78,9 +80,12 @@ export function decodeTraces(body: TracesRequest): ReceivedSpan[] {
   return spans;
 }
 
-export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+/** `keep: false` counts spans without keeping them (a long run at full sampling: the bench). */
+export async function startOtlpReceiver(options: { keep?: boolean } = {}): Promise<OtlpReceiver> {
+  const keep = options.keep ?? true;
   const spans: ReceivedSpan[] = [];
   let requests = 0;
+  let received = 0;
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -97,7 +102,9 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       try {
         const raw = Buffer.concat(chunks);
         const text = request.headers["content-encoding"] === "gzip" ? gunzipSync(raw).toString("utf8") : raw.toString("utf8");
-        spans.push(...decodeTraces(JSON.parse(text) as TracesRequest));
+        const decoded = decodeTraces(JSON.parse(text) as TracesRequest);
+        received += decoded.length;
+        if (keep) spans.push(...decoded);
       } catch (err) {
         response.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify({ message: (err as Error).message }));
         return;
@@ -114,6 +121,9 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     spans,
     get requests() {
       return requests;
+    },
+    get received() {
+      return received;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
