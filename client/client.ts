@@ -56,6 +56,12 @@ export interface ClientOptions {
    * again safely: the gateway answers it from its record if it was applied (default true).
    */
   idempotency?: boolean;
+  /**
+   * Send the current trace context with every request, so that the gateway's spans join the caller's
+   * trace: the active OpenTelemetry span as `traceparent`/`tracestate` when `@opentelemetry/api` is
+   * installed, else the Lambda's `_X_AMZN_TRACE_ID` as `X-Amzn-Trace-Id` (default true).
+   */
+  traceContext?: boolean;
 }
 
 /** Per-call options. */
@@ -235,6 +241,7 @@ export function createClient(options: ClientOptions): PoolgateClient {
     // Called as a plain function: fetch called as a method of another object throws in Deno and browsers.
     fetch: options.fetch ?? ((url, init) => fetch(url, init as RequestInit)),
     json: options.json ?? JSON,
+    traceContext: options.traceContext ?? true,
   });
   const margin = options.deadlineMarginMs ?? 50;
   const json = options.json ?? JSON;

@@ -7,6 +7,7 @@
  * safe (a read, a write under its idempotency key).
  */
 import { DeadlineExceededError, errorFromBody, TransportError } from "./errors.js";
+import { traceHeaders } from "./trace-context.js";
 import type { ErrorBody } from "./wire.js";
 
 /** What the signing hook sees of a request, to add headers (for example an IAM identity proof). */
@@ -63,6 +64,8 @@ export interface TransportOptions {
   sign: RequestSigner | undefined;
   fetch: FetchLike;
   json: { parse(text: string): unknown; stringify(value: unknown): string };
+  /** Send the caller's trace context (trace-context.ts). */
+  traceContext: boolean;
 }
 
 /**
@@ -143,6 +146,7 @@ export class Transport {
     const url = new URL(path, this.base).toString();
     const body = this.options.json.stringify(payload);
     let headers: Record<string, string> = { "content-type": "application/json", ...this.options.headers };
+    if (this.options.traceContext) Object.assign(headers, await traceHeaders());
     if (this.options.sign) headers = { ...headers, ...(await this.options.sign({ method: "POST", url, headers, body })) };
     if (affinity?.cookie) headers.cookie = affinity.cookie;
 

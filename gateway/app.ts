@@ -19,6 +19,8 @@ import { registerInsightMetrics } from "./observability/insight-metrics.js";
 import { GatewayMetrics } from "./observability/metrics.js";
 import { QueryInsights } from "./observability/query-insights.js";
 import { StatusHistory } from "./observability/status-history.js";
+import { GatewayTracing } from "./observability/tracing.js";
+import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { selfUrl } from "./peers/self-url.js";
 import { TransactionOwnership } from "./peers/transaction-ownership.js";
 import { redactUrl } from "./config/load.js";
@@ -53,6 +55,8 @@ export interface GatewayOptions {
    * it listens first, warms the pools, then calls markReady.
    */
   readyAtListen?: boolean;
+  /** With tracing on: export each span here as it ends instead of over OTLP/HTTP (tests). */
+  spanExporter?: SpanExporter;
 }
 
 export async function createGateway(config: GatewayConfig, logger: Logger, options: GatewayOptions = {}): Promise<Gateway> {
@@ -129,6 +133,8 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     await closeStarted();
     throw err;
   }
+  // Off: nothing is built, no context manager registered, no hook added (docs/tracing.md).
+  const tracing = config.tracing.enabled ? new GatewayTracing(config.tracing, VERSION, events, { exporter: options.spanExporter }) : undefined;
   const history = new StatusHistory(metrics.totals, () => clusters.values());
   history.start();
   const emf = config.metrics.emf.enabled
@@ -164,6 +170,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     metrics,
     history,
     insights,
+    tracing,
     version: VERSION,
   };
   const http = createHttpServer(context, authenticator, VERSION);
@@ -191,6 +198,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     await cacheStore.close();
     authenticator.close();
     secrets.close();
+    await tracing?.shutdown().catch((err: unknown) => logger.warn({ err }, "tracing: the last spans were not exported"));
     logger.info("drained");
   }
 

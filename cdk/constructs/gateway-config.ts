@@ -30,7 +30,15 @@ export interface GatewayConfigInput {
   port: number;
   /** The shared result cache (valkey-result-cache.ts): `cache.valkey`, its password from the environment. */
   valkey?: { url: string; keyPrefix: string };
+  /** Tracing on, exported to this OTLP/HTTP URL (the task's collector sidecar: trace-collector.ts). */
+  tracesUrl?: string;
 }
+
+/**
+ * Traces a caller did not start are sampled at this ratio; a caller's own sampling decision (its
+ * traceparent or X-Ray header, the client SDK sends one) is followed whatever it is.
+ */
+export const STACK_SAMPLE_RATIO = 0.05;
 
 export function gatewayConfig(input: GatewayConfigInput): Record<string, unknown> {
   return {
@@ -46,5 +54,6 @@ export function gatewayConfig(input: GatewayConfigInput): Record<string, unknown
     // Pool metrics into CloudWatch through the task's log stream (EMF): the pool-wait alarm reads them.
     metrics: { emf: { enabled: true, intervalMs: 60000, namespace: "Poolgate" } },
     ...(input.valkey === undefined ? {} : { cache: { store: "valkey", valkey: input.valkey } }),
+    ...(input.tracesUrl === undefined ? {} : { tracing: { enabled: true, endpoint: input.tracesUrl, sampleRatio: STACK_SAMPLE_RATIO } }),
   };
 }

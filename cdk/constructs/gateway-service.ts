@@ -46,6 +46,7 @@ import { ACQUIRE_TIMEOUT_MS, CHECK_TIMEOUT_MS, gatewayConfig, type PrincipalGran
 import { type PoolBudget, poolBudget } from "./pool-budget.js";
 import { healthCheckGrace, type StartUpBounds } from "./start-up.js";
 import { VALKEY_KEY_PREFIX, ValkeyResultCache } from "./valkey-result-cache.js";
+import { addTraceCollector, COLLECTOR_TRACES_URL } from "./trace-collector.js";
 
 export interface PoolgateGatewayProps {
   vpc: ec2.IVpc;
@@ -82,6 +83,11 @@ export interface PoolgateGatewayProps {
    * what the others cached (valkey-result-cache.ts).
    */
   resultCache?: "memory" | "valkey";
+  /**
+   * One trace from the caller to the database in AWS X-Ray (docs/tracing.md): the gateway's tracing on,
+   * exporting to an ADOT collector sidecar that sends to X-Ray (trace-collector.ts). Default false.
+   */
+  tracing?: boolean;
 }
 
 export interface GatewayHttps {
@@ -194,8 +200,9 @@ export class PoolgateGateway extends Construct {
       poolSize: this.budget.poolSize,
       port: CONTAINER_PORT,
       ...(this.resultCache ? { valkey: { url: this.resultCache.url, keyPrefix: VALKEY_KEY_PREFIX } } : {}),
+      ...(props.tracing === true ? { tracesUrl: COLLECTOR_TRACES_URL } : {}),
     });
-    taskDefinition.addContainer("gateway", {
+    const gatewayContainer = taskDefinition.addContainer("gateway", {
       image: ecs.ContainerImage.fromAsset(props.imageDirectory, { platform: Platform.LINUX_ARM64 }),
       portMappings: [{ containerPort: CONTAINER_PORT }],
       logging: ecs.LogDrivers.awsLogs({ streamPrefix: "gateway", logGroup }),
@@ -219,6 +226,7 @@ export class PoolgateGateway extends Construct {
         startPeriod: healthCheckGrace(START_UP),
       },
     });
+    if (props.tracing === true) addTraceCollector(taskDefinition, gatewayContainer, logGroup);
     this.operatorToken.grantRead(taskDefinition.taskRole);
 
     this.service = new ecs.FargateService(this, "Service", {

@@ -148,6 +148,7 @@ export function buildPoolgateApp(options: PoolgateAppOptions): PoolgateApp {
   const https = httpsSetting(context("certificateArn"), context("gatewayDomain"));
   const resultCache = context("cache") ?? "memory";
   if (resultCache !== "memory" && resultCache !== "valkey") throw new Error(`context cache must be "memory" or "valkey", not "${resultCache}"`);
+  const tracing = booleanSetting("tracing", context("tracing"));
   const service = new PoolgateServiceStack(app, "PoolgateService", {
     env,
     vpc: database.network.vpc,
@@ -160,6 +161,7 @@ export function buildPoolgateApp(options: PoolgateAppOptions): PoolgateApp {
       ...(configureReadOnlyLogin === undefined ? {} : { configureReadOnlyLogin }),
       ...(https === undefined ? {} : { https }),
       resultCache,
+      ...(tracing === undefined ? {} : { tracing }),
     },
     roleGrants: roleGrants(context("grantRoles")),
     ...(notesApiConcurrency === undefined ? {} : { notesApiConcurrency }),

@@ -46,7 +46,7 @@ export function acknowledgeFindings(database: PoolgateDatabaseStack, service: Po
   acknowledge(
     service,
     "AwsSolutions-IAM5[Resource::*]",
-    "Actions that take no resource or are scoped by condition: X-Ray PutTraceSegments/PutTelemetryRecords for the callers' tracing, ecr:GetAuthorizationToken for the gateway's image pull, and ecs:ListTasks limited to the gateway's ECS cluster by the ecs:cluster condition.",
+    "Actions that take no resource or are scoped by condition: X-Ray PutTraceSegments/PutTelemetryRecords and the sampling reads for the callers' tracing and the gateway's ADOT collector (-c tracing=true), ecr:GetAuthorizationToken for the gateway's image pull, and ecs:ListTasks limited to the gateway's ECS cluster by the ecs:cluster condition.",
   );
   acknowledge(database, "AwsSolutions-IAM5[Resource::*]", "X-Ray PutTraceSegments/PutTelemetryRecords for the schema-migration function's tracing: actions that take no resource.");
   const migrationsFunction = database.resolve((database.migrations.function.node.defaultChild as lambda.CfnFunction).logicalId) as string;

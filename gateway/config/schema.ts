@@ -400,6 +400,36 @@ export const insightsConfigSchema = z
   .refine((insights) => insights.retainMs >= insights.sliceMs, { message: "insights.retainMs must be at least insights.sliceMs", path: ["retainMs"] });
 export type InsightsConfig = z.infer<typeof insightsConfigSchema>;
 
+/** One trace per request with OpenTelemetry, exported over OTLP/HTTP (observability/tracing.ts, docs/tracing.md). */
+export const tracingConfigSchema = z
+  .strictObject({
+    enabled: z
+      .boolean()
+      .default(false)
+      .describe("Record spans (the request, authentication, routing, failover hold, pool wait, each database round trip, serialisation) and export them over OTLP/HTTP; off: no context manager, no span object, no cost on the hot path"),
+    endpoint: z
+      .url()
+      .default("http://127.0.0.1:4318/v1/traces")
+      .describe("The OTLP/HTTP traces URL (JSON): a collector sidecar (ADOT, the OpenTelemetry Collector) or any OTLP receiver"),
+    serviceName: z.string().min(1).default("poolgate").describe("The resource's service.name"),
+    sampleRatio: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(1)
+      .describe("Share of traces started here that are recorded (trace id ratio); a caller's sampled flag (traceparent, X-Amzn-Trace-Id Sampled=) decides for its own traces"),
+    statementText: z.boolean().default(false).describe("Record each round trip's SQL text as db.query.text (never its parameters)"),
+    sqlComments: z
+      .boolean()
+      .default(false)
+      .describe("Append a sqlcommenter comment (traceparent, principal, route) to the SQL sent, so that pg_stat_activity, Performance Insights and the processlist can be joined to traces; statements carrying one are not kept prepared"),
+    maxQueueSize: z.number().int().min(1).default(2048).describe("Finished spans held for export; further spans are dropped while the exporter is behind"),
+    scheduledDelayMs: ms("How often finished spans are sent").min(1).default(1000),
+    exportTimeoutMs: ms("Limit for one export request").min(1).default(10000),
+  })
+  .describe("OpenTelemetry tracing (docs/tracing.md)");
+export type TracingConfig = z.infer<typeof tracingConfigSchema>;
+
 export const configSchema = z.strictObject({
   server: z
     .strictObject({
@@ -549,6 +579,7 @@ export const configSchema = z.strictObject({
     .prefault({}),
   cache: cacheConfigSchema.prefault({}),
   insights: insightsConfigSchema.prefault({}),
+  tracing: tracingConfigSchema.prefault({}),
   metrics: z
     .strictObject({
       emf: z

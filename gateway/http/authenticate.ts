@@ -10,6 +10,7 @@ import { AUTH_HEADER, type Authenticator } from "../auth/authenticator.js";
 import { ANONYMOUS, type Caller } from "../auth/caller.js";
 import { GatewayError } from "../errors.js";
 import { isBasicAuthorization } from "./surface-credentials.js";
+import { endWith } from "../observability/request-trace.js";
 
 export type RouteAccess = "public" | "operator" | "caller";
 
@@ -75,10 +76,12 @@ export function registerAuthentication(app: FastifyInstance, authenticator: Auth
     const poolgateAuth = header(request, AUTH_HEADER);
     const sent = config.dataApi ? undefined : header(request, "authorization");
     const authorization = sent !== undefined && isBasicAuthorization(sent) ? undefined : sent;
-    const caller = await authenticator.authenticate({
+    const span = request.trace?.child("poolgate.authenticate");
+    const authenticated = authenticator.authenticate({
       poolgateAuth: poolgateAuth ?? (authorization === undefined ? config.credentialOf?.(request.headers) : undefined),
       authorization,
     });
+    const caller = await (span === undefined ? authenticated : endWith(span, authenticated, (found, ended) => ended.setAttribute("enduser.id", found.principal)));
     request.caller = caller;
     if (access === "operator") policy.requireAdmin(caller);
     admit(caller, reply);

@@ -10,6 +10,7 @@ import { GatewayError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { GatewayMetrics } from "../observability/metrics.js";
 import type { QueryInsights } from "../observability/query-insights.js";
+import type { GatewayTracing } from "../observability/tracing.js";
 import type { StatusHistory } from "../observability/status-history.js";
 
 export interface HttpContext {
@@ -32,6 +33,8 @@ export interface HttpContext {
   history: StatusHistory;
   /** Query insights per principal (GET /v1/admin/insights). */
   insights: QueryInsights;
+  /** The tracer; undefined with tracing off (no hook is registered then). */
+  tracing?: GatewayTracing | undefined;
   version: string;
 }
 

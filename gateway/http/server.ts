@@ -8,6 +8,7 @@ import { answerClientError } from "./client-error.js";
 import { declareBodyText, jsonBodyReader } from "./body-reader.js";
 import { RequestIds } from "./request-ids.js";
 import { registerObservation } from "./observe.js";
+import { registerTracing } from "./trace-requests.js";
 import { registerObservabilityRoutes } from "./routes/observability.js";
 import type { HttpContext } from "./context.js";
 import { replyWithError } from "./error-handler.js";
@@ -76,6 +77,7 @@ export function createHttpServer(context: HttpContext, authenticator: Authentica
 
   // First: every request is timed and counted, refused ones included.
   registerObservation(app, context.metrics, context.logger, context.config.log.requests);
+  if (context.tracing) registerTracing(app, context.tracing);
   registerAuthentication(app, authenticator, context.policy);
   if (context.ownership) registerOwnerForwarding(app, context.ownership);
   registerQueryRoutes(app, context);

@@ -12,6 +12,7 @@ import type { PoolState } from "../../schemas/errors.js";
 import type { PoolStats } from "../../schemas/health.js";
 import type { EngineConnection } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
+import { endWith, startSpan, withSpan } from "../observability/request-trace.js";
 import type { Logger } from "../logger.js";
 import { type Clock, systemClock, type Timer } from "../clock.js";
 import { ConnectFailureLog } from "./connect-failures.js";
@@ -174,7 +175,17 @@ export class Pool {
     const window = this.windowAt(startedAt);
     const bound = window === undefined ? startedAt + this.settings.acquireTimeoutMs : Math.max(window.until, startedAt + this.settings.acquireTimeoutMs);
     const deadline = Math.min(bound, options.deadline ?? Number.POSITIVE_INFINITY);
-    return this.acquireUntil(claim.tenant, startedAt, deadline, options.signal);
+    const span = startSpan("poolgate.pool.acquire");
+    if (span === undefined) return this.acquireUntil(claim.tenant, startedAt, deadline, options.signal);
+    span.setAttribute("poolgate.pool.name", this.name);
+    span.setAttribute("poolgate.pool.idle", this.idle.length);
+    span.setAttribute("poolgate.pool.waiting", this.waiters.length);
+    // The acquire span is active meanwhile: a queue wait and a reset or liveness check hang under it.
+    return endWith(
+      span,
+      withSpan(span, () => this.acquireUntil(claim.tenant, startedAt, deadline, options.signal)),
+      (entry, ended) => ended.setAttribute("poolgate.pool.connection", entry.connection.id),
+    );
   }
 
   /**
@@ -225,7 +236,19 @@ export class Pool {
     const tenant = claim.tenant;
     this.registerTenant(claim);
     const at = this.idleIndexForNewCaller(tenant);
-    return at < 0 ? undefined : this.lendIdleAtOnce(at, tenant, undefined);
+    const entry = at < 0 ? undefined : this.lendIdleAtOnce(at, tenant, undefined);
+    if (entry !== undefined) this.traceLentAtOnce(entry);
+    return entry;
+  }
+
+  /** A traced request's session lent with no wait: a span of no length that says so. */
+  private traceLentAtOnce(entry: PoolEntry): void {
+    const span = startSpan("poolgate.pool.acquire");
+    if (span === undefined) return;
+    span.setAttribute("poolgate.pool.name", this.name);
+    span.setAttribute("poolgate.pool.connection", entry.connection.id);
+    span.setAttribute("poolgate.pool.lent_at_once", true);
+    span.end();
   }
 
   /** Borrowed entries per tenant (tenants holding none are not listed). */
@@ -355,6 +378,14 @@ export class Pool {
   }
 
   private enqueue(tenant: string, startedAt: number, deadline: number, signal: AbortSignal | undefined): Promise<PoolEntry> {
+    const span = startSpan("poolgate.pool.queue_wait");
+    const queued = this.queue(tenant, startedAt, deadline, signal);
+    if (span === undefined) return queued;
+    span.setAttribute("poolgate.pool.waiting", this.waiters.length);
+    return endWith(span, queued);
+  }
+
+  private queue(tenant: string, startedAt: number, deadline: number, signal: AbortSignal | undefined): Promise<PoolEntry> {
     return new Promise<PoolEntry>((resolve, reject) => {
       this.waiters.push({ enqueuedAt: startedAt, deadline, signal, tenant, settled: false, resolve, reject });
       if (signal) this.watch(signal);

@@ -6,6 +6,7 @@
  */
 import type { Engine } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
+import { endWith, startSpan } from "../observability/request-trace.js";
 import type { Clock } from "../clock.js";
 import type { Endpoint } from "../topology/endpoint.js";
 import type { Topology } from "../topology/topology.js";
@@ -24,6 +25,25 @@ export interface RouteRequest {
 export interface RouterSettings {
   tokenWaitMs: number;
   failoverWaitMs: number;
+}
+
+/**
+ * A traced request's routing decision, as a span of no length: the endpoint and why (undefined: none
+ * could be chosen without waiting, and endpointFor waits). Answers the endpoint.
+ */
+function traceRoute(request: RouteRequest, endpoint: Endpoint, reason: string): Endpoint;
+function traceRoute(request: RouteRequest, endpoint: Endpoint | undefined, reason: string): Endpoint | undefined;
+function traceRoute(request: RouteRequest, endpoint: Endpoint | undefined, reason: string): Endpoint | undefined {
+  const span = startSpan("poolgate.route");
+  if (span === undefined) return endpoint;
+  span.setAttribute("poolgate.route.intent", request.intent);
+  span.setAttribute("poolgate.route.reason", endpoint === undefined ? "none without waiting" : reason);
+  if (endpoint !== undefined) {
+    span.setAttribute("poolgate.route.endpoint", endpoint.name);
+    span.setAttribute("poolgate.route.role", endpoint.role);
+  }
+  span.end();
+  return endpoint;
 }
 
 /** How often a read waiting for its consistency token re-checks the replicas. */
@@ -54,11 +74,11 @@ export class Router {
     if (now) return now;
     if (request.intent === "read" && request.consistencyToken) {
       const replica = await this.waitForToken(request);
-      if (replica) return replica;
+      if (replica) return traceRoute(request, replica, "a replica replayed the consistency token");
       const primary = this.topology.primary();
-      if (primary) return primary;
+      if (primary) return traceRoute(request, primary, "no replica replayed the consistency token in time");
     }
-    return this.primary(request.deadline);
+    return traceRoute(request, await this.primary(request.deadline), "the primary, after waiting for one");
   }
 
   /**
@@ -67,21 +87,25 @@ export class Router {
    * to replay a read's consistency token (a replica is preferred over the primary while it may catch up).
    */
   endpointNow(request: RouteRequest): Endpoint | undefined {
-    if (request.intent === "write") return this.topology.primary();
+    if (request.intent === "write") return traceRoute(request, this.topology.primary(), "a write goes to the primary");
     const replica = this.freshReplica(request);
-    if (replica || request.consistencyToken) return replica;
+    if (replica || request.consistencyToken) return traceRoute(request, replica, "the least busy replica fresh enough");
     const primary = this.topology.primary();
-    if (primary || request.maxStalenessMs !== undefined) return primary;
+    if (primary || request.maxStalenessMs !== undefined) return traceRoute(request, primary, "no replica fresh enough: the primary");
     // The primary is gone: plain reads go on from any replica that answers, lagging or not.
     const reachable = this.topology.endpoints.filter((endpoint) => endpoint.healthy && endpoint.role === "replica");
-    return reachable.length > 0 ? this.leastOutstanding(reachable) : undefined;
+    return traceRoute(request, reachable.length > 0 ? this.leastOutstanding(reachable) : undefined, "no primary: any reachable replica");
   }
 
   async primary(deadline: number): Promise<Endpoint> {
     const known = this.topology.primary();
     if (known) return known;
     const waitUntil = Math.min(deadline, this.clock.now() + this.settings.failoverWaitMs);
-    const primary = await this.topology.waitForPrimary(waitUntil);
+    // The failover hold: a write (or a read with no replica) waits here for a primary.
+    const span = startSpan("poolgate.failover_hold");
+    span?.setAttribute("poolgate.failover.wait_limit_ms", Math.max(0, waitUntil - this.clock.now()));
+    const waiting = this.topology.waitForPrimary(waitUntil);
+    const primary = await (span === undefined ? waiting : endWith(span, waiting, (found, ended) => ended.setAttribute("poolgate.failover.found", found !== undefined)));
     if (primary) return primary;
     throw new GatewayError("PRIMARY_UNAVAILABLE", "no primary became available in time (failover in progress); nothing was applied", {
       final: true,

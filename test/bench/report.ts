@@ -219,6 +219,7 @@ export function reportLines(results: BenchResults): string[] {
   out.push(...topologyLines(results));
   if (results.isolation) section(isolationTable(results.isolation, Number(s.callers)), isolationVerdict(results.isolation));
   if (results.cache) section(cacheTable(results.cache, Number(s.callers)), cacheVerdict(results.cache));
+  if (results.tracing) section(throughputTable(`tracing cost: ${s.callers} concurrent callers, point selects, PostgreSQL (docs/tracing.md)`, results.tracing), tracingVerdict(results.tracing));
   for (const p of results.profiles ?? []) {
     out.push("", ...profileLines(`CPU profile, ${p.engine}, ${p.server === "gateway" ? "poolgate native" : "naive forwarder"} (${num(p.throughput, 0)} req/s under --cpu-prof)`, p.summary, p.requests, p.cpuUsPerRequest), `  profile: ${p.file}`);
     if (p.syscallsPerRequest) {
@@ -442,6 +443,17 @@ export function failoverVerdict(engine: FailoverEngineResult): string {
     `acknowledged writes lost: ${runs.reduce((sum, run) => sum + run.lostAcknowledgedWrites, 0)}; failed writes: ${failedText}; ` +
     `failed reads: ${runs.reduce((sum, run) => sum + run.failedReads, 0)}; failovers recorded per run: ${runs.map((run) => run.failoversCounted).join(", ")}`
   );
+}
+
+/** Each setting's throughput and the gateway's CPU per request against tracing off. */
+function tracingVerdict(rows: TargetRow[]): string {
+  const off = poolgateOf(rows);
+  if (!off) return "tracing off not measured";
+  const pct = (value: number | undefined, base: number | undefined) => (value === undefined || base === undefined || base === 0 ? "n/a" : `${value >= base ? "+" : ""}${num(((value - base) / base) * 100, 1)}%`);
+  return rows
+    .filter((row) => row !== off)
+    .map((row) => `${row.target}: throughput ${pct(row.throughput, off.throughput)}, gateway CPU per request ${pct(row.cpuUsPerRequest, off.cpuUsPerRequest)}`)
+    .join("; ");
 }
 
 function throughputVerdict(rows: TargetRow[]): string {

@@ -178,6 +178,8 @@ export interface BenchResults {
   failover?: FailoverEngineResult[];
   isolation?: IsolationRow[];
   cache?: CacheRow[];
+  /** What tracing and insights cost: the PostgreSQL steady load against gateways with tracing off, on at 1% and 100% sampling, and insights on. */
+  tracing?: TargetRow[];
   /** `--profile`: where the gateway's and the naive forwarder's CPU went under the steady load. */
   profiles?: ProfiledServer[];
   /** POOLGATE_BENCH_ONLY=instructions: instructions per request under callgrind, the gateway's and the naive forwarder's. */

@@ -35,7 +35,7 @@
  *
  * Environment (defaults in parentheses):
  *   POOLGATE_BENCH_ONLY            comma-separated parts to run: throughput, burst, inserts, conflicts,
- *                                  mysql, topology, isolation, cache, streaming, aurora, lifecycle, client, profile, instructions, or postgres
+ *                                  mysql, topology, isolation, cache, streaming, aurora, lifecycle, client, tracing, profile, instructions, or postgres
  *                                  (= the first four) (all but profile and instructions; `--profile` alone
  *                                  runs just the profile)
  *   POOLGATE_BENCH_PROFILE=1       the same as `--profile`
@@ -73,6 +73,7 @@ import { findPgBouncer, type PgBouncer, startPgBouncer } from "./pgbouncer.js";
 import { cleanupAll, exitCleanlyOnSignals, type Server, startGateway, startServer } from "./processes.js";
 import { Progress } from "./progress.js";
 import { reportLines } from "./report.js";
+import { startOtlpReceiver } from "../support/otlp-receiver.js";
 import { type BenchResults, HTTP_ALONE, PIPELINED_FORWARDER } from "./results.js";
 import { POSTGRES_PARTS, settings as S } from "./settings.js";
 import { directTarget, httpTarget, measureRounds, sdkTarget, type Target, type TargetResult, type Work } from "./targets.js";
@@ -340,6 +341,40 @@ async function lifecyclePart(): Promise<void> {
   results.lifecycle = { ...results.lifecycle, ...(await runResumeBench(step)) };
 }
 
+/**
+ * What tracing costs (docs/tracing.md): the PostgreSQL steady load against four gateways, tracing off,
+ * on with 1% and 100% of traces sampled (exported over OTLP/HTTP to a receiver stand-in in this
+ * process, which decodes and counts them), and query insights on with tracing off.
+ */
+async function tracingPart(): Promise<void> {
+  progress.setPhase("tracing cost");
+  results.machine.postgres ??= await preparePostgres(S.adminUrl);
+  const benchUrl = benchUrlOf(S.adminUrl);
+  const receiver = await startOtlpReceiver({ keep: false });
+  const servers: Server[] = [];
+  try {
+    const targets = await step("starting four gateways (tracing off, 1%, 100%; insights on)", 4, async () => {
+      const start = async (extra: object) => {
+        const server = await startGateway(gatewayConfig(benchUrl, extra));
+        servers.push(server);
+        return server;
+      };
+      const traced = (sampleRatio: number) => ({ tracing: { enabled: true, endpoint: receiver.url, sampleRatio } });
+      return [
+        httpTarget("tracing off", "poolgate", await start({})),
+        httpTarget("tracing on, 1% sampled", "alternative", await start(traced(0.01))),
+        httpTarget("tracing on, 100% sampled", "alternative", await start(traced(1))),
+        httpTarget("insights on, tracing off", "alternative", await start({ insights: { enabled: true } })),
+      ];
+    });
+    results.tracing = await measureRounds(targets, steadyWork("postgres"), S.rounds, "throughput", roundStep(() => estimate.steadyRunS()), S.stability);
+    results.notes.push(`tracing: the OTLP receiver stand-in decoded ${receiver.received} spans in ${receiver.requests} export requests`);
+  } finally {
+    for (const server of servers.reverse()) await server.stop();
+    await receiver.close();
+  }
+}
+
 async function clientPart(): Promise<void> {
   const { runClientBench } = await import("./client-bench.js");
   progress.setPhase("the client beside other HTTP drivers");
@@ -358,6 +393,7 @@ const PARTS: [name: string, enabled: boolean, run: () => Promise<void>][] = [
   ["aurora", S.only.has("aurora"), auroraPart],
   ["lifecycle", S.only.has("lifecycle"), lifecyclePart],
   ["client", S.only.has("client"), clientPart],
+  ["tracing", S.only.has("tracing"), tracingPart],
 ];
 
 function save(): { svg: string; json: string } {

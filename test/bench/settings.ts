@@ -7,7 +7,7 @@ import { z } from "zod";
 
 const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
-export const PARTS = ["throughput", "burst", "inserts", "conflicts", "mysql", "topology", "isolation", "cache", "streaming", "aurora", "lifecycle", "client", "profile", "instructions"] as const;
+export const PARTS = ["throughput", "burst", "inserts", "conflicts", "mysql", "topology", "isolation", "cache", "streaming", "aurora", "lifecycle", "client", "tracing", "profile", "instructions"] as const;
 export type Part = (typeof PARTS)[number];
 /**
  * What a plain `npm run bench` runs: every part but the profile, which slows the servers it watches,

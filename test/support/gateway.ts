@@ -5,6 +5,7 @@ import { parseConfig } from "../../gateway/config/load.js";
 import type { GatewayConfigInput } from "../../gateway/config/schema.js";
 import { type Logger, silentLogger } from "../../gateway/logger.js";
 import type { Clock } from "../../gateway/clock.js";
+import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
 
 export interface TestGateway {
   gateway: Gateway;
@@ -25,12 +26,17 @@ export interface TestGatewayOptions {
   clock?: Clock;
   /** Where the gateway logs (default: nowhere). */
   logger?: Logger;
+  /** With tracing on: where spans go as they end (instead of OTLP/HTTP). */
+  spanExporter?: SpanExporter;
 }
 
 export async function startTestGateway(config: GatewayConfigInput, clockOrOptions?: Clock | TestGatewayOptions): Promise<TestGateway> {
   const options: TestGatewayOptions = clockOrOptions === undefined ? {} : "now" in clockOrOptions ? { clock: clockOrOptions } : clockOrOptions;
   const parsed = parseConfig({ ...config, server: { port: 0, ...config.server } }, "test");
-  const gateway = await createGateway(parsed, options.logger ?? silentLogger, options.clock ? { clock: options.clock } : {});
+  const gateway = await createGateway(parsed, options.logger ?? silentLogger, {
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.spanExporter ? { spanExporter: options.spanExporter } : {}),
+  });
   const baseUrl = await gateway.listen();
   const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpResult> => {
     const response = await fetch(baseUrl + path, {

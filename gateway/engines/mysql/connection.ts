@@ -23,6 +23,9 @@ import { ResultCollector, type ResultSetHeader } from "./result-collector.js";
 import { MysqlRowCursor } from "./row-cursor.js";
 import { ResultShapes } from "./result-shapes.js";
 import { columnDetails, encodeParams } from "./values.js";
+import { type RoundTripTarget, startRoundTrip } from "../round-trip-span.js";
+import { activeTrace, endWith } from "../../observability/request-trace.js";
+import { sqlCommentFor, withSqlComment } from "../../observability/sql-comment.js";
 
 export type MysqlFlavour = "mariadb" | "mysql";
 
@@ -43,7 +46,7 @@ export interface MysqlConnectionSettings {
 interface Mysql2Internals {
   threadId: number;
   stream: { destroy(): void; remoteAddress?: string; remotePort?: number };
-  config: { host?: string; port?: number };
+  config: { host?: string; port?: number; database?: string };
 }
 
 const SERVER_STATUS_IN_TRANS = 1;
@@ -194,7 +197,18 @@ export class MysqlConnection implements EngineConnection {
     // transaction: a session lost under it applied nothing. A statement the reader knows only reads
     // applied nothing if it answered as its cancel went out (session-lifecycle.ts).
     const changesNothing = !this.transactionOpen && analysis.intent === "read" && analysis.leavesNoState;
-    return this.run(sql, params, options, params.length > 0 || (mustPrepare && !analysis.savepointOnly), changesNothing, analysis.intent !== "read");
+    const prepared = params.length > 0 || (mustPrepare && !analysis.savepointOnly);
+    const commented = sqlCommentFor(activeTrace());
+    if (commented === undefined) return this.run(sql, params, options, prepared, changesNothing, analysis.intent !== "read");
+    // A commented statement's text is this request's alone: one that was prepared is closed once it ran
+    // (COM_STMT_CLOSE, no answer), so that mysql2's statement cache keeps only callers' texts.
+    const text = withSqlComment(sql, commented);
+    const ran = this.run(text, params, options, prepared, changesNothing, analysis.intent !== "read");
+    if (!prepared) return ran;
+    const close = () => {
+      if (this.lifecycle.alive) this.connection.unprepare(text);
+    };
+    return ran.finally(close);
   }
 
   /** A collected statement as the gateway answers it (a CALL by its last result set; a write by its header). */
@@ -512,8 +526,16 @@ export class MysqlConnection implements EngineConnection {
 
   /** Sends one statement (prepared when it has parameters) under its deadline, and collects its result. */
   private run(sql: string, params: readonly Param[], options: ExecuteOptions, prepared = params.length > 0, changesNothing = false, mayApply = false): Promise<ResultCollector> {
-    return this.lifecycle.run(options.timeoutMs, () => this.collect(sql, params, options, prepared), changesNothing, mayApply);
+    const span = startRoundTrip(sql, this.roundTripTarget);
+    const sent = this.lifecycle.run(options.timeoutMs, () => this.collect(sql, params, options, prepared), changesNothing, mayApply);
+    return span === undefined ? sent : endWith(span, sent, (collected, ended) => ended.setAttribute("db.response.returned_rows", collected.rows.length));
   }
+
+  /** Where this session's round trips go, for their spans. */
+  private readonly roundTripTarget = (): RoundTripTarget => {
+    const { host, port } = this.peer();
+    return { system: this.settings.flavour, namespace: this.internals.config.database ?? "", address: host, port };
+  };
 
   /**
    * Sends one statement and collects its result while it streams in, converted and size-bounded

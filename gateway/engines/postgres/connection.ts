@@ -11,6 +11,9 @@ import { GatewayError } from "../../errors.js";
 import { promiseFrom } from "../../promise-from.js";
 import type { EngineConnection, ExecuteOptions, InstanceState, ListedInstance, RowCursor, StatementResult, StreamOptions, TransactionOptions } from "../engine.js";
 import { INTERNAL_RESULT_LIMITS } from "../result-budget.js";
+import { type RoundTripTarget, startRoundTrip } from "../round-trip-span.js";
+import { activeTrace, endWith, type RequestTrace } from "../../observability/request-trace.js";
+import { sqlCommentFor, withSqlComment } from "../../observability/sql-comment.js";
 import { type CancelStrategy, SessionLifecycle, type StatementFailure } from "../session-lifecycle.js";
 import type { SqlReader, StatementAnalysis } from "../sql-analysis.js";
 import { ISOLATION_SQL } from "../transaction-sql.js";
@@ -130,10 +133,13 @@ export class PostgresConnection implements EngineConnection {
   private send(sql: string, params: readonly Param[], options: ExecuteOptions, readAsReaderDoes: boolean): Promise<StatementResult> {
     const values = encodeParams(params);
     const several = !options.singleStatement && !(options.gatewayTransaction && !readAsReaderDoes);
-    const positioned = options.withCommitPosition === true && this.positionInline(sql);
+    // A statement carrying a SQL comment is sent unnamed (never kept prepared: each one's traceparent
+    // differs), so that the server shows this request's comment; its position is read separately.
+    const commented = sqlCommentFor(activeTrace());
+    const positioned = commented === undefined && options.withCommitPosition === true && this.positionInline(sql);
     const readsOnly = this.readsOnly(sql);
     const changesNothing = !positioned && readsOnly && this.internals.getTransactionStatus() === "I";
-    const sent = () => this.runStatement(this.statement(sql, values, options, several, positioned), options.timeoutMs, changesNothing, !readsOnly);
+    const sent = () => this.runStatement(this.statement(sql, values, options, several, positioned, commented), options.timeoutMs, changesNothing, !readsOnly);
     return sent().then(
       (query) => this.answerOf(query, options),
       (err: unknown) => {
@@ -315,16 +321,16 @@ export class PostgresConnection implements EngineConnection {
    * server; the simple protocol for strings the parser finds several statements in, where `several`
    * allows them.
    */
-  private statement(sql: string, values: unknown[], options: ExecuteOptions, several: boolean, positioned: boolean): StatementQuery {
+  private statement(sql: string, values: unknown[], options: ExecuteOptions, several: boolean, positioned: boolean, commented?: RequestTrace): StatementQuery {
     const mode: ValueMode = options.textValues === true ? "text" : options.bigNumbers;
     if (positioned) {
       const limits = { maxBytes: options.maxResultBytes, maxRows: options.maxResultRows };
       return new CommittedWriteQuery(sql, values, this.preparedStatement(sql), (fields) => parsersFor(mode, fields, this.settings.typeNames), mode, limits, this.positionSource);
     }
     const extended = !several || values.length > 0 || this.settings.reader.analyse(sql).statementCount === 1;
-    const prepared = extended && this.settings.preparedCacheSize > 0 ? this.preparedStatement(sql) : undefined;
+    const prepared = extended && commented === undefined && this.settings.preparedCacheSize > 0 ? this.preparedStatement(sql) : undefined;
     return new StatementQuery(
-      sql,
+      commented === undefined ? sql : withSqlComment(sql, commented),
       extended ? values : undefined,
       prepared,
       (fields) => parsersFor(mode, fields, this.settings.typeNames),
@@ -503,6 +509,20 @@ export class PostgresConnection implements EngineConnection {
 
   /** Submits a query under its deadline (the shared lifecycle cancels it on the server, then cuts). */
   private run(query: StatementQuery, timeoutMs: number, changesNothing = false, mayApply = false): Promise<StatementQuery> {
+    const span = startRoundTrip(query.text, this.roundTripTarget);
+    const sent = this.submit(query, timeoutMs, changesNothing, mayApply);
+    return span === undefined ? sent : endWith(span, sent, (done, ended) => ended.setAttribute("db.response.returned_rows", done.rows.length));
+  }
+
+  /** Where this session's round trips go, for their spans. */
+  private readonly roundTripTarget = (): RoundTripTarget => ({
+    system: "postgresql",
+    namespace: this.client.database ?? "",
+    address: this.internals.host,
+    port: this.internals.port,
+  });
+
+  private submit(query: StatementQuery, timeoutMs: number, changesNothing: boolean, mayApply: boolean): Promise<StatementQuery> {
     return this.lifecycle.run(
       timeoutMs,
       () =>

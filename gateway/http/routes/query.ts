@@ -10,6 +10,14 @@ import { answerFromCache, CACHE_HEADER } from "../cached-read.js";
 import { keepParamSources, keepStatementParamSources } from "../param-sources.js";
 import { parseBody } from "../validate.js";
 import { idempotencyKeyOf, nativeAnswer } from "../idempotency-header.js";
+import { startSpan } from "../../observability/request-trace.js";
+import type { Span } from "@opentelemetry/api";
+
+/** A traced answer's serialisation: how many characters it came to. */
+function endSerializeSpan(span: Span, json: string): void {
+  span.setAttribute("poolgate.response.chars", json.length);
+  span.end();
+}
 
 export function registerQueryRoutes(app: FastifyInstance, context: HttpContext): void {
   // Not async: a refusal thrown here is Fastify's to answer (the error handler), and the answer is
@@ -37,7 +45,9 @@ export function registerQueryRoutes(app: FastifyInstance, context: HttpContext):
       if (cacheBypass !== undefined) reply.header(CACHE_HEADER, "bypass");
       if (value.recorded) return nativeAnswer(reply, value.recorded, { attempts, consistencyToken: value.consistencyToken });
       // Serialised here (schema: QueryResponse) so Fastify sends the text as is.
+      const span = startSpan("poolgate.serialize");
       const json = serializeResult(value.value[0] as StatementResult, rowMode, attempts, value.consistencyToken);
+      if (span !== undefined) endSerializeSpan(span, json);
       return reply.type("application/json; charset=utf-8").send(cacheBypass === undefined ? json : `${json.slice(0, -1)},"cache":"bypass"}`);
     });
   });
@@ -66,7 +76,9 @@ export function registerQueryRoutes(app: FastifyInstance, context: HttpContext):
     if (value.recorded) return nativeAnswer(reply, value.recorded, { attempts, consistencyToken: value.consistencyToken });
     // Serialised here (schema: BatchResponse) so Fastify sends the text as is.
     const token = value.consistencyToken === undefined ? "" : `,"consistencyToken":${JSON.stringify(value.consistencyToken)}`;
+    const span = startSpan("poolgate.serialize");
     const json = `{"results":[${value.value.map((result) => serializeResult(result, rowMode)).join(",")}],"attempts":${attempts}${token}}`;
+    if (span !== undefined) endSerializeSpan(span, json);
     return reply.type("application/json; charset=utf-8").send(json);
   });
 }
