@@ -15,7 +15,8 @@ import { runOnce } from "../idempotency/run-once.js";
 import type { IdempotencyStore } from "../idempotency/store.js";
 import type { RouteRequest } from "../routing/router.js";
 import type { Endpoint } from "../topology/endpoint.js";
-import { isReadOnlyRefusal, type Leases } from "./leases.js";
+import { keyedFailure, outcomeOf, outcomeUnknown, unitFailure } from "./failure.js";
+import type { Leases } from "./leases.js";
 import type { Plan, PlannedStatement } from "./plan.js";
 import type { Attempted } from "./retry.js";
 
@@ -25,15 +26,6 @@ export interface Written<T> {
   consistencyToken: string | undefined;
   /** A keyed write's answer as recorded with its key: the surface sends it as it is. */
   recorded?: RecordedAnswer | undefined;
-}
-
-/** A timeout or conflict in SQL that commits on its own does not mean "nothing was applied". */
-function partOfItMayHaveCommitted(err: unknown): unknown {
-  if (!(err instanceof GatewayError) || !["STATEMENT_TIMEOUT", "SERIALIZATION_FAILURE", "CONNECTION_LOST"].includes(err.code)) return err;
-  return new GatewayError("OUTCOME_UNKNOWN", `${err.message}; the SQL contains its own transaction control, so part of it may have been committed`, {
-    cause: err,
-    database: err.database,
-  });
 }
 
 /**
@@ -57,22 +49,10 @@ async function readOnlyUnit(
     }
     return results;
   } catch (err) {
-    throw readOnlyFailure(err);
+    throw unitFailure(err, "read only");
   } finally {
     if (connection.alive) await connection.rollback(options.timeoutMs).catch(() => undefined);
   }
-}
-
-/** A write the database refused in a read-only principal's transaction (READ ONLY, or its login's grants) is a permission error. */
-export function readOnlyFailure(err: unknown): unknown {
-  if (!(err instanceof GatewayError)) return err;
-  if (err.code === "OUTCOME_UNKNOWN") {
-    return new GatewayError("CONNECTION_LOST", `${err.message} (read-only work: nothing was committed)`, { cause: err });
-  }
-  if (err.code === "DATABASE_ERROR" && err.refusedAsWrite) {
-    return new GatewayError("FORBIDDEN", `this principal may only read; the database refused: ${err.message}`, { cause: err, database: err.database });
-  }
-  return err;
 }
 
 /** One statement's answer, with its commit position (if any) as the consistency token. */
@@ -135,7 +115,7 @@ export class Executor {
       run(endpoint).then(writtenOne, (err: unknown) => {
         // A "read" that wrote after all (a user function not in routing.writingFunctions): a replica
         // refused it, so nothing was applied; it runs on the primary, as a write.
-        if (!(route.intent === "read" && endpoint.role === "replica" && isReadOnlyRefusal(err))) throw err;
+        if (!outcomeOf(err, { unit: "statement", intent: route.intent, endpoint: endpoint.name, onReplica: endpoint.role === "replica" }).runAsWrite) throw err;
         route = Object.assign({}, route, { intent: "write" as const });
         return this.leases.endpointFor(route, plan.primaryOnly).then(run).then(writtenOne);
       });
@@ -163,7 +143,7 @@ export class Executor {
     try {
       value = await connection.execute(statement.sql, statement.params, wantsToken ? Object.assign({}, options, { withCommitPosition: true }) : options);
     } catch (err) {
-      throw plan.commitsInParts ? partOfItMayHaveCommitted(err) : err;
+      throw plan.commitsInParts ? unitFailure(err, "statement in parts") : err;
     }
     if (wantsToken && value.commitPosition === undefined) {
       const token = await this.tokenAfter(plan, route, connection);
@@ -198,21 +178,17 @@ export class Executor {
           return { value: results, consistencyToken: position ?? undefined };
         } catch (err) {
           // Before COMMIT was sent, a lost session means the transaction rolled back: safe to run again.
-          if (!committing && err instanceof GatewayError && err.code === "OUTCOME_UNKNOWN") {
-            const again = at >= 0 && lost?.endpoint === endpoint && lost.at === at;
-            lost = { endpoint, at };
-            if (again) {
-              throw new GatewayError(
-                "DATABASE_ERROR",
-                `statements.${at} ended its own session on ${endpoint.name}, which still answers (twice in a row: ${err.message}); the batch was rolled back, nothing was applied, and it is not run again`,
-                { cause: err },
-              );
-            }
-            throw new GatewayError("CONNECTION_LOST", `the batch's connection was lost before COMMIT; nothing was applied (${err.message})`, {
-              cause: err,
-            });
+          if (committing || !outcomeUnknown(err)) throw err;
+          const again = at >= 0 && lost?.endpoint === endpoint && lost.at === at;
+          lost = { endpoint, at };
+          if (again) {
+            throw new GatewayError(
+              "DATABASE_ERROR",
+              `statements.${at} ended its own session on ${endpoint.name}, which still answers (twice in a row: ${(err as Error).message}); the batch was rolled back, nothing was applied, and it is not run again`,
+              { cause: err },
+            );
           }
-          throw err;
+          throw unitFailure(err, "batch");
         }
       }, plan.timing);
     });
@@ -225,7 +201,7 @@ export class Executor {
    * still an unknown outcome: that COMMIT may yet have landed, and the same key settles it.
    */
   private async keyed(plan: Plan, work: KeyedWork): Promise<Attempted<Written<StatementResult[]>>> {
-    let unknownOutcome: GatewayError | undefined;
+    let unknownOutcome = false;
     try {
       return await this.leases.retrying(plan.retry, plan.route, async () => {
         await this.keys.ensureTable(plan.options.timeoutMs);
@@ -235,7 +211,7 @@ export class Executor {
           // The token of a write that ran now comes with its COMMIT; a replay's is read now.
           const withPosition = plan.withToken ? Object.assign({}, options, { withCommitPosition: true }) : options;
           const outcome = await runOnce(connection, this.keys, work, plan.statements, { isolation: plan.isolation, deferrable: plan.deferrable }, withPosition).catch((err: unknown) => {
-            if (err instanceof GatewayError && err.code === "OUTCOME_UNKNOWN") unknownOutcome = err;
+            if (outcomeUnknown(err)) unknownOutcome = true;
             throw err;
           });
           const consistencyToken = outcome.position === undefined ? await this.tokenAfter(plan, plan.route, connection) : (outcome.position ?? undefined);
@@ -243,11 +219,7 @@ export class Executor {
         }, plan.timing);
       });
     } catch (err) {
-      if (unknownOutcome === undefined || !(err instanceof GatewayError) || err.code === "OUTCOME_UNKNOWN" || err.code === "IDEMPOTENCY_KEY_REUSED") throw err;
-      throw new GatewayError("OUTCOME_UNKNOWN", `${err.message}; an earlier attempt's COMMIT went unanswered, so the write may have been applied: send it again with the same idempotency key to learn its answer`, {
-        cause: err,
-        attempts: err.attempts,
-      });
+      throw keyedFailure(err, unknownOutcome);
     }
   }
 

@@ -10,7 +10,6 @@ import type { Intent } from "../../schemas/query.js";
 import type { PoolSet } from "../pool/pool-set.js";
 import type { GatewayConfig } from "../config/schema.js";
 import type { EngineConnection, RowCursor } from "../engines/engine.js";
-import { GatewayError } from "../errors.js";
 import { type ClusterEvents, UNHEARD } from "../events.js";
 import type { Clock } from "../clock.js";
 import { promiseFrom } from "../promise-from.js";
@@ -20,6 +19,7 @@ import type { RouteRequest, Router } from "../routing/router.js";
 import type { Endpoint } from "../topology/endpoint.js";
 import type { Topology } from "../topology/topology.js";
 import { endingCursor } from "./ending-cursor.js";
+import { isDatabaseRefusal, isReadOnlyRefusal, outcomeOf, type Unit } from "./failure.js";
 import { type Attempted, type RetrySettings, runWithRetry } from "./retry.js";
 import type { RunAs } from "./run-as.js";
 import type { WorkTiming } from "./work-timing.js";
@@ -31,10 +31,6 @@ export interface Lease {
   entry: PoolEntry;
 }
 
-export function isReadOnlyRefusal(err: unknown): boolean {
-  return err instanceof GatewayError && err.code === "DATABASE_ERROR" && err.refusedAsReadOnly;
-}
-
 /**
  * Asks the session's instance for its role: a replica, or a session lost on the way, confirms a
  * demoted primary. A session in a failed transaction cannot answer; with `mayRollBack` (the gateway's
@@ -44,12 +40,12 @@ export function isReadOnlyRefusal(err: unknown): boolean {
 export async function instanceIsReadOnly(connection: EngineConnection, timeoutMs: number, mayRollBack: boolean): Promise<boolean> {
   const ask = () => connection.inspect(timeoutMs).then((state) => state.role === "replica", (err: unknown) => err);
   let answer = await ask();
-  if (answer instanceof GatewayError && answer.code === "DATABASE_ERROR" && mayRollBack) {
+  if (typeof answer !== "boolean" && isDatabaseRefusal(answer) && mayRollBack) {
     await connection.rollback(timeoutMs).catch(() => undefined);
     answer = await ask();
   }
   if (typeof answer === "boolean") return answer;
-  return !(answer instanceof GatewayError && answer.code === "DATABASE_ERROR");
+  return !isDatabaseRefusal(answer);
 }
 
 export class Leases {
@@ -214,21 +210,25 @@ export class Leases {
     };
     return endingCursor(cursor, end, (err) => {
       // Told to the topology; the caller gets the failure itself (nothing runs again).
-      this.failoverAware(err, endpoint, intent, onReplica);
+      this.failoverAware(err, endpoint, intent, onReplica, "open stream");
       return err;
     });
   }
 
-  /** A failure of leased work as the retry policy reads it; a write refused by a demoted primary retires its session. */
+  /**
+   * A failure of leased work as the failure model reads it (failure.ts): the topology is told a
+   * failover sign; a write refused by a demoted primary retires its session.
+   */
   private async classify(err: unknown, entry: PoolEntry, endpoint: Endpoint, intent: Intent, onReplica: boolean, rerun = onReplica): Promise<unknown> {
+    let instanceReadOnly = false;
     if (isReadOnlyRefusal(err) && !onReplica) {
       // The session's own READ ONLY (SET TRANSACTION READ ONLY, default_transaction_read_only) is the
       // caller's business; only an instance that is really read-only now is a failover sign.
-      if (!(await instanceIsReadOnly(entry.connection, this.config.topology.checkTimeoutMs, true))) return err;
+      instanceReadOnly = await instanceIsReadOnly(entry.connection, this.config.topology.checkTimeoutMs, true);
       // A session that refused a write on a demoted instance: never reuse it.
-      entry.retireOnRelease = "refused a write as read-only";
+      if (instanceReadOnly) entry.retireOnRelease = "refused a write as read-only";
     }
-    return this.failoverAware(err, endpoint, intent, onReplica, rerun);
+    return this.failoverAware(err, endpoint, intent, onReplica, "statement", rerun, instanceReadOnly);
   }
 
   /**
@@ -267,41 +267,25 @@ export class Leases {
       // Where the topology pointed when the wait ended, before this failure's own failover sign: an
       // endpoint the monitor still trusted (a login refused, a full server) is the caller's answer,
       // not a reason to wait again.
-      const stillRight = onReplica ? endpoint.servesReads : this.topology.primary() === endpoint;
-      const failure = this.failoverAware(err, endpoint, intent, onReplica);
-      throw stillRight ? failure : this.movedOn(failure, endpoint, onReplica);
+      const stillServes = onReplica ? endpoint.servesReads : this.topology.primary() === endpoint;
+      throw this.failoverAware(err, endpoint, intent, onReplica, "acquire", onReplica, false, stillServes);
     });
   }
 
-  /** DATABASE_UNAVAILABLE or POOL_TIMEOUT from an endpoint that no longer served the work: run it where the topology points now. */
-  private movedOn(err: unknown, endpoint: Endpoint, onReplica: boolean): unknown {
-    if (!(err instanceof GatewayError) || (err.code !== "DATABASE_UNAVAILABLE" && err.code !== "POOL_TIMEOUT")) return err;
-    const why = onReplica ? `${endpoint.name} no longer serves reads` : `${endpoint.name} is no longer the primary`;
-    return new GatewayError(onReplica ? "CONNECTION_LOST" : "PRIMARY_UNAVAILABLE", `${why}; nothing was sent there (${err.message})`, { cause: err, pool: err.pool });
-  }
-
-  /**
-   * A write refused as read-only, or a primary that cannot be reached or dropped the session, means a
-   * failover may be under way: the topology looks again at once. A refused write was not applied, so
-   * it is retried once a primary is found; a read that lost its session on a replica, or read-only
-   * work (`rerun`: known to the engine's reader to change nothing) that lost it anywhere, is run again.
-   */
-  private failoverAware(err: unknown, endpoint: Endpoint, intent: Intent, onReplica: boolean, rerun = onReplica): unknown {
-    if (!(err instanceof GatewayError)) return err;
-    const onPrimary = !onReplica;
-    if (isReadOnlyRefusal(err) && intent === "write") {
-      this.topology.signalFailover(`write refused as read-only by ${endpoint.name}`, endpoint);
-      return new GatewayError("PRIMARY_UNAVAILABLE", `${endpoint.name} is read-only (failover); the write was not applied`, { cause: err });
-    }
-    if (err.code === "OUTCOME_UNKNOWN" || err.code === "DATABASE_UNAVAILABLE" || err.code === "CONNECTION_LOST") {
-      if (onPrimary) this.topology.signalFailover(`${endpoint.name}: ${err.message}`, endpoint);
-      // A lost read is certainly harmless on a replica (nothing there can write), and anywhere when
-      // the engine's reader knows it changes nothing (a writer that died under a plain SELECT).
-      if (intent === "read" && rerun && err.code !== "CONNECTION_LOST") {
-        return new GatewayError("CONNECTION_LOST", `${endpoint.name} was lost during a read; it is run again (${err.message})`, { cause: err });
-      }
-    }
-    return err;
+  /** The failure model's outcome (failure.ts) for work sent to `endpoint`: a failover sign is told to the topology; the answer is its error. */
+  private failoverAware(
+    err: unknown,
+    endpoint: Endpoint,
+    intent: Intent,
+    onReplica: boolean,
+    unit: Unit,
+    rerun = onReplica,
+    instanceReadOnly = false,
+    stillServes = true,
+  ): unknown {
+    const outcome = outcomeOf(err, { unit, intent, endpoint: endpoint.name, onReplica, rerun, instanceReadOnly, stillServes });
+    if (outcome.failoverSign) this.topology.signalFailover(isReadOnlyRefusal(err) ? `write refused as read-only by ${endpoint.name}` : `${endpoint.name}: ${(err as Error).message}`, endpoint);
+    return outcome.error;
   }
 }
 

@@ -16,6 +16,7 @@ import type { ErrorCode } from "../../schemas/errors.js";
 import { GatewayError } from "../errors.js";
 import type { Clock } from "../clock.js";
 import { promiseFrom } from "../promise-from.js";
+import { retryOf, type Retry, waitedOutForSession } from "./failure.js";
 
 export interface RetrySettings {
   /** At most this many attempts; none: only the deadline (and maxTotalMs) bound the retries. */
@@ -28,11 +29,6 @@ export interface RetrySettings {
   unknownOutcomeRetried?: boolean | undefined;
 }
 
-/** The database rolled the unit back for a conflict: back off, then run it again. */
-const CONFLICTS = new Set<ErrorCode>(["SERIALIZATION_FAILURE"]);
-/** Nothing was applied and the cause is gone or elsewhere now: run it again at once. */
-const NOT_APPLIED = new Set<ErrorCode>(["CONNECTION_LOST", "PRIMARY_UNAVAILABLE"]);
-
 export interface Attempted<T> {
   value: T;
   attempts: number;
@@ -44,11 +40,10 @@ export function backoffDelayMs(settings: RetrySettings, conflict: number, random
   return random() * cap;
 }
 
-/** How long to wait before running `err`'s unit again, or undefined when it must not be run again. */
-function delayBefore(err: GatewayError, settings: RetrySettings, conflicts: number): number | undefined {
-  if (err.final) return undefined;
-  if (CONFLICTS.has(err.code)) return backoffDelayMs(settings, conflicts);
-  if (NOT_APPLIED.has(err.code) || (err.code === "OUTCOME_UNKNOWN" && settings.unknownOutcomeRetried === true)) return Math.random() * settings.baseDelayMs;
+/** How long to wait before running the unit again (the failure model's advice: failure.ts), or undefined when it must not be run again. */
+function delayBefore(retry: Retry, settings: RetrySettings, conflicts: number): number | undefined {
+  if (retry === "back off") return backoffDelayMs(settings, conflicts);
+  if (retry === "now") return Math.random() * settings.baseDelayMs;
   return undefined;
 }
 
@@ -109,13 +104,14 @@ function delayAfterFailure<T>(err: unknown, number: number, retries: Retries<T>)
   // A retry that spent the rest of the deadline waiting for a pooled session did not find the pool
   // exhausted: the work kept failing until its time was up, and that failure is the answer (the
   // waiter's timer rings at the deadline's millisecond, hence the one of slack).
-  if (retries.retried !== undefined && err.code === "POOL_TIMEOUT" && clock.now() + 1 >= deadline) {
+  if (retries.retried !== undefined && waitedOutForSession(err) && clock.now() + 1 >= deadline) {
     retries.retried.attempts = number;
     throw retries.retried;
   }
   err.attempts = number;
-  if (CONFLICTS.has(err.code)) retries.conflicts++;
-  const delay = delayBefore(err, settings, retries.conflicts);
+  const retry = retryOf(err, settings.unknownOutcomeRetried === true);
+  if (retry === "back off") retries.conflicts++;
+  const delay = delayBefore(retry, settings, retries.conflicts);
   if (delay === undefined || (settings.maxAttempts !== undefined && number >= settings.maxAttempts)) throw err;
   const resumeAt = clock.now() + delay;
   if (resumeAt >= deadline || (settings.maxTotalMs !== undefined && resumeAt - retries.startedAt > settings.maxTotalMs)) throw err;

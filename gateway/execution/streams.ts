@@ -10,7 +10,7 @@ import type { GatewayConfig } from "../config/schema.js";
 import type { EngineConnection, RowCursor, StreamOptions, TransactionOptions } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
 import { endingCursor } from "./ending-cursor.js";
-import { readOnlyFailure } from "./executor.js";
+import { readOnlyFailure } from "./failure.js";
 import type { Leases } from "./leases.js";
 import type { Plan } from "./plan.js";
 
