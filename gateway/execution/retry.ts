@@ -61,9 +61,30 @@ export function runWithRetry<T>(
   /** Told the code of every failure that is about to be retried. */
   onRetry?: (code: ErrorCode) => void,
 ): Promise<Attempted<T>> {
+  return retriedAfter(promiseFrom(unit, 1), settings, deadline, clock, callUnit, unit, onRetry);
+}
+
+function callUnit<T>(unit: (attempt: number) => Promise<T>, attempt: number): Promise<T> {
+  return unit(attempt);
+}
+
+/**
+ * The retry policy over a first attempt already under way (`first`): later attempts are `later(arg,
+ * number)`. A method and its argument rather than a closure, so that a first attempt that succeeds
+ * costs the policy no allocation but its answer.
+ */
+export function retriedAfter<A, T>(
+  first: Promise<T>,
+  settings: RetrySettings,
+  deadline: number,
+  clock: Clock,
+  later: (arg: A, attempt: number) => Promise<T>,
+  arg: A,
+  onRetry?: (code: ErrorCode) => void,
+): Promise<Attempted<T>> {
   const startedAt = clock.now();
-  return promiseFrom(unit, 1).then(answeredAtFirst, (err: unknown) =>
-    retryAfter(err, 1, { settings, deadline, clock, unit, onRetry, startedAt, conflicts: 0, retried: undefined }),
+  return first.then(answeredAtFirst, (err: unknown) =>
+    retryAfter(err, 1, { settings, deadline, clock, later, arg, onRetry, startedAt, conflicts: 0, retried: undefined }),
   );
 }
 
@@ -73,11 +94,12 @@ function answeredAtFirst<T>(value: T): Attempted<T> {
 }
 
 /** What a run of retries carries from one failure to the next. */
-interface Retries<T> {
+interface Retries<A, T> {
   settings: RetrySettings;
   deadline: number;
   clock: Clock;
-  unit: (attempt: number) => Promise<T>;
+  later: (arg: A, attempt: number) => Promise<T>;
+  arg: A;
   onRetry: ((code: ErrorCode) => void) | undefined;
   startedAt: number;
   conflicts: number;
@@ -86,11 +108,11 @@ interface Retries<T> {
 }
 
 /** After attempt `failed` failed with `err`: waits and runs the unit again while the policy allows, else throws the failure. */
-async function retryAfter<T>(err: unknown, failed: number, retries: Retries<T>): Promise<Attempted<T>> {
+async function retryAfter<A, T>(err: unknown, failed: number, retries: Retries<A, T>): Promise<Attempted<T>> {
   for (let number = failed; ; number++) {
     await retries.clock.sleep(delayAfterFailure(err, number, retries));
     try {
-      return { value: await retries.unit(number + 1), attempts: number + 1 };
+      return { value: await retries.later(retries.arg, number + 1), attempts: number + 1 };
     } catch (next) {
       err = next;
     }
@@ -98,7 +120,7 @@ async function retryAfter<T>(err: unknown, failed: number, retries: Retries<T>):
 }
 
 /** How long to wait after attempt `number` failed with `err` before the next one; throws the answer when there is to be none. */
-function delayAfterFailure<T>(err: unknown, number: number, retries: Retries<T>): number {
+function delayAfterFailure<A, T>(err: unknown, number: number, retries: Retries<A, T>): number {
   if (!(err instanceof GatewayError)) throw err;
   const { settings, deadline, clock } = retries;
   // A retry that spent the rest of the deadline waiting for a pooled session did not find the pool

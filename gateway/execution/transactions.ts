@@ -23,7 +23,7 @@ import type { KeyedWork, RecordedAnswer } from "../idempotency/keyed-work.js";
 import type { IdempotencyStore } from "../idempotency/store.js";
 import { commitFailure, EndedTransactions, UNKNOWN_OUTCOME } from "./ended-transactions.js";
 import { meaningOf, outcomeOf, outcomeUnknown, readOnlyFailure, sessionLost } from "./failure.js";
-import { instanceIsReadOnly, type Lease, type Leases } from "./leases.js";
+import { type Attempts, instanceIsReadOnly, type Lease } from "./attempt.js";
 import type { Plan, Planner } from "./plan.js";
 import { type RunAs, UNRESTRICTED } from "./run-as.js";
 
@@ -74,7 +74,7 @@ export class TransactionRegistry {
 
   constructor(
     private readonly router: Router,
-    private readonly leases: Leases,
+    private readonly attempts: Attempts,
     private readonly planner: Planner,
     private readonly config: GatewayConfig,
     private readonly clock: Clock,
@@ -118,13 +118,13 @@ export class TransactionRegistry {
     this.opening++;
     let lease: Lease;
     try {
-      lease = await this.leases.borrow(this.planner.route(readOnly ? "read" : "write", request, timeoutMs), runAs);
+      lease = await this.attempts.acquire(this.planner.route(readOnly ? "read" : "write", request, timeoutMs), runAs);
       const { endpoint, pool, entry } = lease;
       try {
         this.refuseOverTransactionShare(pool, endpoint, runAs);
         await entry.connection.begin({ isolation: request.isolation, readOnly, lockReadOnly: runAs.readOnly }, timeoutMs);
       } catch (err) {
-        this.leases.release(lease);
+        this.attempts.release(lease);
         // BEGIN applies nothing: a session lost during it is simply lost.
         const outcome = outcomeOf(err, { unit: "begin", intent: readOnly ? "read" : "write", endpoint: endpoint.name, onReplica: endpoint.role === "replica" });
         if (outcome.failoverSign) this.router.signalFailover(`${endpoint.name}: ${(err as Error).message}`, endpoint);
@@ -301,7 +301,7 @@ export class TransactionRegistry {
   private async settle(id: string, keyed: KeyedWork, runAs: RunAs, timeoutMs: number): Promise<CommitOutcome> {
     await this.keys.ensureTable(timeoutMs);
     const route = this.planner.route("write", {}, timeoutMs);
-    const recorded = await this.leases.run(await this.router.primary(route.deadline), "write", runAs, route.deadline, (connection) =>
+    const recorded = await this.attempts.once(await this.router.primary(route.deadline), "write", runAs, route.deadline, (connection) =>
       settleCommit(connection, this.keys, keyed, timeoutMs),
     );
     if (recorded !== undefined) return { consistencyToken: undefined, recorded };
@@ -368,7 +368,7 @@ export class TransactionRegistry {
     this.ended.remember(tx.id, tx.tenant, code, message);
     // Queued callers wake to find it gone.
     for (const wake of tx.turns.splice(0)) wake();
-    this.leases.release(tx);
+    this.attempts.release(tx);
   }
 
   /**
