@@ -123,8 +123,13 @@ export class Attempts {
   /** The slow path: waits for the route (a failover, a replica catching up) and then for a session. */
   private async later<T>(attempt: AttemptState<T>): Promise<T> {
     if (attempt.prepare !== undefined) await attempt.prepare();
-    const endpoint = attempt.plan.primaryOnly ? await this.router.primary(attempt.route.deadline) : await this.router.endpointFor(attempt.route);
+    const endpoint = await this.endpointFor(attempt.plan, attempt.route);
     return this.waitForSession(attempt, endpoint, this.pools.get(endpoint, attempt.plan.runAs.login));
+  }
+
+  /** Where the route leads, waiting for it: the primary when the surface runs everything there, else the router's choice. */
+  private endpointFor(plan: Plan, route: RouteRequest): Promise<Endpoint> {
+    return plan.primaryOnly ? this.router.primary(route.deadline) : this.router.endpointFor(route);
   }
 
   private async waitForSession<T>(attempt: AttemptState<T>, endpoint: Endpoint, pool: Pool): Promise<T> {
@@ -231,7 +236,7 @@ export class Attempts {
 
   private async openStream(plan: Plan, open: (connection: EngineConnection) => Promise<RowCursor>): Promise<RowCursor> {
     const { route, runAs, timing } = plan;
-    const endpoint = (plan.primaryOnly ? this.topology.primary() : this.router.endpointNow(route)) ?? (plan.primaryOnly ? await this.router.primary(route.deadline) : await this.router.endpointFor(route));
+    const endpoint = (plan.primaryOnly ? this.topology.primary() : this.router.endpointNow(route)) ?? (await this.endpointFor(plan, route));
     const onReplica = endpoint.role === "replica";
     const pool = this.pools.get(endpoint, runAs.login);
     endpoint.outstanding++;
