@@ -13,7 +13,7 @@ import type { Engine, EngineConnection } from "../engines/engine.js";
 import { engineForUrl } from "../engines/engine-for-url.js";
 import { clusterEvents, GatewayEvents } from "../events.js";
 import { Executor } from "../execution/executor.js";
-import { Leases } from "../execution/leases.js";
+import { Attempts } from "../execution/attempt.js";
 import { StatementPipeline } from "../execution/pipeline.js";
 import { StreamRunner } from "../execution/streams.js";
 import { Planner } from "../execution/plan.js";
@@ -66,7 +66,7 @@ export class Cluster {
   readonly topology: Topology;
   readonly router: Router;
   /** Sessions leased where routes lead; its onRetry counts what is run again. */
-  readonly leases: Leases;
+  readonly attempts: Attempts;
   /** Every statement's one path: plan, then run (autocommit, or on an interactive transaction). */
   readonly pipeline: StatementPipeline;
   readonly transactions: TransactionRegistry;
@@ -177,7 +177,7 @@ export class Cluster {
       }));
     }
     this.router = new Router(this.topology, this.engine, { ...config.routing, failoverWaitMs: config.topology.failoverWaitMs }, clock);
-    this.leases = new Leases(this.router, this.topology, this.pools, config, clock, events);
+    this.attempts = new Attempts(this.router, this.topology, this.pools, config, clock, events);
     const planner = new Planner(config, this.engine.reader, (token) => this.engine.isPosition(token), clock, name);
     this.idempotency = new IdempotencyStore(this.engine.idempotency, config.idempotency, clock, logger, (timeoutMs, work) => this.adminSession(timeoutMs, work));
     this.cache = new ResultCache(
@@ -189,8 +189,8 @@ export class Cluster {
       events,
       logger,
     );
-    this.transactions = new TransactionRegistry(this.router, this.leases, planner, config, clock, logger, this.idempotency, this.cache, wiring.mintTransactionId);
-    this.pipeline = new StatementPipeline(planner, new Executor(this.leases, clock, this.idempotency), this.transactions, new StreamRunner(this.leases, config), this.cache, events, clock);
+    this.transactions = new TransactionRegistry(this.router, this.attempts, planner, config, clock, logger, this.idempotency, this.cache, wiring.mintTransactionId);
+    this.pipeline = new StatementPipeline(planner, new Executor(this.attempts, this.idempotency), this.transactions, new StreamRunner(this.attempts, config), this.cache, events, clock);
     const idleToZero = config.clusters[name]?.idleToZero;
     const monitor = this.topology instanceof TopologyMonitor ? this.topology : undefined;
     this.idleToZero =
@@ -360,7 +360,7 @@ export class Cluster {
    */
   private async adminSession<T>(timeoutMs: number, work: (connection: EngineConnection) => Promise<T>): Promise<T> {
     const deadline = this.clock.now() + timeoutMs;
-    if (this.embedded) return this.leases.run(this.writer, "write", UNRESTRICTED, deadline, work);
+    if (this.embedded) return this.attempts.once(this.writer, "write", UNRESTRICTED, deadline, work);
     const primary = await this.router.primary(deadline);
     const connection = await this.engine.connect({ url: primary.url, purpose: "pool" }, Math.min(timeoutMs, this.connectTimeoutMs));
     try {

@@ -7,6 +7,7 @@
 import { DATA_API_EXCEPTIONS, type DataApiExceptionName } from "../../schemas/data-api.js";
 import type { DatabaseErrorInfo, ErrorCode } from "../../schemas/errors.js";
 import { GatewayError } from "../errors.js";
+import { meaningOf } from "../execution/failure.js";
 
 export interface DataApiError {
   name: DataApiExceptionName;
@@ -69,16 +70,23 @@ const BY_CODE: Partial<Record<ErrorCode, DataApiExceptionName>> = {
   INTERNAL_ERROR: "InternalServerErrorException",
 };
 
+/** How the service words a failure of these codes; the rest keep the gateway's message (and the database's, when it has one). */
+const WORDED: Partial<Record<ErrorCode, (error: GatewayError) => string>> = {
+  DATABASE_ERROR: (error) => (error.database ? databaseMessage(error.database) : error.message),
+  TRANSACTION_NOT_FOUND: (error) => `Transaction is not found: ${error.message}`,
+  TRANSACTION_EXPIRED: (error) => `Transaction is not found: ${error.message}`,
+  STATEMENT_TIMEOUT: (error) => `Request timed out: ${error.message}`,
+  RESULT_TOO_LARGE: (error) => `The result exceeds the size limit: ${error.message}`,
+  INTERNAL_ERROR: () => "internal error; see the gateway log for this request id",
+};
+
 export function toDataApiError(err: unknown): DataApiError {
   if (err instanceof DataApiRefusal) return { name: err.exception, status: DATA_API_EXCEPTIONS[err.exception], message: err.message };
   const error = err instanceof GatewayError ? err : new GatewayError("INTERNAL_ERROR", "internal error", { cause: err });
-  const name = BY_CODE[error.code] ?? "DatabaseErrorException";
-  let message = error.message;
-  if (error.code === "DATABASE_ERROR" && error.database) message = databaseMessage(error.database);
-  else if (error.code === "TRANSACTION_NOT_FOUND" || error.code === "TRANSACTION_EXPIRED") message = `Transaction is not found: ${error.message}`;
-  else if (error.code === "STATEMENT_TIMEOUT") message = `Request timed out: ${error.message}`;
-  else if (error.code === "RESULT_TOO_LARGE") message = `The result exceeds the size limit: ${error.message}`;
-  else if (error.code === "INTERNAL_ERROR") message = "internal error; see the gateway log for this request id";
-  else if (error.database) message = `${error.message} (${databaseMessage(error.database)})`;
+  let name = BY_CODE[error.code] ?? "DatabaseErrorException";
+  // The SDK runs a 5xx again: only a failure the failure model knows applied nothing may be one.
+  if (DATA_API_EXCEPTIONS[name] >= 500 && meaningOf(error).applied !== "no") name = "DatabaseErrorException";
+  const worded = WORDED[error.code];
+  const message = worded !== undefined ? worded(error) : error.database ? `${error.message} (${databaseMessage(error.database)})` : error.message;
   return { name, status: DATA_API_EXCEPTIONS[name], message };
 }

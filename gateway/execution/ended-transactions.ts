@@ -8,6 +8,7 @@
  */
 import type { ErrorCode } from "../../schemas/errors.js";
 import { GatewayError } from "../errors.js";
+import { isDatabaseRefusal, meaningOf } from "./failure.js";
 
 /** How the fate of a transaction whose COMMIT went unanswered is worded (a keyed commit is settled from the record instead). */
 export const UNKNOWN_OUTCOME = "COMMIT whose outcome is unknown";
@@ -51,21 +52,22 @@ export class EndedTransactions {
  * transaction again); one lost after leaves the outcome unknown.
  */
 export function commitFailure(id: string, err: unknown): { error: unknown; fate: [ErrorCode, string] } {
+  const meaning = meaningOf(err);
   if (!(err instanceof GatewayError)) return { error: err, fate: ["TRANSACTION_NOT_FOUND", `transaction ${id} ended with a failed COMMIT`] };
-  if (err.code === "CONNECTION_LOST") {
+  if (meaning.kind === "lost" && meaning.applied === "no") {
     const message = `transaction ${id} lost its connection before COMMIT was sent, so the database rolled it back and nothing was committed: retrying the COMMIT cannot help, only running the whole transaction again`;
     return { error: new GatewayError("CONNECTION_LOST", message, { cause: err }), fate: ["TRANSACTION_ABORTED", `transaction ${id} was rolled back: it lost its connection before COMMIT; run it again from the start`] };
   }
-  if (err.code === "OUTCOME_UNKNOWN") {
+  if (meaning.kind === "lost") {
     const message = `transaction ${id}: the connection was lost after COMMIT was sent; it may or may not have committed (${err.message})`;
     return { error: new GatewayError("OUTCOME_UNKNOWN", message, { cause: err }), fate: ["TRANSACTION_NOT_FOUND", `transaction ${id} ended with a ${UNKNOWN_OUTCOME} (the connection was lost after it was sent)`] };
   }
   const fate: [ErrorCode, string] = ["TRANSACTION_ABORTED", `transaction ${id} was rolled back by the database at COMMIT (${err.message}): run it again from the start`];
-  if (err.code === "SERIALIZATION_FAILURE") {
+  if (meaning.kind === "conflict") {
     const message = `transaction ${id} conflicted at COMMIT and the database rolled it back (${err.message}): run it again from the start`;
     return { error: new GatewayError("TRANSACTION_ABORTED", message, { cause: err, database: err.database }), fate };
   }
   // A deferred constraint that fails at COMMIT rolls the transaction back; the caller sees the database's words.
-  if (err.code === "DATABASE_ERROR") return { error: err, fate };
+  if (isDatabaseRefusal(err)) return { error: err, fate };
   return { error: err, fate: ["TRANSACTION_NOT_FOUND", `transaction ${id} ended with a failed COMMIT (${err.code})`] };
 }

@@ -9,13 +9,12 @@
 import type { Param } from "../../schemas/query.js";
 import type { EngineConnection, ExecuteOptions, StatementResult, TransactionOptions } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
-import type { Clock } from "../clock.js";
 import type { KeyedWork, RecordedAnswer } from "../idempotency/keyed-work.js";
 import { runOnce } from "../idempotency/run-once.js";
 import type { IdempotencyStore } from "../idempotency/store.js";
-import type { RouteRequest } from "../routing/router.js";
 import type { Endpoint } from "../topology/endpoint.js";
-import { isReadOnlyRefusal, type Leases } from "./leases.js";
+import type { AttemptState, Attempts, Body } from "./attempt.js";
+import { keyedFailure, outcomeUnknown, unitFailure } from "./failure.js";
 import type { Plan, PlannedStatement } from "./plan.js";
 import type { Attempted } from "./retry.js";
 
@@ -25,15 +24,6 @@ export interface Written<T> {
   consistencyToken: string | undefined;
   /** A keyed write's answer as recorded with its key: the surface sends it as it is. */
   recorded?: RecordedAnswer | undefined;
-}
-
-/** A timeout or conflict in SQL that commits on its own does not mean "nothing was applied". */
-function partOfItMayHaveCommitted(err: unknown): unknown {
-  if (!(err instanceof GatewayError) || !["STATEMENT_TIMEOUT", "SERIALIZATION_FAILURE", "CONNECTION_LOST"].includes(err.code)) return err;
-  return new GatewayError("OUTCOME_UNKNOWN", `${err.message}; the SQL contains its own transaction control, so part of it may have been committed`, {
-    cause: err,
-    database: err.database,
-  });
 }
 
 /**
@@ -57,22 +47,10 @@ async function readOnlyUnit(
     }
     return results;
   } catch (err) {
-    throw readOnlyFailure(err);
+    throw unitFailure(err, "read only");
   } finally {
     if (connection.alive) await connection.rollback(options.timeoutMs).catch(() => undefined);
   }
-}
-
-/** A write the database refused in a read-only principal's transaction (READ ONLY, or its login's grants) is a permission error. */
-export function readOnlyFailure(err: unknown): unknown {
-  if (!(err instanceof GatewayError)) return err;
-  if (err.code === "OUTCOME_UNKNOWN") {
-    return new GatewayError("CONNECTION_LOST", `${err.message} (read-only work: nothing was committed)`, { cause: err });
-  }
-  if (err.code === "DATABASE_ERROR" && err.refusedAsWrite) {
-    return new GatewayError("FORBIDDEN", `this principal may only read; the database refused: ${err.message}`, { cause: err, database: err.database });
-  }
-  return err;
 }
 
 /** One statement's answer, with its commit position (if any) as the consistency token. */
@@ -80,142 +58,49 @@ function writtenOne(value: StatementResult): Written<StatementResult[]> {
   return { value: [value], consistencyToken: value.commitPosition };
 }
 
-/** The plan's options for one attempt, once it has its session: its statements get what is left of its timeout. */
-function within(options: ExecuteOptions, route: RouteRequest, clock: Clock): ExecuteOptions {
-  const remainingMs = Math.ceil(route.deadline - clock.now());
-  return remainingMs >= options.timeoutMs ? options : Object.assign({}, options, { timeoutMs: Math.max(1, remainingMs) });
-}
-
 export class Executor {
   constructor(
-    private readonly leases: Leases,
-    private readonly clock: Clock,
+    private readonly attempts: Attempts,
     /** The cluster's idempotency record, for keyed writes. */
     private readonly keys: IdempotencyStore,
   ) {}
 
-  /** Runs an autocommit plan (a statement, or a batch) to its answer. */
+  /** Runs an autocommit plan (a statement, or a batch) to its answer: the variant's body, in the one attempt (attempt.ts). */
   run(plan: Plan): Promise<Attempted<Written<StatementResult[]>>> {
-    if (plan.runAs.readOnly) return this.readOnly(plan);
+    if (plan.runAs.readOnly) return this.attempts.run(plan, readOnlyBody);
     if (plan.keyed !== undefined) return this.keyed(plan, plan.keyed);
-    return plan.scope === "batch" ? this.batch(plan) : this.statement(plan);
+    return plan.scope === "batch" ? this.attempts.run(plan, batchBody()) : this.attempts.run(plan, this.statementBody);
   }
 
-  private readOnly(plan: Plan): Promise<Attempted<Written<StatementResult[]>>> {
-    return this.leases.retrying(plan.retry, plan.route, async () => {
-      const endpoint = this.leases.endpointNow(plan.route, plan.primaryOnly) ?? (await this.leases.endpointFor(plan.route, plan.primaryOnly));
-      const value = await this.leases.run(endpoint, plan.intent, plan.runAs, plan.route.deadline, (connection) =>
-        readOnlyUnit(connection, plan.statements, within(plan.options, plan.route, this.clock), plan),
-        plan.timing,
-      );
-      return { value, consistencyToken: undefined };
-    });
-  }
-
-  private statement(plan: Plan): Promise<Attempted<Written<StatementResult[]>>> {
-    const [statement] = plan.statements as [Plan["statements"][number]];
-    let route = plan.route;
-    const run = (target: Endpoint): Promise<StatementResult> =>
-      this.leases.run(
-        target,
-        route.intent,
-        plan.runAs,
-        route.deadline,
-        (connection) => {
-          const options = within(plan.options, route, this.clock);
-          const wantsToken = plan.withToken && route.intent === "write";
-          // A read (no token to read) whose failure needs no rewording is the engine's own promise: no turn of its own.
-          if (!wantsToken && !plan.commitsInParts) return connection.execute(statement.sql, statement.params, options);
-          return this.statementWithToken(plan, route, connection, statement, options, wantsToken);
-        },
-        plan.timing,
-        plan.knownReadOnly,
-      );
-    const runOn = (endpoint: Endpoint): Promise<Written<StatementResult[]>> =>
-      run(endpoint).then(writtenOne, (err: unknown) => {
-        // A "read" that wrote after all (a user function not in routing.writingFunctions): a replica
-        // refused it, so nothing was applied; it runs on the primary, as a write.
-        if (!(route.intent === "read" && endpoint.role === "replica" && isReadOnlyRefusal(err))) throw err;
-        route = Object.assign({}, route, { intent: "write" as const });
-        return this.leases.endpointFor(route, plan.primaryOnly).then(run).then(writtenOne);
-      });
-    // Not async: where the route needs no wait, an attempt is the lease's promise and one step more.
-    return this.leases.retrying(plan.retry, route, () => {
-      const endpoint = this.leases.endpointNow(route, plan.primaryOnly);
-      return endpoint !== undefined ? runOn(endpoint) : this.leases.endpointFor(route, plan.primaryOnly).then(runOn);
-    });
-  }
+  /**
+   * One statement. A read (no token to read) whose failure needs no rewording is the engine's own
+   * promise and one step: no turn of its own. A method, not a closure per request.
+   */
+  private readonly statementBody = (connection: EngineConnection, options: ExecuteOptions, attempt: AttemptState<Written<StatementResult[]>>): Promise<Written<StatementResult[]>> => {
+    const { plan, route } = attempt;
+    const statement = plan.statements[0] as PlannedStatement;
+    const wantsToken = plan.withToken && route.intent === "write";
+    if (!wantsToken && !plan.commitsInParts) return connection.execute(statement.sql, statement.params, options).then(writtenOne);
+    return this.statementWithToken(plan, connection, statement, options, wantsToken).then(writtenOne);
+  };
 
   /**
    * One statement of `plan` on its session, with (when `wantsToken`) the write's consistency token as
    * its commitPosition: the engine's, read with the statement where it can, else read after it on the
    * same session. A failure of SQL that commits in parts says that some of it may have committed.
    */
-  private async statementWithToken(
-    plan: Plan,
-    route: RouteRequest,
-    connection: EngineConnection,
-    statement: PlannedStatement,
-    options: ExecuteOptions,
-    wantsToken: boolean,
-  ): Promise<StatementResult> {
+  private async statementWithToken(plan: Plan, connection: EngineConnection, statement: PlannedStatement, options: ExecuteOptions, wantsToken: boolean): Promise<StatementResult> {
     let value: StatementResult;
     try {
       value = await connection.execute(statement.sql, statement.params, wantsToken ? Object.assign({}, options, { withCommitPosition: true }) : options);
     } catch (err) {
-      throw plan.commitsInParts ? partOfItMayHaveCommitted(err) : err;
+      throw plan.commitsInParts ? unitFailure(err, "statement in parts") : err;
     }
     if (wantsToken && value.commitPosition === undefined) {
-      const token = await this.tokenAfter(plan, route, connection);
+      const token = await tokenAfter(plan, connection);
       if (token !== undefined) value.commitPosition = token;
     }
     return value;
-  }
-
-  private batch(plan: Plan): Promise<Attempted<Written<StatementResult[]>>> {
-    // Where the last attempt lost its session: the same statement losing it on the same endpoint
-    // again (which the topology still trusts) is the batch's own SQL ending its session
-    // (pg_terminate_backend(pg_backend_pid())), not a failover: it is answered, not run again.
-    let lost: { endpoint: Endpoint; at: number } | undefined;
-    return this.leases.retrying(plan.retry, plan.route, async () => {
-      const endpoint = this.leases.endpointNow(plan.route, plan.primaryOnly) ?? (await this.leases.endpointFor(plan.route, plan.primaryOnly));
-      return this.leases.run(endpoint, plan.intent, plan.runAs, plan.route.deadline, async (connection) => {
-        const options = within(plan.options, plan.route, this.clock);
-        let committing = false;
-        /** The statement running (-1: BEGIN). */
-        let at = -1;
-        try {
-          await connection.begin({ isolation: plan.isolation, readOnly: plan.readOnly, deferrable: plan.deferrable }, options.timeoutMs);
-          const results: StatementResult[] = [];
-          for (const statement of plan.statements) {
-            at = results.length;
-            results.push(await connection.execute(statement.sql, statement.params, options));
-          }
-          committing = true;
-          const wantsToken = plan.withToken && plan.route.intent === "write";
-          const { ended, position } = wantsToken ? await connection.commitWithPosition(options.timeoutMs) : { ended: await connection.commit(options.timeoutMs), position: null };
-          if (ended === "rolled back") throw new GatewayError("TRANSACTION_ABORTED", "the database rolled the batch back at COMMIT");
-          return { value: results, consistencyToken: position ?? undefined };
-        } catch (err) {
-          // Before COMMIT was sent, a lost session means the transaction rolled back: safe to run again.
-          if (!committing && err instanceof GatewayError && err.code === "OUTCOME_UNKNOWN") {
-            const again = at >= 0 && lost?.endpoint === endpoint && lost.at === at;
-            lost = { endpoint, at };
-            if (again) {
-              throw new GatewayError(
-                "DATABASE_ERROR",
-                `statements.${at} ended its own session on ${endpoint.name}, which still answers (twice in a row: ${err.message}); the batch was rolled back, nothing was applied, and it is not run again`,
-                { cause: err },
-              );
-            }
-            throw new GatewayError("CONNECTION_LOST", `the batch's connection was lost before COMMIT; nothing was applied (${err.message})`, {
-              cause: err,
-            });
-          }
-          throw err;
-        }
-      }, plan.timing);
-    });
   }
 
   /**
@@ -225,38 +110,81 @@ export class Executor {
    * still an unknown outcome: that COMMIT may yet have landed, and the same key settles it.
    */
   private async keyed(plan: Plan, work: KeyedWork): Promise<Attempted<Written<StatementResult[]>>> {
-    let unknownOutcome: GatewayError | undefined;
+    let unknownOutcome = false;
+    const body = async (connection: EngineConnection, options: ExecuteOptions): Promise<Written<StatementResult[]>> => {
+      // The token of a write that ran now comes with its COMMIT; a replay's is read now.
+      const withPosition = plan.withToken ? Object.assign({}, options, { withCommitPosition: true }) : options;
+      const outcome = await runOnce(connection, this.keys, work, plan.statements, { isolation: plan.isolation, deferrable: plan.deferrable }, withPosition).catch((err: unknown) => {
+        if (outcomeUnknown(err)) unknownOutcome = true;
+        throw err;
+      });
+      const consistencyToken = outcome.position === undefined ? await tokenAfter(plan, connection) : (outcome.position ?? undefined);
+      return { value: outcome.results, consistencyToken, recorded: outcome.recorded };
+    };
     try {
-      return await this.leases.retrying(plan.retry, plan.route, async () => {
-        await this.keys.ensureTable(plan.options.timeoutMs);
-        const endpoint = this.leases.endpointNow(plan.route, plan.primaryOnly) ?? (await this.leases.endpointFor(plan.route, plan.primaryOnly));
-        return this.leases.run(endpoint, "write", plan.runAs, plan.route.deadline, async (connection) => {
-          const options = within(plan.options, plan.route, this.clock);
-          // The token of a write that ran now comes with its COMMIT; a replay's is read now.
-          const withPosition = plan.withToken ? Object.assign({}, options, { withCommitPosition: true }) : options;
-          const outcome = await runOnce(connection, this.keys, work, plan.statements, { isolation: plan.isolation, deferrable: plan.deferrable }, withPosition).catch((err: unknown) => {
-            if (err instanceof GatewayError && err.code === "OUTCOME_UNKNOWN") unknownOutcome = err;
-            throw err;
-          });
-          const consistencyToken = outcome.position === undefined ? await this.tokenAfter(plan, plan.route, connection) : (outcome.position ?? undefined);
-          return { value: outcome.results, consistencyToken, recorded: outcome.recorded };
-        }, plan.timing);
-      });
+      return await this.attempts.run(plan, body, () => this.keys.ensureTable(plan.options.timeoutMs));
     } catch (err) {
-      if (unknownOutcome === undefined || !(err instanceof GatewayError) || err.code === "OUTCOME_UNKNOWN" || err.code === "IDEMPOTENCY_KEY_REUSED") throw err;
-      throw new GatewayError("OUTCOME_UNKNOWN", `${err.message}; an earlier attempt's COMMIT went unanswered, so the write may have been applied: send it again with the same idempotency key to learn its answer`, {
-        cause: err,
-        attempts: err.attempts,
-      });
+      throw keyedFailure(err, unknownOutcome);
     }
   }
+}
 
-  /**
-   * The consistency token after a write. The write is already applied: failing to read the position
-   * (a lost session, an engine without it) must not turn it into an error the caller might retry.
-   */
-  private async tokenAfter(plan: Plan, route: RouteRequest, connection: EngineConnection): Promise<string | undefined> {
-    if (!plan.withToken || route.intent !== "write") return undefined;
-    return (await connection.commitPosition(plan.options.timeoutMs).catch(() => null)) ?? undefined;
-  }
+/** A read-only principal's work (readOnlyUnit), which commits nothing and answers no token. */
+function readOnlyBody(connection: EngineConnection, options: ExecuteOptions, { plan }: AttemptState<Written<StatementResult[]>>): Promise<Written<StatementResult[]>> {
+  return readOnlyUnit(connection, plan.statements, options, plan).then(unwritten);
+}
+
+function unwritten(value: StatementResult[]): Written<StatementResult[]> {
+  return { value, consistencyToken: undefined };
+}
+
+/**
+ * A batch: BEGIN, its statements, COMMIT on one session. Where the last attempt lost its session:
+ * the same statement losing it on the same endpoint again (which the topology still trusts) is the
+ * batch's own SQL ending its session (pg_terminate_backend(pg_backend_pid())), not a failover: it is
+ * answered, not run again. A body per batch: it remembers that across its attempts.
+ */
+function batchBody(): Body<Written<StatementResult[]>> {
+  let lost: { endpoint: Endpoint | undefined; at: number } | undefined;
+  return async (connection, options, { plan, endpoint }) => {
+    let committing = false;
+    /** The statement running (-1: BEGIN). */
+    let at = -1;
+    try {
+      await connection.begin({ isolation: plan.isolation, readOnly: plan.readOnly, deferrable: plan.deferrable }, options.timeoutMs);
+      const results: StatementResult[] = [];
+      for (const statement of plan.statements) {
+        at = results.length;
+        results.push(await connection.execute(statement.sql, statement.params, options));
+      }
+      committing = true;
+      const wantsToken = plan.withToken && plan.route.intent === "write";
+      const { ended, position } = wantsToken ? await connection.commitWithPosition(options.timeoutMs) : { ended: await connection.commit(options.timeoutMs), position: null };
+      if (ended === "rolled back") throw new GatewayError("TRANSACTION_ABORTED", "the database rolled the batch back at COMMIT");
+      return { value: results, consistencyToken: position ?? undefined };
+    } catch (err) {
+      // Before COMMIT was sent, a lost session means the transaction rolled back: safe to run again.
+      if (committing || !outcomeUnknown(err)) throw err;
+      const last = lost;
+      const again = at >= 0 && last !== undefined && last.endpoint === endpoint && last.at === at;
+      lost = { endpoint, at };
+      if (again) {
+        throw new GatewayError(
+          "DATABASE_ERROR",
+          `statements.${at} ended its own session on ${endpoint?.name ?? "its endpoint"}, which still answers (twice in a row: ${(err as Error).message}); the batch was rolled back, nothing was applied, and it is not run again`,
+          { cause: err },
+        );
+      }
+      throw unitFailure(err, "batch");
+    }
+  };
+}
+
+/**
+ * The consistency token after a write. The write is already applied: failing to read the position
+ * (a lost session, an engine without it) must not turn it into an error the caller might retry.
+ */
+async function tokenAfter(plan: Plan, connection: EngineConnection): Promise<string | undefined> {
+  if (!plan.withToken) return undefined;
+  return (await connection.commitPosition(plan.options.timeoutMs).catch(() => null)) ?? undefined;
 }

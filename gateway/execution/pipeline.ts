@@ -10,6 +10,7 @@ import type { RowCursor, StatementResult } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
 import type { ClusterEvents } from "../events.js";
 import { endingCursor } from "./ending-cursor.js";
+import { isDatabaseRefusal } from "./failure.js";
 import type { Executor, Written } from "./executor.js";
 import type { Plan, Planner, SurfacePolicy, WorkRequest } from "./plan.js";
 import type { Attempted } from "./retry.js";
@@ -155,7 +156,7 @@ function rowsOf(results: readonly StatementResult[]): number {
 export function failureCode(err: unknown): string {
   if (!(err instanceof GatewayError)) return "INTERNAL_ERROR";
   const database = err.database?.sqlstate ?? err.database?.engineCode;
-  return err.code === "DATABASE_ERROR" && database !== undefined ? `${err.code}/${database}` : err.code;
+  return isDatabaseRefusal(err) && database !== undefined ? `${err.code}/${database}` : err.code;
 }
 
 /** Work that cannot have written: a read-only principal's, or a READ ONLY batch. */

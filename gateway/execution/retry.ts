@@ -16,6 +16,7 @@ import type { ErrorCode } from "../../schemas/errors.js";
 import { GatewayError } from "../errors.js";
 import type { Clock } from "../clock.js";
 import { promiseFrom } from "../promise-from.js";
+import { retryOf, type Retry, waitedOutForSession } from "./failure.js";
 
 export interface RetrySettings {
   /** At most this many attempts; none: only the deadline (and maxTotalMs) bound the retries. */
@@ -28,11 +29,6 @@ export interface RetrySettings {
   unknownOutcomeRetried?: boolean | undefined;
 }
 
-/** The database rolled the unit back for a conflict: back off, then run it again. */
-const CONFLICTS = new Set<ErrorCode>(["SERIALIZATION_FAILURE"]);
-/** Nothing was applied and the cause is gone or elsewhere now: run it again at once. */
-const NOT_APPLIED = new Set<ErrorCode>(["CONNECTION_LOST", "PRIMARY_UNAVAILABLE"]);
-
 export interface Attempted<T> {
   value: T;
   attempts: number;
@@ -44,11 +40,10 @@ export function backoffDelayMs(settings: RetrySettings, conflict: number, random
   return random() * cap;
 }
 
-/** How long to wait before running `err`'s unit again, or undefined when it must not be run again. */
-function delayBefore(err: GatewayError, settings: RetrySettings, conflicts: number): number | undefined {
-  if (err.final) return undefined;
-  if (CONFLICTS.has(err.code)) return backoffDelayMs(settings, conflicts);
-  if (NOT_APPLIED.has(err.code) || (err.code === "OUTCOME_UNKNOWN" && settings.unknownOutcomeRetried === true)) return Math.random() * settings.baseDelayMs;
+/** How long to wait before running the unit again (the failure model's advice: failure.ts), or undefined when it must not be run again. */
+function delayBefore(retry: Retry, settings: RetrySettings, conflicts: number): number | undefined {
+  if (retry === "back off") return backoffDelayMs(settings, conflicts);
+  if (retry === "now") return Math.random() * settings.baseDelayMs;
   return undefined;
 }
 
@@ -66,9 +61,30 @@ export function runWithRetry<T>(
   /** Told the code of every failure that is about to be retried. */
   onRetry?: (code: ErrorCode) => void,
 ): Promise<Attempted<T>> {
+  return retriedAfter(promiseFrom(unit, 1), settings, deadline, clock, callUnit, unit, onRetry);
+}
+
+function callUnit<T>(unit: (attempt: number) => Promise<T>, attempt: number): Promise<T> {
+  return unit(attempt);
+}
+
+/**
+ * The retry policy over a first attempt already under way (`first`): later attempts are `later(arg,
+ * number)`. A method and its argument rather than a closure, so that a first attempt that succeeds
+ * costs the policy no allocation but its answer.
+ */
+export function retriedAfter<A, T>(
+  first: Promise<T>,
+  settings: RetrySettings,
+  deadline: number,
+  clock: Clock,
+  later: (arg: A, attempt: number) => Promise<T>,
+  arg: A,
+  onRetry?: (code: ErrorCode) => void,
+): Promise<Attempted<T>> {
   const startedAt = clock.now();
-  return promiseFrom(unit, 1).then(answeredAtFirst, (err: unknown) =>
-    retryAfter(err, 1, { settings, deadline, clock, unit, onRetry, startedAt, conflicts: 0, retried: undefined }),
+  return first.then(answeredAtFirst, (err: unknown) =>
+    retryAfter(err, 1, { settings, deadline, clock, later, arg, onRetry, startedAt, conflicts: 0, retried: undefined }),
   );
 }
 
@@ -78,11 +94,12 @@ function answeredAtFirst<T>(value: T): Attempted<T> {
 }
 
 /** What a run of retries carries from one failure to the next. */
-interface Retries<T> {
+interface Retries<A, T> {
   settings: RetrySettings;
   deadline: number;
   clock: Clock;
-  unit: (attempt: number) => Promise<T>;
+  later: (arg: A, attempt: number) => Promise<T>;
+  arg: A;
   onRetry: ((code: ErrorCode) => void) | undefined;
   startedAt: number;
   conflicts: number;
@@ -91,11 +108,11 @@ interface Retries<T> {
 }
 
 /** After attempt `failed` failed with `err`: waits and runs the unit again while the policy allows, else throws the failure. */
-async function retryAfter<T>(err: unknown, failed: number, retries: Retries<T>): Promise<Attempted<T>> {
+async function retryAfter<A, T>(err: unknown, failed: number, retries: Retries<A, T>): Promise<Attempted<T>> {
   for (let number = failed; ; number++) {
     await retries.clock.sleep(delayAfterFailure(err, number, retries));
     try {
-      return { value: await retries.unit(number + 1), attempts: number + 1 };
+      return { value: await retries.later(retries.arg, number + 1), attempts: number + 1 };
     } catch (next) {
       err = next;
     }
@@ -103,19 +120,20 @@ async function retryAfter<T>(err: unknown, failed: number, retries: Retries<T>):
 }
 
 /** How long to wait after attempt `number` failed with `err` before the next one; throws the answer when there is to be none. */
-function delayAfterFailure<T>(err: unknown, number: number, retries: Retries<T>): number {
+function delayAfterFailure<A, T>(err: unknown, number: number, retries: Retries<A, T>): number {
   if (!(err instanceof GatewayError)) throw err;
   const { settings, deadline, clock } = retries;
   // A retry that spent the rest of the deadline waiting for a pooled session did not find the pool
   // exhausted: the work kept failing until its time was up, and that failure is the answer (the
   // waiter's timer rings at the deadline's millisecond, hence the one of slack).
-  if (retries.retried !== undefined && err.code === "POOL_TIMEOUT" && clock.now() + 1 >= deadline) {
+  if (retries.retried !== undefined && waitedOutForSession(err) && clock.now() + 1 >= deadline) {
     retries.retried.attempts = number;
     throw retries.retried;
   }
   err.attempts = number;
-  if (CONFLICTS.has(err.code)) retries.conflicts++;
-  const delay = delayBefore(err, settings, retries.conflicts);
+  const retry = retryOf(err, settings.unknownOutcomeRetried === true);
+  if (retry === "back off") retries.conflicts++;
+  const delay = delayBefore(retry, settings, retries.conflicts);
   if (delay === undefined || (settings.maxAttempts !== undefined && number >= settings.maxAttempts)) throw err;
   const resumeAt = clock.now() + delay;
   if (resumeAt >= deadline || (settings.maxTotalMs !== undefined && resumeAt - retries.startedAt > settings.maxTotalMs)) throw err;

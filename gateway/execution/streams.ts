@@ -10,8 +10,8 @@ import type { GatewayConfig } from "../config/schema.js";
 import type { EngineConnection, RowCursor, StreamOptions, TransactionOptions } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
 import { endingCursor } from "./ending-cursor.js";
-import { readOnlyFailure } from "./executor.js";
-import type { Leases } from "./leases.js";
+import { readOnlyFailure } from "./failure.js";
+import type { Attempts } from "./attempt.js";
 import type { Plan } from "./plan.js";
 
 export interface OpenedStream {
@@ -68,7 +68,7 @@ async function readOnlyStream(
 
 export class StreamRunner {
   constructor(
-    private readonly leases: Leases,
+    private readonly attempts: Attempts,
     private readonly config: GatewayConfig,
   ) {}
 
@@ -77,13 +77,9 @@ export class StreamRunner {
     checkStreamable(plan);
     const statement = plan.statements[0] as Plan["statements"][number];
     const options = streamOptions(plan, this.config);
-    const { value, attempts } = await this.leases.retrying(plan.retry, plan.route, async () => {
-      const endpoint = this.leases.endpointNow(plan.route, plan.primaryOnly) ?? (await this.leases.endpointFor(plan.route, plan.primaryOnly));
-      return this.leases.stream(endpoint, plan.intent, plan.runAs, plan.route.deadline, (connection) =>
-        plan.runAs.readOnly ? readOnlyStream(connection, statement, options, plan.isolation) : connection.stream(statement.sql, statement.params, options),
-        plan.timing,
-      );
-    });
+    const { value, attempts } = await this.attempts.stream(plan, (connection) =>
+      plan.runAs.readOnly ? readOnlyStream(connection, statement, options, plan.isolation) : connection.stream(statement.sql, statement.params, options),
+    );
     return { cursor: value, attempts };
   }
 }

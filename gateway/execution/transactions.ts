@@ -22,8 +22,8 @@ import { type CommitKey, keyedCommit, recordBeforeCommit, settleCommit } from ".
 import type { KeyedWork, RecordedAnswer } from "../idempotency/keyed-work.js";
 import type { IdempotencyStore } from "../idempotency/store.js";
 import { commitFailure, EndedTransactions, UNKNOWN_OUTCOME } from "./ended-transactions.js";
-import { readOnlyFailure } from "./executor.js";
-import { instanceIsReadOnly, type Lease, type Leases } from "./leases.js";
+import { meaningOf, outcomeOf, outcomeUnknown, readOnlyFailure, sessionLost } from "./failure.js";
+import { type Attempts, instanceIsReadOnly, type Lease } from "./attempt.js";
 import type { Plan, Planner } from "./plan.js";
 import { type RunAs, UNRESTRICTED } from "./run-as.js";
 
@@ -74,7 +74,7 @@ export class TransactionRegistry {
 
   constructor(
     private readonly router: Router,
-    private readonly leases: Leases,
+    private readonly attempts: Attempts,
     private readonly planner: Planner,
     private readonly config: GatewayConfig,
     private readonly clock: Clock,
@@ -118,19 +118,17 @@ export class TransactionRegistry {
     this.opening++;
     let lease: Lease;
     try {
-      lease = await this.leases.borrow(this.planner.route(readOnly ? "read" : "write", request, timeoutMs), runAs);
+      lease = await this.attempts.acquire(this.planner.route(readOnly ? "read" : "write", request, timeoutMs), runAs);
       const { endpoint, pool, entry } = lease;
       try {
         this.refuseOverTransactionShare(pool, endpoint, runAs);
         await entry.connection.begin({ isolation: request.isolation, readOnly, lockReadOnly: runAs.readOnly }, timeoutMs);
       } catch (err) {
-        this.leases.release(lease);
-        if (err instanceof GatewayError && err.code === "OUTCOME_UNKNOWN") {
-          // BEGIN applies nothing: a session lost during it is simply lost.
-          if (!readOnly) this.router.signalFailover(`${endpoint.name}: ${err.message}`, endpoint);
-          throw new GatewayError("CONNECTION_LOST", `the connection was lost while beginning the transaction; nothing was applied`, { cause: err });
-        }
-        throw err;
+        this.attempts.release(lease);
+        // BEGIN applies nothing: a session lost during it is simply lost.
+        const outcome = outcomeOf(err, { unit: "begin", intent: readOnly ? "read" : "write", endpoint: endpoint.name, onReplica: endpoint.role === "replica" });
+        if (outcome.failoverSign) this.router.signalFailover(`${endpoint.name}: ${(err as Error).message}`, endpoint);
+        throw outcome.error;
       }
     } finally {
       this.opening--;
@@ -174,13 +172,14 @@ export class TransactionRegistry {
         const answer = await tx.entry.connection.execute(statement.sql, statement.params, single).catch(async (err: unknown) => {
           if (!tx.readOnlyPrincipal) throw err;
           const refusal = readOnlyFailure(err);
-          if (refusal instanceof GatewayError && refusal.code === "FORBIDDEN") {
+          if (meaningOf(refusal).kind === "access") {
             // A refused write may have taken its table's lock before the refusal (PostgreSQL locks
             // while planning, then checks the grants): the transaction ends now, not when the
             // caller gets round to it.
             await tx.entry.connection.rollback(single.timeoutMs).catch(() => undefined);
             this.end(tx, "TRANSACTION_ABORTED", `transaction ${id} was rolled back by the gateway: the database refused a write of this read-only principal`);
-            throw new GatewayError("FORBIDDEN", `${refusal.message}; transaction ${id} was rolled back and closed`, { cause: err, database: refusal.database });
+            const { message, database } = refusal as GatewayError;
+            throw new GatewayError("FORBIDDEN", `${message}; transaction ${id} was rolled back and closed`, { cause: err, database });
           }
           throw refusal;
         });
@@ -203,25 +202,21 @@ export class TransactionRegistry {
       }
       return result;
     } catch (err) {
-      if (err instanceof GatewayError && !tx.readOnly && err.code === "OUTCOME_UNKNOWN") this.router.signalFailover(`transaction ${id}: ${err.message}`, tx.endpoint);
-      if (err instanceof GatewayError && !tx.readOnly && err.refusedAsReadOnly && (await instanceIsReadOnly(tx.entry.connection, this.config.topology.checkTimeoutMs, false))) {
-        this.router.signalFailover(`transaction ${id}: ${err.message}`, tx.endpoint);
+      const instanceReadOnly =
+        !tx.readOnly && err instanceof GatewayError && err.refusedAsReadOnly && (await instanceIsReadOnly(tx.entry.connection, this.config.topology.checkTimeoutMs, false));
+      const outcome = outcomeOf(err, {
+        unit: "transaction",
+        intent: tx.readOnly ? "read" : "write",
+        endpoint: tx.endpoint.name,
+        onReplica: tx.endpoint.role === "replica",
+        instanceReadOnly,
+        transaction: id,
+      });
+      if (outcome.failoverSign) this.router.signalFailover(`transaction ${id}: ${(err as Error).message}`, tx.endpoint);
+      if (sessionLost(err)) {
+        this.end(tx, "TRANSACTION_ABORTED", `transaction ${id} was rolled back: it lost its connection (${(err as Error).message}); nothing was committed: run it again from the start`);
       }
-      if (err instanceof GatewayError && err.code === "SERIALIZATION_FAILURE") {
-        // The conflict rolled the whole transaction back: retrying the statement cannot help, the
-        // caller must roll back and run the transaction again.
-        throw new GatewayError("TRANSACTION_ABORTED", `${err.message}; the transaction was rolled back: roll it back and run it again from the start`, {
-          cause: err,
-          database: err.database,
-        });
-      }
-      if (err instanceof GatewayError && (err.code === "OUTCOME_UNKNOWN" || err.code === "CONNECTION_LOST")) {
-        this.end(tx, "TRANSACTION_ABORTED", `transaction ${id} was rolled back: it lost its connection (${err.message}); nothing was committed: run it again from the start`);
-        throw new GatewayError("CONNECTION_LOST", `transaction ${id} lost its connection and was rolled back; nothing was committed: run the whole transaction again`, {
-          cause: err,
-        });
-      }
-      throw err;
+      throw outcome.error;
     } finally {
       tx.lastUsedAt = this.clock.now();
       if (plan.timing !== undefined) plan.timing.databaseMs += tx.lastUsedAt - claimedAt;
@@ -262,8 +257,8 @@ export class TransactionRegistry {
       const { ended, position } = await committing.catch((err: unknown) => {
         const failure = commitFailure(id, err);
         fate = failure.fate;
-        if (keyed !== undefined && failure.error instanceof GatewayError && failure.error.code === "OUTCOME_UNKNOWN") {
-          throw new GatewayError("OUTCOME_UNKNOWN", `${failure.error.message}; send the commit again with the same idempotency key to learn whether it committed`, { cause: err });
+        if (keyed !== undefined && outcomeUnknown(failure.error)) {
+          throw new GatewayError("OUTCOME_UNKNOWN", `${(failure.error as Error).message}; send the commit again with the same idempotency key to learn whether it committed`, { cause: err });
         }
         throw failure.error;
       });
@@ -289,7 +284,7 @@ export class TransactionRegistry {
       await this.keys.ensureTable(timeoutMs);
       await recordBeforeCommit(tx.entry.connection, this.keys, keyed, timeoutMs);
     } catch (err) {
-      if (err instanceof GatewayError && (err.code === "OUTCOME_UNKNOWN" || err.code === "CONNECTION_LOST")) {
+      if (sessionLost(err)) {
         this.end(tx, "TRANSACTION_ABORTED", `transaction ${tx.id} was rolled back: it lost its connection before COMMIT; run it again from the start`);
         throw new GatewayError("CONNECTION_LOST", `transaction ${tx.id} lost its connection before COMMIT was sent; nothing was committed: run the whole transaction again`, { cause: err });
       }
@@ -306,7 +301,7 @@ export class TransactionRegistry {
   private async settle(id: string, keyed: KeyedWork, runAs: RunAs, timeoutMs: number): Promise<CommitOutcome> {
     await this.keys.ensureTable(timeoutMs);
     const route = this.planner.route("write", {}, timeoutMs);
-    const recorded = await this.leases.run(await this.router.primary(route.deadline), "write", runAs, route.deadline, (connection) =>
+    const recorded = await this.attempts.once(await this.router.primary(route.deadline), "write", runAs, route.deadline, (connection) =>
       settleCommit(connection, this.keys, keyed, timeoutMs),
     );
     if (recorded !== undefined) return { consistencyToken: undefined, recorded };
@@ -322,7 +317,7 @@ export class TransactionRegistry {
       await tx.entry.connection.rollback(this.config.statements.defaultTimeoutMs);
     } catch (err) {
       // The session may be gone; either way nothing of the transaction remains.
-      if (!(err instanceof GatewayError && (err.code === "OUTCOME_UNKNOWN" || err.code === "CONNECTION_LOST"))) throw err;
+      if (!sessionLost(err)) throw err;
     } finally {
       this.end(tx, "TRANSACTION_NOT_FOUND", `transaction ${id} was rolled back by its caller`);
     }
@@ -373,7 +368,7 @@ export class TransactionRegistry {
     this.ended.remember(tx.id, tx.tenant, code, message);
     // Queued callers wake to find it gone.
     for (const wake of tx.turns.splice(0)) wake();
-    this.leases.release(tx);
+    this.attempts.release(tx);
   }
 
   /**

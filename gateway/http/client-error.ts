@@ -6,19 +6,13 @@
 import { randomUUID } from "node:crypto";
 import type { Socket } from "node:net";
 import { STATUS_CODES } from "node:http";
-import type { ErrorCode } from "../../schemas/errors.js";
 import { GatewayError } from "../errors.js";
 import { errorBody } from "./error-handler.js";
 
+/** Node's parser codes (not the registry's) read here: what the parser refused. */
 function refusalOf(error: Error & { code?: string }): GatewayError {
-  const code: ErrorCode = error.code === "HPE_HEADER_OVERFLOW" ? "HEADERS_TOO_LARGE" : "INVALID_REQUEST";
-  const message =
-    code === "HEADERS_TOO_LARGE"
-      ? "the request's headers exceed the server's limit (16 KiB)"
-      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
-        ? "the request did not arrive in time"
-        : "malformed HTTP request";
-  return new GatewayError(code, message);
+  if (error.code === "HPE_HEADER_OVERFLOW") return new GatewayError("HEADERS_TOO_LARGE", "the request's headers exceed the server's limit (16 KiB)");
+  return new GatewayError("INVALID_REQUEST", error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? "the request did not arrive in time" : "malformed HTTP request");
 }
 
 export function answerClientError(error: Error & { code?: string }, socket: Socket): void {

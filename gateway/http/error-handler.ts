@@ -5,6 +5,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import type { ErrorBody } from "../../schemas/errors.js";
 import { GatewayError } from "../errors.js";
+import { meaningOf } from "../execution/failure.js";
 import type { Logger } from "../logger.js";
 import { correlationIdOf } from "./correlation-id.js";
 import { noteOutcome } from "./observe.js";
@@ -42,18 +43,17 @@ export function errorBody(error: GatewayError, requestId: string): ErrorBody {
   return body;
 }
 
-const ACCESS_REFUSALS = new Set(["UNAUTHENTICATED", "FORBIDDEN", "THROTTLED"]);
-
 /**
  * What the log keeps of a failure: bugs in full (under the request id, never sent), server-side
  * failures and refused access (who, and why) as warnings. Never a credential or a parameter value.
  */
 export function logFailure(error: GatewayError, original: unknown, request: FastifyRequest, logger: Logger): void {
-  if (error.code === "INTERNAL_ERROR") {
+  const { kind } = meaningOf(error);
+  if (kind === "bug") {
     logger.error({ err: error.cause ?? original, requestId: request.id, correlationId: correlationIdOf(request), principal: request.caller?.principal, route: request.routeOptions.url ?? "(none)" }, "unhandled error");
   } else if (error.status >= 500) {
     logger.warn({ code: error.code, requestId: request.id, correlationId: correlationIdOf(request), principal: request.caller?.principal, message: error.message }, "request failed");
-  } else if (ACCESS_REFUSALS.has(error.code)) {
+  } else if (kind === "access") {
     logger.warn({ code: error.code, requestId: request.id, correlationId: correlationIdOf(request), principal: request.caller?.principal, message: error.message }, "access refused");
   }
 }
