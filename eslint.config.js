@@ -25,6 +25,7 @@ export default tseslint.config(
     files: [
       "gateway/execution/**/*.ts",
       "gateway/http/**/*.ts",
+      "gateway/results/**/*.ts",
       "gateway/pool/**/*.ts",
       "gateway/routing/**/*.ts",
       "gateway/idempotency/**/*.ts",
