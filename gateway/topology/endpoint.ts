@@ -59,3 +59,8 @@ export class Endpoint {
     return this.healthy && this.role === "replica" && this.banReason === null;
   }
 }
+
+/** A cluster's configured endpoints: its writer (cluster) URL first, then its reader URLs in order. */
+export function configuredEndpoints(cluster: string, writerUrl: string, readerUrls: readonly string[]): Endpoint[] {
+  return [new Endpoint(`${cluster}/writer`, writerUrl, true), ...readerUrls.map((url, i) => new Endpoint(`${cluster}/reader${i + 1}`, url, false))];
+}
