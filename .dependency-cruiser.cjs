@@ -60,6 +60,13 @@ const placed = {
 
 const knowsNothingOf = [
   {
+    name: "endpoints-read-only-outside-topology",
+    comment: "only topology/ writes an endpoint: everyone else gets the read-only Endpoint of topology/endpoint.ts, never the record",
+    severity: "error",
+    from: { path: "^gateway/", pathNot: `^gateway/topology/|${TESTS}` },
+    to: { path: "^gateway/topology/endpoint-record\\.ts$" },
+  },
+  {
     name: "http-knows-no-engine",
     comment: "http/ reads the result types engines/engine.ts declares and JSON kept as text (json-text.ts), never an engine, a session or a dialect",
     severity: "error",

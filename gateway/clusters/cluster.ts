@@ -29,12 +29,13 @@ import { type Clock, systemClock } from "../clock.js";
 import { Pool } from "../pool/pool.js";
 import { Router } from "../routing/router.js";
 import { openChecked } from "../topology/checked-open.js";
-import { type DiscoverySettings, InstanceDiscovery } from "../topology/discovery.js";
-import { configuredEndpoints, type Endpoint } from "../topology/endpoint.js";
-import { InstanceReconciler } from "../topology/instance-reconciler.js";
-import { TopologyMonitor } from "../topology/monitor.js";
+import { clusterTopology } from "../topology/cluster-topology.js";
+import type { DiscoverySettings } from "../topology/discovery.js";
+import type { Endpoint } from "../topology/endpoint.js";
+import type { InstanceReconciler } from "../topology/instance-reconciler.js";
+import type { TopologyMonitor } from "../topology/monitor.js";
 import { recheckSessionsOnRoleChange } from "../topology/session-rechecks.js";
-import { FixedTopology, type Topology } from "../topology/topology.js";
+import type { Topology } from "../topology/topology.js";
 import { PoolSet } from "../pool/pool-set.js";
 import { MemoryStore } from "../cache/memory-store.js";
 import { ResultCache } from "../cache/result-cache.js";
@@ -68,7 +69,8 @@ export interface ClusterWiring {
 
 export class Cluster {
   readonly engine: Engine;
-  readonly endpoints: Endpoint[];
+  /** Writer first; discovered instances join and leave (the topology keeps the list). */
+  readonly endpoints: readonly Endpoint[];
   /** A pool per endpoint and login. */
   readonly pools: PoolSet<Endpoint>;
   readonly topology: Topology;
@@ -131,34 +133,35 @@ export class Cluster {
         clock,
       );
     });
-    this.endpoints = configuredEndpoints(name, urls.writerUrl, urls.readerUrls);
+    const parts = clusterTopology(
+      {
+        cluster: name,
+        writerUrl: urls.writerUrl,
+        readerUrls: urls.readerUrls,
+        discovery: urls.discovery,
+        embedded,
+        engine: this.engine,
+        monitor: { ...config.topology, maxReplicaLagMs: config.routing.maxReplicaLagMs },
+        membership: {
+          joined: (endpoint) => {
+            this.pools.add(endpoint);
+            if (this.started) for (const pool of this.pools.of(endpoint).values()) pool.start();
+          },
+          left: (endpoint) => {
+            for (const pool of this.pools.delete(endpoint)) void pool.close(this.checkTimeoutMs);
+          },
+        },
+      },
+      clock,
+      events,
+      logger,
+    );
+    this.endpoints = parts.endpoints;
+    this.topology = parts.topology;
+    this.monitor = parts.monitor;
+    this.instances = parts.instances;
     for (const endpoint of this.endpoints) this.pools.add(endpoint);
-    const [writer] = this.endpoints as [Endpoint];
-    this.monitor = embedded
-      ? undefined
-      : new TopologyMonitor(this.endpoints, this.engine, { ...config.topology, maxReplicaLagMs: config.routing.maxReplicaLagMs }, logger, clock, events);
-    this.topology = this.monitor ?? new FixedTopology(writer);
-    this.instances =
-      urls.discovery && this.monitor
-        ? new InstanceReconciler(
-            name,
-            this.endpoints,
-            this.monitor,
-            new InstanceDiscovery(this.engine, urls.writerUrl, urls.discovery, logger),
-            { refreshIntervalMs: urls.discovery.refreshIntervalMs, checkTimeoutMs: this.checkTimeoutMs },
-            {
-              joined: (endpoint) => {
-                this.pools.add(endpoint);
-                if (this.started) for (const pool of this.pools.of(endpoint).values()) pool.start();
-              },
-              left: (endpoint) => {
-                for (const pool of this.pools.delete(endpoint)) void pool.close(this.checkTimeoutMs);
-              },
-            },
-            clock,
-            logger,
-          )
-        : undefined;
+    const writer = this.writer;
     if (this.monitor) {
       const instances = this.instances;
       // A failover sign: the instance list may have changed too (Aurora).

@@ -7,7 +7,8 @@
 import type { Clock, Timer } from "../clock.js";
 import type { Logger } from "../logger.js";
 import type { DiscoveredInstance, InstanceDiscovery } from "./discovery.js";
-import { Endpoint } from "./endpoint.js";
+import type { Endpoint } from "./endpoint.js";
+import { EndpointRecord } from "./endpoint-record.js";
 import type { TopologyMonitor } from "./monitor.js";
 
 /** What the cluster does when the membership changes. */
@@ -26,14 +27,14 @@ export interface ReconcilerSettings {
 }
 
 export class InstanceReconciler {
-  private readonly discovered = new Set<Endpoint>();
+  private readonly discovered = new Set<EndpointRecord>();
   private discovering: Promise<void> | undefined;
   private timer: Timer | undefined;
 
   constructor(
     private readonly cluster: string,
     /** The cluster's endpoints, shared with the monitor: endpoints are added to and removed from this list. */
-    private readonly endpoints: Endpoint[],
+    private readonly endpoints: EndpointRecord[],
     private readonly monitor: TopologyMonitor,
     private readonly discovery: InstanceDiscovery,
     private readonly settings: ReconcilerSettings,
@@ -77,7 +78,7 @@ export class InstanceReconciler {
     const known = new Set(this.endpoints.map((endpoint) => endpoint.url));
     for (const instance of instances) {
       if (known.has(instance.url)) continue;
-      const endpoint = new Endpoint(`${this.cluster}/${instance.serverId}`, instance.url, false);
+      const endpoint = new EndpointRecord(`${this.cluster}/${instance.serverId}`, instance.url, false);
       endpoint.listedLagMs = instance.lagMs;
       this.endpoints.push(endpoint);
       this.discovered.add(endpoint);
