@@ -424,7 +424,7 @@ export class TopologyMonitor implements Topology {
     this.failoverFirstRound = this.roundsStarted + 1;
     const oldPrimary = this.currentPrimary?.name;
     this.changePrimary(undefined);
-    const at = new Date().toISOString();
+    const at = new Date(this.clock.wallNow()).toISOString();
     this.failovers.push({ startedAt: at, reason, oldPrimary, newPrimary: undefined, resolvedAt: undefined, durationMs: undefined, timeline: [{ at, event: reason }] });
     if (this.failovers.length > 20) this.failovers.shift();
     this.logger.warn({ reason, oldPrimary }, "failover: writes wait for a primary");
@@ -447,7 +447,7 @@ export class TopologyMonitor implements Topology {
     this.failoverStartedAt = undefined;
     if (!record) return;
     record.newPrimary = primary.name;
-    record.resolvedAt = new Date().toISOString();
+    record.resolvedAt = new Date(this.clock.wallNow()).toISOString();
     record.durationMs = Math.round(durationMs);
     record.timeline.push({ at: record.resolvedAt, event: `primary is ${primary.name}` });
     this.logger.warn({ newPrimary: primary.name, durationMs: record.durationMs }, "failover: writes resumed");
