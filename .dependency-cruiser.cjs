@@ -20,7 +20,7 @@ const LAYERS = [
   ["gateway/routing/", "gateway/idempotency/"],
   ["gateway/execution/"],
   ["gateway/auth/", "gateway/clusters/"],
-  ["gateway/data-api/", "gateway/neon/", "gateway/observability/", "gateway/peers/"],
+  ["gateway/data-api/", "gateway/neon/", "gateway/planetscale/", "gateway/observability/", "gateway/peers/"],
   ["gateway/http/"],
   ["gateway/app.ts"],
   ["gateway/main.ts"],
