@@ -37,6 +37,7 @@ export default tseslint.config(
       "gateway/engines/*/values.ts",
       "gateway/events.ts",
       "gateway/observability/**/*.ts",
+      "gateway/tracing/**/*.ts",
       "client/**/*.ts",
     ],
     // The OpenAPI document is built once, at start-up.

@@ -10,7 +10,7 @@ import { AUTH_HEADER, type Authenticator } from "../auth/authenticator.js";
 import { ANONYMOUS, type Caller } from "../auth/caller.js";
 import { GatewayError } from "../errors.js";
 import { isBasicAuthorization } from "../auth/surface-credentials.js";
-import { endWith } from "../observability/request-trace.js";
+import { endWith } from "../tracing/request-trace.js";
 
 export type RouteAccess = "public" | "operator" | "caller";
 

@@ -10,7 +10,7 @@ import { answerFromCache, CACHE_HEADER } from "../cached-read.js";
 import { keepParamSources, keepStatementParamSources } from "../param-sources.js";
 import { parseBody } from "../validate.js";
 import { idempotencyKeyOf, nativeAnswer } from "../idempotency-header.js";
-import { startSpan } from "../../observability/request-trace.js";
+import { startSpan } from "../../tracing/request-trace.js";
 import type { Span } from "@opentelemetry/api";
 
 /** A traced answer's serialisation: how many characters it came to. */
