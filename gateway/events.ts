@@ -7,22 +7,16 @@
  */
 import type { ErrorCode } from "../schemas/errors.js";
 import type { Logger } from "./logger.js";
-import type { Endpoint, EndpointRole } from "./topology/endpoint.js";
-import type { FailoverRecord } from "./topology/monitor.js";
 
+/**
+ * Every event and its payload. The events of a part whose payloads are its own types are declared in
+ * that part and merged in here (TypeScript declaration merging, as fastify's plugins add to
+ * FastifyInstance): the topology's in topology/topology-events.ts. The hub imports none of them, so
+ * every part may import the hub without a circle.
+ */
 export interface GatewayEventMap {
   /** Work was run again after a failure with this code. */
   retry: { cluster: string; code: ErrorCode };
-  /** A replica was taken out of reads for lag. */
-  replicaBanned: { cluster: string; endpoint: Endpoint; reason: string };
-  /** Something suggested a failover (a lost primary, a write refused as read-only). */
-  failoverSignal: { cluster: string; reason: string };
-  /** An endpoint turned out to reach an instance of another role (a failover, a moved DNS name). */
-  roleChange: { cluster: string; endpoint: Endpoint; previous: EndpointRole };
-  /** An instance (by the server id it gives itself, Aurora) was found in another role than last seen: promoted, or back as a reader. */
-  instanceRoleChange: { cluster: string; serverId: string; role: "primary" | "replica"; previous: "primary" | "replica" };
-  /** A failover ended with writes going to a new primary. */
-  failoverResolved: { cluster: string; record: FailoverRecord };
   /** A read that asked for the result cache: how it was answered, and why it did not use the cache (bypass). */
   cacheRead: { cluster: string; outcome: CacheOutcome; reason?: string | undefined };
   /** A write moved the cache's generations on (confirmed), or could not (the store stops vouching until its epoch moves on). */

@@ -10,7 +10,7 @@ import { type LoginChoice, loginFor } from "../credentials/logins.js";
 import { GatewayError } from "../errors.js";
 import type { RunAs } from "../execution/run-as.js";
 import type { Caller } from "./caller.js";
-import { normalizePrincipalKey } from "./principal-arn.js";
+import { normalizePrincipalKey } from "../aws/principal-arn.js";
 
 export type Access = "read-only" | "read-write";
 

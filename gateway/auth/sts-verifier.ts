@@ -10,14 +10,14 @@
 import { performance } from "node:perf_hooks";
 import { Agent, request as undiciRequest } from "undici";
 import { GatewayError } from "../errors.js";
-import { principalOfArn } from "./principal-arn.js";
+import { principalOfArn } from "../aws/principal-arn.js";
 import { type CheckedProof, checkProof, type IamAuthSettings } from "./sts-proof.js";
 
 /** Who STS says signed the proof. */
 export interface VerifiedIdentity {
   /** As STS reported it: an assumed role keeps its session name (for logs). */
   readonly arn: string;
-  /** What grants are looked up by (principal-arn.ts): the role's ARN without session or path. */
+  /** What grants are looked up by (aws/principal-arn.ts): the role's ARN without session or path. */
   readonly principal: string;
   readonly account: string;
   readonly userId: string;

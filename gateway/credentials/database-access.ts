@@ -5,7 +5,7 @@
  */
 import { defaultProvider } from "@aws-sdk/credential-provider-node";
 import { ConfigError } from "../config/load.js";
-import { normalizePrincipalKey } from "../auth/principal-arn.js";
+import { normalizePrincipalKey } from "../aws/principal-arn.js";
 import { isDsqlCluster } from "../config/dsql-rules.js";
 import type { ClusterConfig, DatabaseLoginConfig } from "../config/schema.js";
 import type { Logger } from "../logger.js";

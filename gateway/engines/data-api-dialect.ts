@@ -7,7 +7,7 @@
  */
 import type { DataApiField, TypeHint } from "../../schemas/data-api.js";
 import type { Column } from "../../schemas/query.js";
-import type { ColumnDetail, StatementResult } from "./engine.js";
+import type { ColumnDetail, StatementResult } from "./statement-result.js";
 import type { Segment } from "./sql-segments.js";
 
 /** How a column's values are written: the Field member, or the JSON value for formattedRecords. */

@@ -8,7 +8,7 @@
  * context look-up.
  */
 import { context, type Span, SpanKind } from "@opentelemetry/api";
-import { activeTrace } from "../observability/request-trace.js";
+import { activeTrace } from "../tracing/request-trace.js";
 
 export interface RoundTripTarget {
   readonly system: "postgresql" | "mysql" | "mariadb";

@@ -9,8 +9,8 @@ import type { AccessPolicy } from "../auth/access-policy.js";
 import { AUTH_HEADER, type Authenticator } from "../auth/authenticator.js";
 import { ANONYMOUS, type Caller } from "../auth/caller.js";
 import { GatewayError } from "../errors.js";
-import { isBasicAuthorization } from "./surface-credentials.js";
-import { endWith } from "../observability/request-trace.js";
+import { isBasicAuthorization } from "../auth/surface-credentials.js";
+import { endWith } from "../tracing/request-trace.js";
 
 export type RouteAccess = "public" | "operator" | "caller";
 
@@ -26,7 +26,7 @@ declare module "fastify" {
     /**
      * A surface whose clients carry their credential elsewhere (Neon's: the connection string's
      * password; PlanetScale's: HTTP Basic): read when neither x-poolgate-auth nor a gateway credential
-     * in Authorization is sent (surface-credentials.ts).
+     * in Authorization is sent (auth/surface-credentials.ts).
      */
     credentialOf?: (headers: FastifyRequest["headers"]) => string | undefined;
   }

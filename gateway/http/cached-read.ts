@@ -13,7 +13,7 @@ import type { StatementResult } from "../engines/engine.js";
 import type { RunAs } from "../execution/run-as.js";
 import { type PlannedStatement, type SurfacePolicy, workRequestOf } from "../execution/plan.js";
 import { noteWork } from "./observe.js";
-import { serializeResult } from "./result-shape.js";
+import { serializeResult } from "../results/result-shape.js";
 
 /** A cache fill reads the primary (see above). */
 const CACHE_FILL: SurfacePolicy = Object.freeze({ primaryOnly: true });

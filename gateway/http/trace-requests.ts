@@ -5,7 +5,7 @@
  * under it; ended with the answer's status once it has gone.
  */
 import type { FastifyInstance } from "fastify";
-import type { RequestTrace } from "../observability/request-trace.js";
+import type { RequestTrace } from "../tracing/request-trace.js";
 import type { GatewayTracing } from "../observability/tracing.js";
 
 declare module "fastify" {

@@ -6,7 +6,6 @@
  * recorded answer is sent again); absent, once any COMMIT still in flight has ended, means it did not.
  */
 import type { EngineConnection } from "../engines/engine.js";
-import type { RunAs } from "../execution/run-as.js";
 import { fingerprint } from "./fingerprint.js";
 import type { KeyedWork, RecordedAnswer } from "./keyed-work.js";
 import { claimKey } from "./run-once.js";
@@ -19,7 +18,11 @@ export interface CommitKey {
   readonly answer: string;
 }
 
-export function keyedCommit(commitKey: CommitKey, transactionId: string, runAs: RunAs): KeyedWork {
+/**
+ * The keyed work of a commit. Only the tenant of the caller's RunAs is read (execution/run-as.ts): keys
+ * belong to a principal; the rest of RunAs is the execution core's, which this folder sits below.
+ */
+export function keyedCommit(commitKey: CommitKey, transactionId: string, runAs: { readonly tenant: string }): KeyedWork {
   return {
     principal: runAs.tenant,
     key: commitKey.key,

@@ -6,7 +6,7 @@
  */
 import type { IncomingHttpHeaders } from "node:http";
 import { GatewayError } from "../errors.js";
-import { passwordAsBearer } from "../http/surface-credentials.js";
+import { passwordAsBearer } from "../auth/surface-credentials.js";
 import { CONNECTION_STRING_HEADER } from "./request-headers.js";
 
 export interface NeonConnectionString {

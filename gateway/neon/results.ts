@@ -5,7 +5,7 @@
  */
 import type { NeonField } from "../../schemas/neon.js";
 import type { StatementResult } from "../engines/engine.js";
-import { rowSerializer } from "../http/result-shape.js";
+import { rowSerializer } from "../results/result-shape.js";
 
 function fieldsOf(result: StatementResult): NeonField[] {
   const details = result.describeColumns?.() ?? [];

@@ -20,7 +20,7 @@ import {
 import type { IncomingHttpHeaders } from "node:http";
 import type { TracingConfig } from "../config/schema.js";
 import type { GatewayEvents } from "../events.js";
-import { activeTrace, RequestTrace } from "./request-trace.js";
+import { activeTrace, RequestTrace } from "../tracing/request-trace.js";
 import { parentContextOf } from "./trace-headers.js";
 
 /** The tracer's scope name and version in exported spans. */

@@ -2,11 +2,11 @@
  * PlanetScale's credentials: the driver sends `Authorization: Basic base64(username:password)` and
  * nothing else that names the database (its URL's path is not sent). Poolgate reads the username as
  * `<principal>@<cluster>` (percent-decoded: a URL's userinfo carries `@` as `%40`, which the driver
- * sends as it is) and the password as the principal's bearer token (http/surface-credentials.ts).
+ * sends as it is) and the password as the principal's bearer token (auth/surface-credentials.ts).
  */
 import type { IncomingHttpHeaders } from "node:http";
 import { GatewayError } from "../errors.js";
-import { basicCredentials, passwordAsBearer } from "../http/surface-credentials.js";
+import { basicCredentials, passwordAsBearer } from "../auth/surface-credentials.js";
 
 export interface PlanetscaleUser {
   principal: string;

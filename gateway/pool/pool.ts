@@ -12,7 +12,7 @@ import type { PoolState } from "../../schemas/errors.js";
 import type { PoolStats } from "../../schemas/health.js";
 import type { EngineConnection } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
-import { endWith, startSpan, withSpan } from "../observability/request-trace.js";
+import { endWith, startSpan, withSpan } from "../tracing/request-trace.js";
 import type { Logger } from "../logger.js";
 import { type Clock, systemClock, type Timer } from "../clock.js";
 import { ConnectFailureLog } from "./connect-failures.js";

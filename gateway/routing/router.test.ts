@@ -3,7 +3,7 @@ import { compareLsn, isLsn } from "../engines/postgres/lsn.js";
 import type { Engine } from "../engines/engine.js";
 import type { GatewayError } from "../errors.js";
 import { ManualClock } from "../clock.js";
-import { Endpoint } from "../topology/endpoint.js";
+import { EndpointRecord as Endpoint } from "../topology/endpoint-record.js";
 import type { Topology } from "../topology/topology.js";
 import { Router } from "./router.js";
 

@@ -6,7 +6,7 @@
  */
 import type { Engine } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
-import { endWith, startSpan } from "../observability/request-trace.js";
+import { endWith, startSpan } from "../tracing/request-trace.js";
 import type { Clock } from "../clock.js";
 import type { Endpoint } from "../topology/endpoint.js";
 import type { Topology } from "../topology/topology.js";

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { ManualClock } from "../clock.js";
 import type { Engine, EngineConnection, InstanceState } from "../engines/engine.js";
 import { silentLogger } from "../logger.js";
-import { Endpoint } from "./endpoint.js";
+import { EndpointRecord as Endpoint } from "./endpoint-record.js";
 import { TopologyMonitor } from "./monitor.js";
 
 /** Instances by URL: the role each answers, or a missed check (the next `misses` questions go unanswered). */

@@ -14,6 +14,7 @@ import type { Logger } from "../logger.js";
 import type { Clock, Timer } from "../clock.js";
 import { type ClusterEvents, UNHEARD } from "../events.js";
 import type { Endpoint } from "./endpoint.js";
+import type { EndpointRecord } from "./endpoint-record.js";
 import type { Topology } from "./topology.js";
 
 export interface MonitorSettings {
@@ -44,7 +45,7 @@ const FAILOVER_CHECK_INTERVAL_MS = 50;
 const PRIMARY_HISTORY = 600;
 
 export class TopologyMonitor implements Topology {
-  private readonly connections = new Map<Endpoint, EngineConnection>();
+  private readonly connections = new Map<EndpointRecord, EngineConnection>();
   /** When each of the monitor's sessions was opened (gateway clock), for re-resolving names. */
   private readonly openedAt = new Map<EngineConnection, number>();
   /** The last role seen of each instance, by the server id it gives itself (Aurora), whatever name led there. */
@@ -54,7 +55,7 @@ export class TopologyMonitor implements Topology {
   private closed = false;
   /** At rest (rest()): no sessions, no checks; what was last seen stands until wake(). */
   private resting = false;
-  private currentPrimary: Endpoint | undefined;
+  private currentPrimary: EndpointRecord | undefined;
   /** The current primary's term: aborted when it ends (failover, another primary chosen). */
   private lease = newLease();
   private failoverStartedAt: number | undefined;
@@ -70,7 +71,7 @@ export class TopologyMonitor implements Topology {
   readonly failovers: FailoverRecord[] = [];
 
   constructor(
-    readonly endpoints: readonly Endpoint[],
+    readonly endpoints: readonly EndpointRecord[],
     private readonly engine: Engine,
     private readonly settings: MonitorSettings,
     private readonly logger: Logger,
@@ -88,7 +89,7 @@ export class TopologyMonitor implements Topology {
     this.schedule();
   }
 
-  primary(): Endpoint | undefined {
+  primary(): EndpointRecord | undefined {
     return this.currentPrimary;
   }
 
@@ -98,12 +99,12 @@ export class TopologyMonitor implements Topology {
   }
 
   /** Replicas that may serve reads now. */
-  readReplicas(): Endpoint[] {
+  readReplicas(): EndpointRecord[] {
     return this.endpoints.filter((endpoint) => endpoint.servesReads);
   }
 
   /** Resolves with the primary as soon as one is known, or undefined at the deadline (clock ms). */
-  async waitForPrimary(deadline: number): Promise<Endpoint | undefined> {
+  async waitForPrimary(deadline: number): Promise<EndpointRecord | undefined> {
     while (!this.currentPrimary && !this.closed) {
       const remaining = deadline - this.clock.now();
       if (remaining <= 0) return undefined;
@@ -234,7 +235,7 @@ export class TopologyMonitor implements Topology {
    * says nothing of a primary that answers the next question, and must not be recorded as a
    * failover. A primary that answers as a replica was demoted: that answer needs no second asking.
    */
-  private async confirm(primary: Endpoint): Promise<void> {
+  private async confirm(primary: EndpointRecord): Promise<void> {
     await this.check(primary);
     if (primary.healthy || this.closed) return;
     const missed = primary.lastError;
@@ -242,11 +243,11 @@ export class TopologyMonitor implements Topology {
     if (primary.healthy && primary.role === "primary") this.logger.info({ primary: primary.name, missed }, "the primary missed a check and answered the next: no failover");
   }
 
-  private soleClaimant(endpoint: Endpoint): boolean {
+  private soleClaimant(endpoint: EndpointRecord): boolean {
     return !endpoint.spreadsOverInstances && this.endpoints.every((other) => other === endpoint || other.spreadsOverInstances || !(other.healthy && other.role === "primary"));
   }
 
-  private async check(endpoint: Endpoint): Promise<void> {
+  private async check(endpoint: EndpointRecord): Promise<void> {
     const { checkTimeoutMs } = this.settings;
     try {
       let connection = this.connections.get(endpoint);
@@ -305,7 +306,7 @@ export class TopologyMonitor implements Topology {
    * nothing of the instance the kept one reaches: the kept one answers this check, and the name is
    * asked again next interval.
    */
-  private async reresolve(endpoint: Endpoint, kept: EngineConnection): Promise<EngineConnection> {
+  private async reresolve(endpoint: EndpointRecord, kept: EngineConnection): Promise<EngineConnection> {
     const { checkTimeoutMs } = this.settings;
     let fresh: EngineConnection | undefined;
     try {
@@ -329,7 +330,7 @@ export class TopologyMonitor implements Topology {
     return fresh;
   }
 
-  private dropConnection(endpoint: Endpoint): void {
+  private dropConnection(endpoint: EndpointRecord): void {
     const connection = this.connections.get(endpoint);
     if (connection === undefined) return;
     connection.destroy();
@@ -349,7 +350,7 @@ export class TopologyMonitor implements Topology {
   }
 
   /** A refused inspection is told as what it is, once per monitor (with its SQLSTATE), and kept for the status page. */
-  private noteRefusal(endpoint: Endpoint, refusal: InstanceState["positionsRefused"]): void {
+  private noteRefusal(endpoint: EndpointRecord, refusal: InstanceState["positionsRefused"]): void {
     endpoint.positionsRefused = refusal ?? null;
     if (refusal === undefined || this.refusalLogged) return;
     this.refusalLogged = true;
@@ -400,7 +401,7 @@ export class TopologyMonitor implements Topology {
     this.setPrimary(primary);
   }
 
-  private setPrimary(primary: Endpoint | undefined): void {
+  private setPrimary(primary: EndpointRecord | undefined): void {
     const previous = this.currentPrimary;
     // Another endpoint that reaches the same instance (by its server id: the cluster name once it has
     // moved to the promoted reader's instance endpoint) is the same primary under another name: no failover.
@@ -423,14 +424,14 @@ export class TopologyMonitor implements Topology {
     this.failoverFirstRound = this.roundsStarted + 1;
     const oldPrimary = this.currentPrimary?.name;
     this.changePrimary(undefined);
-    const at = new Date().toISOString();
+    const at = new Date(this.clock.wallNow()).toISOString();
     this.failovers.push({ startedAt: at, reason, oldPrimary, newPrimary: undefined, resolvedAt: undefined, durationMs: undefined, timeline: [{ at, event: reason }] });
     if (this.failovers.length > 20) this.failovers.shift();
     this.logger.warn({ reason, oldPrimary }, "failover: writes wait for a primary");
   }
 
   /** Ends the current primary's term (its lease aborts) when another endpoint, or none, takes over. */
-  private changePrimary(next: Endpoint | undefined): void {
+  private changePrimary(next: EndpointRecord | undefined): void {
     const previous = this.currentPrimary;
     if (next === previous) return;
     this.currentPrimary = next;
@@ -440,13 +441,13 @@ export class TopologyMonitor implements Topology {
     }
   }
 
-  private endFailover(primary: Endpoint): void {
+  private endFailover(primary: EndpointRecord): void {
     const record = this.failovers[this.failovers.length - 1];
     const durationMs = this.clock.now() - (this.failoverStartedAt as number);
     this.failoverStartedAt = undefined;
     if (!record) return;
     record.newPrimary = primary.name;
-    record.resolvedAt = new Date().toISOString();
+    record.resolvedAt = new Date(this.clock.wallNow()).toISOString();
     record.durationMs = Math.round(durationMs);
     record.timeline.push({ at: record.resolvedAt, event: `primary is ${primary.name}` });
     this.logger.warn({ newPrimary: primary.name, durationMs: record.durationMs }, "failover: writes resumed");
@@ -454,7 +455,7 @@ export class TopologyMonitor implements Topology {
   }
 
   /** Drops the monitor's session to an endpoint that left the cluster. */
-  forget(endpoint: Endpoint): void {
+  forget(endpoint: EndpointRecord): void {
     this.dropConnection(endpoint);
   }
 

@@ -1,5 +1,6 @@
 /** What routing needs to know about a cluster's instances; the monitor provides it, or a fixed view. */
 import type { Endpoint } from "./endpoint.js";
+import type { EndpointRecord } from "./endpoint-record.js";
 
 export interface Topology {
   readonly endpoints: readonly Endpoint[];
@@ -28,7 +29,7 @@ export class FixedTopology implements Topology {
   readonly endpoints: readonly Endpoint[];
   private readonly lease = new AbortController().signal;
 
-  constructor(private readonly only: Endpoint) {
+  constructor(private readonly only: EndpointRecord) {
     only.role = "primary";
     only.healthy = true;
     only.lagMs = 0;

@@ -23,7 +23,7 @@ interface CpuProfile {
 
 /** Areas in the order the report lists them; the first rule whose pattern matches a frame's URL wins. */
 const AREA_RULES: [area: string, pattern: RegExp][] = [
-  ["serialisation", /gateway\/http\/result-shape|fast-json-stringify|gateway\/http\/.*serial|gateway\/data-api\/records/],
+  ["serialisation", /gateway\/results\/result-shape|fast-json-stringify|gateway\/http\/.*serial|gateway\/data-api\/records/],
   ["value conversion", /gateway\/engines\/[^/]+\/values|gateway\/engines\/json-text|pg-types|postgres-array|postgres-date|postgres-interval|postgres-bytea/],
   ["SQL analysis", /sql-reader|sql-analysis|sql-lexer|sql-segments|function-volatility|large-text|libpg-query/],
   ["auth", /gateway\/auth\/|gateway\/http\/authenticate/],

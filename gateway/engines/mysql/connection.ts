@@ -24,8 +24,8 @@ import { MysqlRowCursor } from "./row-cursor.js";
 import { ResultShapes } from "./result-shapes.js";
 import { columnDetails, encodeParams } from "./values.js";
 import { type RoundTripTarget, startRoundTrip } from "../round-trip-span.js";
-import { activeTrace, endWith } from "../../observability/request-trace.js";
-import { sqlCommentFor, withSqlComment } from "../../observability/sql-comment.js";
+import { activeTrace, endWith } from "../../tracing/request-trace.js";
+import { sqlCommentFor, withSqlComment } from "../../tracing/sql-comment.js";
 
 export type MysqlFlavour = "mariadb" | "mysql";
 

@@ -20,7 +20,7 @@ import { clusterNamed, type HttpContext } from "../context.js";
 import { logFailure, toGatewayError } from "../error-handler.js";
 import { idempotencyKeyOf, REPLAY_HEADER } from "../idempotency-header.js";
 import { noteOutcome, noteWork } from "../observe.js";
-import { checkUserIsPrincipal } from "../surface-credentials.js";
+import { checkUserIsPrincipal } from "../../auth/surface-credentials.js";
 import { parseBody } from "../validate.js";
 
 function statementsOf(body: { query: string; params?: NeonQuery["params"] } | { queries: NeonQuery[] }): WorkRequest["statements"] {

@@ -4,13 +4,13 @@ import { batchRequestSchema, queryRequestSchema } from "../../../schemas/query.j
 import type { StatementResult } from "../../engines/engine.js";
 import { NATIVE_SURFACE, workRequestOf } from "../../execution/plan.js";
 import { type HttpContext, selectCluster, selectTransactionCluster } from "../context.js";
-import { serializeResult } from "../result-shape.js";
+import { serializeResult } from "../../results/result-shape.js";
 import { noteWork } from "../observe.js";
 import { answerFromCache, CACHE_HEADER } from "../cached-read.js";
 import { keepParamSources, keepStatementParamSources } from "../param-sources.js";
 import { parseBody } from "../validate.js";
 import { idempotencyKeyOf, nativeAnswer } from "../idempotency-header.js";
-import { startSpan } from "../../observability/request-trace.js";
+import { startSpan } from "../../tracing/request-trace.js";
 import type { Span } from "@opentelemetry/api";
 
 /** A traced answer's serialisation: how many characters it came to. */

@@ -12,7 +12,7 @@ import { logFailure } from "../error-handler.js";
 import { NdjsonRowStream } from "../ndjson-stream.js";
 import { noteOutcome, noteWork } from "../observe.js";
 import { keepStatementParamSources } from "../param-sources.js";
-import { rowSerializer } from "../result-shape.js";
+import { rowSerializer } from "../../results/result-shape.js";
 import { parseBody } from "../validate.js";
 
 export function registerStreamRoutes(app: FastifyInstance, context: HttpContext): void {

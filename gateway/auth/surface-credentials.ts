@@ -7,7 +7,7 @@
  * Authorization is authenticated by that instead, and the user is not checked.
  */
 import type { FastifyRequest } from "fastify";
-import { AUTH_HEADER } from "../auth/authenticator.js";
+import { AUTH_HEADER } from "./authenticator.js";
 import { GatewayError } from "../errors.js";
 
 const BASIC = /^Basic ([A-Za-z0-9+/=]{1,1400})$/i;
