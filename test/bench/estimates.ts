@@ -64,7 +64,7 @@ export const estimate = {
       const configurations = 4 * (S.cacheNetworkDelayMs > 0 ? 2 : 1);
       total += S.serverWarmupMs / 1000 + S.rounds * this.steadyRunS() + configurations * (2 + S.serverWarmupMs / 1000 + 2 * S.rounds * this.steadyRunS()) + 2 * (6 + (6 * S.durationMs) / 1000);
     }
-    if (only.has("profile")) total += 4 * (3 + this.steadyRunS());
+    if (only.has("profile")) total += 6 * (3 + this.steadyRunS());
     if (only.has("instructions")) total += 4 * LEDGER_ESTIMATE_S;
     // Two engines: start-up, the buffered read and its streamed twin, then the long stream (~300,000 rows/s).
     if (only.has("streaming")) total += 2 * (3 + 5 + S.streamRows / 300_000);

@@ -221,7 +221,7 @@ export function reportLines(results: BenchResults): string[] {
   if (results.cache) section(cacheTable(results.cache, Number(s.callers)), cacheVerdict(results.cache));
   if (results.tracing) section(throughputTable(`tracing cost: ${s.callers} concurrent callers, point selects, PostgreSQL (docs/tracing.md)`, results.tracing), tracingVerdict(results.tracing));
   for (const p of results.profiles ?? []) {
-    out.push("", ...profileLines(`CPU profile, ${p.engine}, ${p.server === "gateway" ? "poolgate native" : "naive forwarder"} (${num(p.throughput, 0)} req/s under --cpu-prof)`, p.summary, p.requests, p.cpuUsPerRequest), `  profile: ${p.file}`);
+    out.push("", ...profileLines(`CPU profile, ${p.engine}, ${{ gateway: "poolgate native", "gateway-hits": "poolgate native, result-cache hits", naive: "naive forwarder" }[p.server]} (${num(p.throughput, 0)} req/s under --cpu-prof)`, p.summary, p.requests, p.cpuUsPerRequest), `  profile: ${p.file}`);
     if (p.syscallsPerRequest) {
       out.push(`  system calls per request: ${Object.entries(p.syscallsPerRequest).map(([name, perRequest]) => `${name} ${num(perRequest, 2)}`).join(", ")}`);
     }
