@@ -1,23 +1,28 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../clock.js";
+import type { Entry } from "./entry.js";
 import { MemoryStore } from "./memory-store.js";
+
+const entry = (body: string): Entry => ({ header: { g: ["0"], p: null, at: 0, ttl: 1000, swr: 0 }, body });
 
 describe("memory store", () => {
   it("drops the least recently used entries when its bytes pass the bound", async () => {
-    const store = new MemoryStore(200, new ManualClock());
-    await store.store("c", "a", "x".repeat(40), 1000);
-    await store.store("c", "b", "y".repeat(40), 1000);
+    // Each entry counts 2 × (key + body) + 96 + 16 per generation = 2 × (3 + 40) + 112 = 198 bytes: two fit in 400.
+    const store = new MemoryStore(400, new ManualClock());
+    await store.store("c", "a", entry("x".repeat(40)), 1000);
+    await store.store("c", "b", entry("y".repeat(40)), 1000);
     await store.lookup("c", "a", []);
-    await store.store("c", "d", "z".repeat(40), 1000);
+    await store.store("c", "d", entry("z".repeat(40)), 1000);
     expect((await store.lookup("c", "b", [])).entry).toBeUndefined();
-    expect((await store.lookup("c", "a", [])).entry).toBe("x".repeat(40));
-    expect(store.bytes()).toBeLessThanOrEqual(200);
+    expect((await store.lookup("c", "a", [])).entry?.body).toBe("x".repeat(40));
+    expect(store.lookupNow("c", "d", []).entry?.body).toBe("z".repeat(40));
+    expect(store.bytes()).toBeLessThanOrEqual(400);
   });
 
   it("forgets an entry after its TTL", async () => {
     const clock = new ManualClock();
     const store = new MemoryStore(1000, clock);
-    await store.store("c", "a", "x", 10);
+    await store.store("c", "a", entry("x"), 10);
     clock.advance(11);
     expect((await store.lookup("c", "a", [])).entry).toBeUndefined();
     expect(store.bytes()).toBe(0);

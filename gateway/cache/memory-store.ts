@@ -1,18 +1,22 @@
 /**
  * The embedded default: entries in this task's memory, least recently used first out when their bytes
  * pass the bound, and the generations as plain counters (one task sees all of its own writes, so it
- * has no epoch to lose). An expired entry is dropped when it is next looked up or pushed out.
+ * has no epoch to lose). An expired entry is dropped when it is next looked up or pushed out. Entries
+ * are kept as they are, never encoded: a hit reads no header text back (entry.ts is Valkey's).
  */
 import type { Clock } from "../clock.js";
+import type { Entry } from "./entry.js";
 import type { CacheStore, Lookup } from "./store.js";
 
 interface Held {
-  text: string;
+  entry: Entry;
+  /** Counted once, when stored. */
+  bytes: number;
   expiresAt: number;
 }
 
-/** JavaScript strings: two bytes a character, plus the key; close enough for a bound. */
-const bytesOf = (key: string, text: string): number => 2 * (key.length + text.length);
+/** JavaScript strings: two bytes a character (key and body), plus the header's object; close enough for a bound. */
+const bytesOf = (key: string, entry: Entry): number => 2 * (key.length + entry.body.length) + 96 + 16 * entry.header.g.length;
 
 export class MemoryStore implements CacheStore {
   readonly kind = "memory";
@@ -26,36 +30,41 @@ export class MemoryStore implements CacheStore {
   ) {}
 
   lookup(cluster: string, key: string, dependencies: readonly string[]): Promise<Lookup> {
+    return Promise.resolve(this.lookupNow(cluster, key, dependencies));
+  }
+
+  lookupNow(cluster: string, key: string, dependencies: readonly string[]): Lookup {
     const id = `${cluster}\u0000${key}`;
     const held = this.entries.get(id);
-    let entry: string | undefined;
+    let entry: Entry | undefined;
     if (held !== undefined) {
       this.entries.delete(id);
       if (held.expiresAt > this.clock.wallNow()) {
         // Re-inserted: Map order is the recency order.
         this.entries.set(id, held);
-        entry = held.text;
-      } else this.held -= bytesOf(id, held.text);
+        entry = held.entry;
+      } else this.held -= held.bytes;
     }
-    const generations = ["0", ...dependencies.map((name) => String(this.generations.get(`${cluster}\u0000${name}`) ?? 0))];
-    return Promise.resolve({ entry, generations });
+    const generations = ["0"];
+    for (const name of dependencies) generations.push(String(this.generations.get(`${cluster}\u0000${name}`) ?? 0));
+    return { entry, generations };
   }
 
-  store(cluster: string, key: string, entry: string, ttlMs: number): Promise<void> {
+  store(cluster: string, key: string, entry: Entry, ttlMs: number): Promise<void> {
     const id = `${cluster}\u0000${key}`;
     const size = bytesOf(id, entry);
     if (size > this.maxBytes) return Promise.resolve();
     const previous = this.entries.get(id);
     if (previous !== undefined) {
       this.entries.delete(id);
-      this.held -= bytesOf(id, previous.text);
+      this.held -= previous.bytes;
     }
-    this.entries.set(id, { text: entry, expiresAt: this.clock.wallNow() + ttlMs });
+    this.entries.set(id, { entry, bytes: size, expiresAt: this.clock.wallNow() + ttlMs });
     this.held += size;
     for (const [oldest, held] of this.entries) {
       if (this.held <= this.maxBytes) break;
       this.entries.delete(oldest);
-      this.held -= bytesOf(oldest, held.text);
+      this.held -= held.bytes;
     }
     return Promise.resolve();
   }

@@ -136,6 +136,23 @@ describe("result cache", () => {
     expect(await cache.read(request(SHARED_BY_PRINCIPALS), runner("X"))).toEqual({ body: "S", outcome: "hit" });
   });
 
+  it("answers a hit from the memory store in the same turn, and leaves misses and invalidated entries to read", async () => {
+    const { cache, read, write } = setUp();
+    const request: CachedRead = {
+      key: { cluster: "main", login: "read-write", principal: "alice", sql: "SELECT * FROM items", params: [], shape: { rowMode: "object", bigNumbers: "string" } },
+      analysis: reader.analyse("SELECT * FROM items"),
+      ttlMs: 1000,
+      staleWhileRevalidateMs: 0,
+      consistencyToken: undefined,
+    };
+    const unused = () => Promise.reject(new Error("a hit runs nothing"));
+    expect(cache.readNow(request, unused)).toBeUndefined();
+    await read("SELECT * FROM items");
+    expect(cache.readNow(request, unused)).toEqual({ body: '{"rows":[1]', outcome: "hit" });
+    await write("UPDATE items SET n = 2");
+    expect(cache.readNow(request, unused)).toBeUndefined();
+  });
+
   it("bypasses what is not a plain deterministic read", () => {
     const { cache } = setUp();
     const reason = (sql: string) => cache.bypassReason(reader.analyse(sql), false);

@@ -13,8 +13,8 @@ import type { ClusterEvents } from "../events.js";
 import type { Logger } from "../logger.js";
 import { type CacheKeyParts, cacheKeyOf } from "./cache-key.js";
 import { commitDependencies, type InvalidationMode, readDependencies, writeDependencies } from "./dependencies.js";
-import { decodeEntry, type Entry, encodeEntry } from "./entry.js";
-import type { CacheStore } from "./store.js";
+import type { Entry } from "./entry.js";
+import type { CacheStore, Lookup } from "./store.js";
 
 export interface ClusterCacheSettings {
   enabled: boolean;
@@ -98,22 +98,39 @@ export class ResultCache {
     return { body: await run(), outcome: "bypass" };
   }
 
-  async read(request: CachedRead, run: ReadRunner): Promise<CacheAnswer> {
+  /**
+   * A hit (or a stale answer) in this turn, where the store answers at once (memory); undefined when
+   * the read needs `read` (a miss, or a store that waits). Asked first: a hit then takes no promise
+   * and no turn (docs/performance.md).
+   */
+  readNow(request: CachedRead, run: ReadRunner): CacheAnswer | undefined {
+    if (this.store.lookupNow === undefined) return undefined;
     const dependencies = readDependencies(request.analysis, this.settings.invalidation);
     const key = cacheKeyOf(request.key);
-    const lookup = await this.store.lookup(this.cluster, key, dependencies);
-    if (lookup === undefined) return this.bypass("store-unavailable", run);
-    const entry = lookup.entry === undefined ? undefined : decodeEntry(lookup.entry);
-    if (entry !== undefined && this.servable(entry, lookup.generations, request.consistencyToken)) {
-      const ageMs = this.clock.wallNow() - entry.header.at;
-      if (ageMs <= entry.header.ttl) return this.served("hit", entry);
-      if (ageMs <= entry.header.ttl + entry.header.swr) {
-        this.refreshOnce(key, request, run, dependencies);
-        return this.served("stale", entry);
-      }
-    }
-    this.events.emit("cacheRead", { outcome: "miss" });
-    return { body: await this.fill(key, request, run, lookup.generations), outcome: "miss" };
+    return this.served(key, request, run, dependencies, this.store.lookupNow(this.cluster, key, dependencies));
+  }
+
+  read(request: CachedRead, run: ReadRunner): Promise<CacheAnswer> {
+    const dependencies = readDependencies(request.analysis, this.settings.invalidation);
+    const key = cacheKeyOf(request.key);
+    return this.store.lookup(this.cluster, key, dependencies).then((lookup) => {
+      if (lookup === undefined) return this.bypass("store-unavailable", run);
+      const answer = this.served(key, request, run, dependencies, lookup);
+      if (answer !== undefined) return answer;
+      this.events.emit("cacheRead", { outcome: "miss" });
+      return this.fill(key, request, run, lookup.generations).then((body) => ({ body, outcome: "miss" as const }));
+    });
+  }
+
+  /** The entry's answer when it may be served: a hit, or a stale answer while one refresh runs. */
+  private served(key: string, request: CachedRead, run: ReadRunner, dependencies: readonly string[], lookup: Lookup): CacheAnswer | undefined {
+    const { entry } = lookup;
+    if (entry === undefined || !this.servable(entry, lookup.generations, request.consistencyToken)) return undefined;
+    const ageMs = this.clock.wallNow() - entry.header.at;
+    if (ageMs <= entry.header.ttl) return this.answer("hit", entry);
+    if (ageMs > entry.header.ttl + entry.header.swr) return undefined;
+    this.refreshOnce(key, request, run, dependencies);
+    return this.answer("stale", entry);
   }
 
   /** Read at the current generations, and at or after the caller's token (when there is one). */
@@ -123,7 +140,7 @@ export class ResultCache {
     return entry.header.p !== null && this.positions.compare(entry.header.p, token) >= 0;
   }
 
-  private served(outcome: "hit" | "stale", entry: Entry): CacheAnswer {
+  private answer(outcome: "hit" | "stale", entry: Entry): CacheAnswer {
     this.events.emit("cacheRead", { outcome });
     return { body: entry.body, outcome };
   }
@@ -138,7 +155,7 @@ export class ResultCache {
     const body = await run();
     if (body.length <= this.settings.maxEntryBytes) {
       const header = { g: [...generations], p: position, at, ttl: request.ttlMs, swr: request.staleWhileRevalidateMs };
-      await this.store.store(this.cluster, key, encodeEntry({ header, body }), request.ttlMs + request.staleWhileRevalidateMs);
+      await this.store.store(this.cluster, key, { header, body }, request.ttlMs + request.staleWhileRevalidateMs);
     }
     return body;
   }

@@ -4,9 +4,11 @@
  * entry may be served, is the result cache's policy (result-cache.ts, dependencies.ts).
  */
 
-/** An entry's text and the current generations of its dependencies, read together. */
+import type { Entry } from "./entry.js";
+
+/** An entry and the current generations of its dependencies, read together. */
 export interface Lookup {
-  entry: string | undefined;
+  entry: Entry | undefined;
   /** The store's own epoch first, then one value per dependency asked for, in order. */
   generations: string[];
 }
@@ -19,8 +21,14 @@ export interface CacheStore {
    * trip; undefined when the store cannot answer now (the cache is bypassed).
    */
   lookup(cluster: string, key: string, dependencies: readonly string[]): Promise<Lookup | undefined>;
-  /** Keeps an entry for `ttlMs`; a failure only loses the entry. */
-  store(cluster: string, key: string, entry: string, ttlMs: number): Promise<void>;
+  /**
+   * The same, answered in this turn, for a store that holds entries in the task (memory): a hit then
+   * takes no promise and no turn (docs/performance.md, "No promise or turn of its own"). Absent where
+   * every lookup waits (Valkey).
+   */
+  lookupNow?(cluster: string, key: string, dependencies: readonly string[]): Lookup;
+  /** Keeps an entry for `ttlMs`; a failure only loses the entry. A shared store encodes it (entry.ts). */
+  store(cluster: string, key: string, entry: Entry, ttlMs: number): Promise<void>;
   /**
    * Moves the generations on, before the write is acknowledged. False when the store could not
    * confirm it: the store then stops vouching for any entry until its epoch has moved on.

@@ -9,9 +9,10 @@
  * come back as new random values, never as an old one. Keys of a cluster share a hash tag (`{name}`),
  * so the MGET stays within one slot of a clustered Valkey.
  */
-import { randomInt, randomUUID } from "node:crypto";
+import { createHash, randomInt, randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import type { Logger } from "../logger.js";
+import { decodeEntry, type Entry, encodeEntry } from "./entry.js";
 import type { CacheStore, Lookup } from "./store.js";
 
 export interface ValkeySettings {
@@ -63,6 +64,11 @@ export class ValkeyStore implements CacheStore {
     return `${this.prefix}:{${cluster}}:${name}`;
   }
 
+  /** An entry's key in Valkey: the cache key (its parts' JSON text, of any length) hashed to a fixed size. */
+  private entryKey(cluster: string, key: string): string {
+    return this.key(cluster, `e:${createHash("sha256").update(key).digest("base64url")}`);
+  }
+
   private async renewEpochs(): Promise<void> {
     try {
       const multi = this.client.multi();
@@ -90,9 +96,9 @@ export class ValkeyStore implements CacheStore {
     if (!this.vouching) return undefined;
     const names = [this.key(cluster, "epoch"), ...dependencies.map((name) => this.key(cluster, `g:${name}`))];
     try {
-      const [entry, ...generations] = await this.client.mget(this.key(cluster, `e:${key}`), ...names);
+      const [entry, ...generations] = await this.client.mget(this.entryKey(cluster, key), ...names);
       if (!this.vouching) return undefined;
-      if (generations.every((value) => value !== null)) return { entry: entry ?? undefined, generations: generations };
+      if (generations.every((value) => value !== null)) return { entry: entry === null || entry === undefined ? undefined : decodeEntry(entry), generations: generations };
       // First use of a generation (or one evicted): made with a random value, then read back.
       const multi = this.client.multi();
       names.forEach((name, i) => {
@@ -102,17 +108,17 @@ export class ValkeyStore implements CacheStore {
       const replies = (await multi.exec()) ?? [];
       const read = replies.at(-1)?.[1] as (string | null)[] | undefined;
       if (!this.vouching || read === undefined || read.some((value) => value === null)) return undefined;
-      return { entry: entry ?? undefined, generations: read as string[] };
+      return { entry: entry === null || entry === undefined ? undefined : decodeEntry(entry), generations: read as string[] };
     } catch (err) {
       this.lost("lookup failed", err);
       return undefined;
     }
   }
 
-  async store(cluster: string, key: string, entry: string, ttlMs: number): Promise<void> {
+  async store(cluster: string, key: string, entry: Entry, ttlMs: number): Promise<void> {
     if (!this.vouching) return;
     try {
-      await this.client.set(this.key(cluster, `e:${key}`), entry, "PX", Math.max(1, Math.ceil(ttlMs)));
+      await this.client.set(this.entryKey(cluster, key), encodeEntry(entry), "PX", Math.max(1, Math.ceil(ttlMs)));
     } catch (err) {
       this.lost("store failed", err);
     }

@@ -7,7 +7,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { CacheRequest, QueryRequest } from "../../schemas/query.js";
 import { SHARED_BY_PRINCIPALS } from "../cache/cache-key.js";
-import type { CachedRead } from "../cache/result-cache.js";
+import type { CacheAnswer, CachedRead } from "../cache/result-cache.js";
 import type { Cluster } from "../clusters/cluster.js";
 import type { StatementResult } from "../engines/engine.js";
 import type { RunAs } from "../execution/run-as.js";
@@ -27,7 +27,7 @@ export function answerFromCache(
   body: QueryRequest,
   cache: CacheRequest,
   runAs: RunAs,
-): Promise<FastifyReply> {
+): FastifyReply | Promise<FastifyReply> {
   const rowMode = body.rowMode ?? "object";
   const plan = cluster.pipeline.plan(workRequestOf(body, [{ sql: body.sql, params: body.params }], "statement"), CACHE_FILL, runAs);
   noteWork(request, cluster.name, plan.intent);
@@ -53,9 +53,13 @@ export function answerFromCache(
     staleWhileRevalidateMs: Math.min(cache.staleWhileRevalidateMs ?? 0, settings.maxStaleWhileRevalidateMs),
     consistencyToken: body.consistencyToken,
   };
-  return cluster.cache.read(read, run).then(({ body: text, outcome }) => {
-    const ran = outcome === "miss" || outcome === "bypass" ? attempts : 0;
-    // Serialised here (schema: QueryResponse) so Fastify sends the text as is.
-    return reply.header(CACHE_HEADER, outcome).type("application/json; charset=utf-8").send(`${text},"attempts":${ran},"cache":"${outcome}"}`);
-  });
+  // A hit from a store that answers at once is sent in this turn; anything else waits for the store (and the read).
+  const now = cluster.cache.readNow(read, run);
+  if (now !== undefined) return send(reply, now, 0);
+  return cluster.cache.read(read, run).then((answer) => send(reply, answer, answer.outcome === "miss" || answer.outcome === "bypass" ? attempts : 0));
+}
+
+function send(reply: FastifyReply, { body, outcome }: CacheAnswer, attempts: number): FastifyReply {
+  // Serialised here (schema: QueryResponse) so Fastify sends the text as is.
+  return reply.header(CACHE_HEADER, outcome).type("application/json; charset=utf-8").send(`${body},"attempts":${attempts},"cache":"${outcome}"}`);
 }

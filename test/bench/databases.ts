@@ -1,6 +1,7 @@
 /**
  * The bench's databases on the local servers: `poolgate_bench` on PostgreSQL and on MariaDB, with the
- * seeded `accounts` table the point selects read, report 4's insert table and report 2's counter.
+ * seeded `accounts` table the point selects read, report 4's insert table, report 2's counter and the
+ * cache ledger's.
  * Created when missing, reseeded when the seed does not match, and left in place between runs.
  */
 import mysql from "mysql2/promise";
@@ -8,6 +9,8 @@ import pg from "pg";
 import { INSERT_TABLE, SEED_ROWS } from "./workload.js";
 
 export const DATABASE = "poolgate_bench";
+/** The cache part's ledger: one counter (id 1) that its writers only raise, reset to 0 by each prepare. */
+export const LEDGER_TABLE = "cache_ledger";
 
 /** The admin URL with the bench database as its path. */
 export function benchUrlOf(adminUrl: string): string {
@@ -48,6 +51,9 @@ export async function preparePostgres(adminUrl: string): Promise<string> {
     await db.query(`create unlogged table if not exists ${INSERT_TABLE} (id bigserial primary key, payload text not null)`);
     await db.query(`truncate ${INSERT_TABLE}`);
     await db.query("create table if not exists counters (id int primary key, n int not null)");
+    await db.query(`create table if not exists ${LEDGER_TABLE} (id int primary key, n bigint not null)`);
+    await db.query(`delete from ${LEDGER_TABLE}`);
+    await db.query(`insert into ${LEDGER_TABLE} values (1, 0)`);
   });
   return `PostgreSQL ${version}`;
 }
@@ -76,6 +82,9 @@ export async function prepareMysql(adminUrl: string): Promise<string> {
       await admin.query("insert into accounts values ?", [values]);
       await admin.query("analyze table accounts");
     }
+    await admin.query(`create table if not exists ${LEDGER_TABLE} (id int primary key, n bigint not null) engine=InnoDB`);
+    await admin.query(`delete from ${LEDGER_TABLE}`);
+    await admin.query(`insert into ${LEDGER_TABLE} values (1, 0)`);
     const [version] = await admin.query("select version() as v");
     return `MariaDB/MySQL ${String((version as { v: string }[])[0]?.v)}`;
   } finally {

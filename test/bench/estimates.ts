@@ -59,8 +59,12 @@ export const estimate = {
     if (only.has("mysql")) total += 4 + 6 * S.rounds * this.steadyRunS() + burstNames(["poolgate", "in-process", "HTTP alone", "naive", "new connection"]);
     if (only.has("topology")) total += TOPOLOGY_START_S + 3 * S.rounds * this.readScalingRunS(S.durationMs) + 2 * (FAILOVER_PAIR_START_S + S.failovers * FAILOVER_RUN_S);
     if (only.has("isolation")) total += 3 * (2 + S.rounds * this.steadyRunS());
-    if (only.has("cache")) total += 4 * (2 + 2 * S.rounds * this.steadyRunS());
-    if (only.has("profile")) total += 4 * (3 + this.steadyRunS());
+    // HTTP alone; 2 engines × 2 stores × (loopback, delayed) hit/uncached pairs; the ledger's three phases per engine.
+    if (only.has("cache")) {
+      const configurations = 4 * (S.cacheNetworkDelayMs > 0 ? 2 : 1);
+      total += S.serverWarmupMs / 1000 + S.rounds * this.steadyRunS() + configurations * (2 + S.serverWarmupMs / 1000 + 2 * S.rounds * this.steadyRunS()) + 2 * (6 + (6 * S.durationMs) / 1000);
+    }
+    if (only.has("profile")) total += 6 * (3 + this.steadyRunS());
     if (only.has("instructions")) total += 4 * LEDGER_ESTIMATE_S;
     // Two engines: start-up, the buffered read and its streamed twin, then the long stream (~300,000 rows/s).
     if (only.has("streaming")) total += 2 * (3 + 5 + S.streamRows / 300_000);

@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- --profile` (or POOLGATE_BENCH_PROFILE=1): the steady load once per engine against
- * a gateway and the naive forwarder both started under `node --cpu-prof`, then where each one's CPU
- * went, by area. The profiles are saved beside bench.json for a closer look (Chrome DevTools opens
+ * a gateway, the same gateway answering result-cache hits, and the naive forwarder, all started under
+ * `node --cpu-prof`, then where each one's CPU went, by area. The profiles are saved beside bench.json for a closer look (Chrome DevTools opens
  * them). Each server first gets a warm-up run of the load (the JIT settles), then the measured run,
  * which alone the summary covers, beside the process's CPU over it from /proc (the profiler samples
  * wall time, so its "busy" counts time waiting inside system calls too). Profiling
@@ -20,7 +20,8 @@ import { cpuMicros, runJson, type Server, startGateway, startServer } from "./pr
 import type { BenchDialect, DriverResult } from "./workload.js";
 
 export interface ProfiledServer {
-  server: "gateway" | "naive";
+  /** "gateway-hits": the gateway answering the same read from its result cache (memory store), every call a hit. */
+  server: "gateway" | "naive" | "gateway-hits";
   engine: BenchDialect;
   requests: number;
   throughput: number;
@@ -78,10 +79,12 @@ async function profileOne(
   rmSync(dir, { recursive: true, force: true });
   const nodeOptions = ["--cpu-prof", `--cpu-prof-dir=${dir}`];
   const start = (options: string[]): Promise<Server> =>
-    which === "gateway"
+    which !== "naive"
       ? startGateway({ clusters: { default: { writerUrl: benchUrl } }, pool: { maxSize: work.poolSize } }, options)
       : startServer("./naive-server.js", [engine === "postgres" ? "pool" : "mysql-pool", benchUrl, String(work.poolSize)], {}, /^(\d+)\n/, options);
-  const spec = (url: string): DriverSpec => ({ url, path: "/v1/query", statement: "point", dialect: engine, callers: work.callers, durationMs: work.durationMs, warmupMs: work.warmupMs });
+  // Hits read one row again and again (the cache part's "hot" read), every call answered from the cache.
+  const hits = which === "gateway-hits" ? { statement: "hot" as const, cache: { ttlMs: 3_600_000 } } : { statement: "point" as const };
+  const spec = (url: string): DriverSpec => ({ url, path: "/v1/query", ...hits, dialect: engine, callers: work.callers, durationMs: work.durationMs, warmupMs: work.warmupMs });
   return step(`${engine}: ${which} under --cpu-prof`, (work.warmupMs + work.serverWarmupMs + work.durationMs) / 1000 + 3, async () => {
     const server = await start(nodeOptions);
     let result: DriverResult;
@@ -124,7 +127,7 @@ export async function runProfiles(
   for (const engine of work.engines) {
     if (engine === "postgres") await preparePostgres(work.adminUrl);
     else await prepareMysql(work.mysqlAdminUrl);
-    for (const which of ["gateway", "naive"] as const) profiled.push(await profileOne(work, engine, which, step));
+    for (const which of ["gateway", "gateway-hits", "naive"] as const) profiled.push(await profileOne(work, engine, which, step));
   }
   return profiled;
 }

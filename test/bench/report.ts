@@ -6,7 +6,7 @@
 import { profileLines } from "./cpu-profile.js";
 import { INSERT_PARTS } from "./inserts.js";
 import { type InstructionLedger, LEDGER_SHAPE, type SimulatedMisses } from "./instructions-bench.js";
-import { type AuroraFailoverRow, type AuroraRow, type BenchResults, type CacheRow, type ClientRow, HTTP_ALONE, PIPELINED_FORWARDER, type ConflictRow, type FailoverEngineResult, type FailoverRunFigures, type InsertRow, type IsolationRow, type StreamingRow, type TargetRow, isAuroraFailoverRow } from "./results.js";
+import { type AuroraFailoverRow, type AuroraRow, type BenchResults, type CacheResults, type ClientRow, HTTP_ALONE, PIPELINED_FORWARDER, type ConflictRow, type FailoverEngineResult, type FailoverRunFigures, type InsertRow, type IsolationRow, type StreamingRow, type TargetRow, isAuroraFailoverRow } from "./results.js";
 
 /** The field reports' figures (/work/shared/reference/seed-scenarios.md), quoted beside ours. */
 export const REFERENCE = {
@@ -221,7 +221,7 @@ export function reportLines(results: BenchResults): string[] {
   if (results.cache) section(cacheTable(results.cache, Number(s.callers)), cacheVerdict(results.cache));
   if (results.tracing) section(throughputTable(`tracing cost: ${s.callers} concurrent callers, point selects, PostgreSQL (docs/tracing.md)`, results.tracing), tracingVerdict(results.tracing));
   for (const p of results.profiles ?? []) {
-    out.push("", ...profileLines(`CPU profile, ${p.engine}, ${p.server === "gateway" ? "poolgate native" : "naive forwarder"} (${num(p.throughput, 0)} req/s under --cpu-prof)`, p.summary, p.requests, p.cpuUsPerRequest), `  profile: ${p.file}`);
+    out.push("", ...profileLines(`CPU profile, ${p.engine}, ${{ gateway: "poolgate native", "gateway-hits": "poolgate native, result-cache hits", naive: "naive forwarder" }[p.server]} (${num(p.throughput, 0)} req/s under --cpu-prof)`, p.summary, p.requests, p.cpuUsPerRequest), `  profile: ${p.file}`);
     if (p.syscallsPerRequest) {
       out.push(`  system calls per request: ${Object.entries(p.syscallsPerRequest).map(([name, perRequest]) => `${name} ${num(perRequest, 2)}`).join(", ")}`);
     }
@@ -323,27 +323,50 @@ function streamingVerdict(rows: StreamingRow[]): string {
     .join("; ");
 }
 
-function cacheTable(rows: CacheRow[], callers: number): string[] {
-  const body = rows.map((r) => [
+function cacheTable(cache: CacheResults, callers: number): string[] {
+  const body = cache.hits.map((r) => [
     r.engine === "postgres" ? "PostgreSQL" : "MariaDB",
     r.store,
+    r.network,
     num(r.uncachedThroughput, 0),
     num(r.uncachedP50),
     num(r.hitThroughput, 0),
     num(r.hitP50),
-    `${num(r.hitThroughputRatio, 1)}×`,
+    `${num(r.hitThroughputRatio, 1)}× (${num(r.hitRatioRange[0], 1)}–${num(r.hitRatioRange[1], 1)})`,
     num(r.hitP50Ratio, 2),
+    num(r.uncachedServerCpuUsPerRequest, 0),
+    num(r.hitServerCpuUsPerRequest, 0),
+    num(r.hitDriverCpuUsPerRequest, 0),
     r.errors === 0 ? "0" : num(r.errors, 0),
   ]);
+  const alone = cache.httpAlone;
+  const echo = alone
+    ? [
+        `  HTTP alone (echo server, same driver): ${num(alone.throughput, 0)} req/s, p50 ${num(alone.p50)} ms, server CPU ${num(alone.serverCpuUsPerRequest, 0)} µs/req, driver CPU ${num(alone.driverCpuUsPerRequest, 0)} µs/req: no hit goes above this rate here`,
+      ]
+    : [];
+  const ledger = cache.ledger.map(
+    (r) =>
+      `  ledger, ${r.engine === "postgres" ? "PostgreSQL" : "MariaDB"} (two gateways, one redis-server, stopped and started mid-run, ${num(r.seconds, 0)} s): ` +
+      `${r.reads} reads (${r.hits} hits, ${r.bypasses} bypasses), ${r.writes} writes, ${r.tokenReads} token reads; staleTokenReads ${r.staleTokenReads}, missedAckedWrites ${r.missedAckedWrites}, failed ${r.failed}; ` +
+      `after Valkey returned: ${r.afterOutage.reads} reads (${r.afterOutage.hits} hits), stale ${r.afterOutage.staleTokenReads + r.afterOutage.missedAckedWrites}` +
+      (r.firstFailure ? `; first failure: ${r.firstFailure}` : ""),
+  );
   return [
-    `result cache: the same point select, ${callers} callers, uncached and as cache hits`,
-    ...table(["engine", "store", "uncached req/s", "p50 ms", "hit req/s", "hit p50 ms", "hitThroughputRatio", "hit p50 ÷ uncached", "errors"], body),
+    `result cache: the same point select, ${callers} callers, uncached and as cache hits (CPU: µs per request)`,
+    ...table(["engine", "store", "network", "uncached req/s", "p50 ms", "hit req/s", "hit p50 ms", "hitThroughputRatio (range)", "hit p50 ÷ uncached", "uncached CPU", "hit CPU", "driver CPU/hit", "errors"], body),
+    ...echo,
+    ...ledger,
   ];
 }
 
-function cacheVerdict(rows: CacheRow[]): string {
-  const met = rows.filter((r) => r.hitThroughputRatio >= 5 && r.hitP50Ratio <= 1 / 3).length;
-  return `${met} of ${rows.length} configurations meet both targets (hit throughput ≥ 5× uncached, hit p50 ≤ ⅓ uncached)`;
+function cacheVerdict(cache: CacheResults): string {
+  const met = cache.hits.filter((r) => r.hitThroughputRatio >= 5 && r.hitP50Ratio <= 1 / 3).length;
+  const clean = cache.ledger.filter((r) => r.staleTokenReads === 0 && r.missedAckedWrites === 0 && r.failed === 0).length;
+  return (
+    `${met} of ${cache.hits.length} configurations meet both targets (hit throughput ≥ 5× uncached, hit p50 ≤ ⅓ uncached); ` +
+    `ledger: ${clean} of ${cache.ledger.length} engines with 0 stale token reads, 0 missed acknowledged writes and 0 failed requests`
+  );
 }
 
 function isolationTable(rows: IsolationRow[], callers: number): string[] {

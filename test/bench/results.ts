@@ -2,6 +2,7 @@
  * What one `npm run bench` measured: the shape of bench-results/bench.json, read by the tables
  * (report.ts) and the chart (figure.ts). Milliseconds unless a name says otherwise.
  */
+import type { CacheLedger } from "../support/cache-ledger.js";
 import type { InstructionLedger } from "./instructions-bench.js";
 import type { ProfiledServer } from "./profile-bench.js";
 import type { DriverResult } from "./workload.js";
@@ -114,6 +115,8 @@ export interface IsolationRow {
 export interface CacheRow {
   engine: "postgres" | "mysql";
   store: "memory" | "valkey";
+  /** "loopback", or the simulated network's added round trip to the database ("+1 ms"). */
+  network: string;
   uncachedThroughput: number;
   uncachedP50: number;
   hitThroughput: number;
@@ -122,8 +125,32 @@ export interface CacheRow {
   hitThroughputRatio: number;
   /** Hit p50 ÷ uncached p50 (target ≤ 1/3). */
   hitP50Ratio: number;
+  /** The lowest and highest hit round against the uncached median. */
+  hitRatioRange: [number, number];
+  /** The gateway's CPU (every thread, /proc) per request: uncached, and hits. */
+  uncachedServerCpuUsPerRequest: number;
+  hitServerCpuUsPerRequest: number;
+  /** The load driver's CPU per hit: on one machine it shares the cores with the gateway. */
+  hitDriverCpuUsPerRequest: number;
   errors: number;
   firstError?: string | undefined;
+}
+
+/** The echo server (HTTP alone, no database) under the cache part's driver: what no hit can go under here. */
+export interface CacheHttpAlone {
+  throughput: number;
+  p50: number;
+  serverCpuUsPerRequest: number;
+  driverCpuUsPerRequest: number;
+}
+
+/** The correctness ledger on one engine (test/support/cache-ledger.ts): two gateway processes, one Valkey. */
+export type CacheLedgerRow = CacheLedger & { engine: "postgres" | "mysql"; seconds: number };
+
+export interface CacheResults {
+  hits: CacheRow[];
+  httpAlone?: CacheHttpAlone;
+  ledger: CacheLedgerRow[];
 }
 
 /** One read of the streaming part: a buffered /v1/query or a stream, with the gateway's memory over it. */
@@ -177,7 +204,8 @@ export interface BenchResults {
   readScaling?: ReadScalingRow[];
   failover?: FailoverEngineResult[];
   isolation?: IsolationRow[];
-  cache?: CacheRow[];
+  /** Issue 38: the result cache's hits against uncached reads, and its correctness ledger. */
+  cache?: CacheResults;
   /** What tracing and insights cost: the PostgreSQL steady load against gateways with tracing off, on at 1% and 100% sampling, and insights on. */
   tracing?: TargetRow[];
   /** `--profile`: where the gateway's and the naive forwarder's CPU went under the steady load. */

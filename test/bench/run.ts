@@ -12,7 +12,9 @@
  *   topology    report 3: read scaling with 0/1/2 streaming replicas; several failovers per engine under load
  *   isolation   the steady load spread over 1, 2 and 20 principals: what clean sessions between them cost
  *   cache       the same read uncached and as result-cache hits (memory store and a real redis-server), both
- *               engines: hit throughput and p50 against the uncached read
+ *               engines, on loopback and with the database 1 ms further away: hit throughput and p50 against
+ *               the uncached read, beside HTTP alone; and the correctness ledger (two gateways sharing a
+ *               redis-server stopped and started mid-run: stale token reads, missed acknowledged writes)
  *   profile     (only with `--profile`) the steady load on each engine against the gateway and the naive
  *               forwarder under `node --cpu-prof`: where each one's CPU goes, by area
  *   instructions  (only when named) the instruction ledger: the steady load's point select against the
@@ -54,6 +56,7 @@
  *   POOLGATE_BENCH_INSERTS_SAMPLE  report 4 inserts for new-connection targets, extrapolated (2000)
  *   POOLGATE_BENCH_CONFLICT_CALLERS / _ROUNDS  report 2 increments per round (10) and rounds (20)
  *   POOLGATE_BENCH_FAILOVERS       failovers in a row per engine (3)
+ *   POOLGATE_BENCH_CACHE_DELAY_MS  the cache part's simulated network: ms added to each database round trip (1; 0: none)
  *   POOLGATE_BENCH_STREAM_ROWS     rows of the long stream, per engine (10000000)
  *   POOLGATE_BENCH_ADMIN_URL, POOLGATE_BENCH_MYSQL_URL  the servers (the local PostgreSQL and MariaDB)
  *   POOLGATE_BENCH_PGBOUNCER       the pgbouncer binary (/usr/sbin/pgbouncer, else PATH; absent: left out)
@@ -286,7 +289,10 @@ async function cachePart(): Promise<void> {
     { engine: "postgres" as const, benchUrl: benchUrlOf(S.adminUrl) },
     { engine: "mysql" as const, benchUrl: benchUrlOf(S.mysqlAdminUrl) },
   ];
-  results.cache = await runCacheBench({ engines, poolSize: S.poolSize, callers: S.callers, durationMs: S.durationMs, warmupMs: S.warmupMs, rounds: S.rounds }, step);
+  results.cache = await runCacheBench(
+    { engines, poolSize: S.poolSize, callers: S.callers, durationMs: S.durationMs, warmupMs: S.warmupMs, serverWarmupMs: S.serverWarmupMs, rounds: S.rounds, networkDelayMs: S.cacheNetworkDelayMs },
+    step,
+  );
 }
 
 async function profilePart(): Promise<void> {

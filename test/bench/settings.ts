@@ -58,6 +58,7 @@ const envSchema = z.object({
   POOLGATE_BENCH_CONFLICT_ROUNDS: count(20),
   POOLGATE_BENCH_FAILOVERS: count(3),
   POOLGATE_BENCH_STREAM_ROWS: count(10_000_000),
+  POOLGATE_BENCH_CACHE_DELAY_MS: z.coerce.number().int().min(0).default(1),
 });
 
 function load() {
@@ -89,6 +90,7 @@ function load() {
     conflictRounds: env.POOLGATE_BENCH_CONFLICT_ROUNDS,
     failovers: env.POOLGATE_BENCH_FAILOVERS,
     streamRows: env.POOLGATE_BENCH_STREAM_ROWS,
+    cacheNetworkDelayMs: env.POOLGATE_BENCH_CACHE_DELAY_MS,
   });
 }
 
