@@ -197,10 +197,10 @@ export interface BenchResults {
   failures: string[];
 }
 
-/** An Aurora-style failover under load on the Aurora PostgreSQL stand-in (test/bench/aurora-failover-bench.ts). */
+/** An Aurora-style failover under load on an Aurora stand-in (test/bench/aurora-failover-bench.ts). */
 export interface AuroraFailoverRow {
   scenario: "failover";
-  engine: "postgres";
+  engine: "postgres" | "mysql";
   writers: number;
   /** Callers sending plain reads. */
   readers: number;

@@ -10,7 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AuroraNames, makeDurableOn, startAuroraNames } from "../support/aurora-failover.js";
-import { type AuroraFailoverLoadRun, auroraFailoverFigures, prepareAuroraFailoverLoad, runAuroraFailoverLoad } from "../support/aurora-failover-load.js";
+import { AURORA_POSTGRES_LOAD, type AuroraFailoverLoadRun, auroraFailoverFigures, prepareAuroraFailoverLoad, runAuroraFailoverLoad } from "../support/aurora-failover-load.js";
 import { type AuroraInstance, type AuroraStandin, startAuroraStandin } from "../support/aurora-standin.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { waitFor } from "../support/wait-for.js";
@@ -31,13 +31,13 @@ describe("an Aurora-style failover on the Aurora PostgreSQL stand-in", () => {
     standin = await startAuroraStandin({ readerCount: 2 });
     names = await startAuroraNames(standin);
     await makeDurableOn(standin, standin.replicas[0] as AuroraInstance);
-    await prepareAuroraFailoverLoad(standin);
+    await prepareAuroraFailoverLoad(standin, AURORA_POSTGRES_LOAD);
     gw = await startTestGateway({
       clusters: { default: { writerUrl: names.clusterUrl(), readerUrls: [names.readerUrl(), ...standin.all().map((instance) => instance.url())] } },
       pool: { maxSize: 4, acquireTimeoutMs: 5000 },
       topology: { checkIntervalMs: 100, checkTimeoutMs: 500, reresolveIntervalMs: 500 },
     });
-    run = await runAuroraFailoverLoad((body) => gw.post("/v1/query", body), standin, names, {
+    run = await runAuroraFailoverLoad((body) => gw.post("/v1/query", body), standin, names, AURORA_POSTGRES_LOAD, {
       writers: 3,
       readers: 3,
       freshReaders: 3,
