@@ -16,6 +16,20 @@ import { AURORA_MYSQL_LOAD, type AuroraFailoverLoadRun, auroraFailoverFigures, p
 import { type AuroraMysqlStandin, startAuroraMysqlStandin } from "../support/aurora-mysql-standin.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { waitFor } from "../support/wait-for.js";
+import { auroraSuitesThroughFailover, STREAM_ROWS, type SuitesThroughFailoverDialect } from "./failover-aurora-cases.js";
+
+const SUITES: SuitesThroughFailoverDialect = {
+  createTables: [
+    "create table test.aurora_keyed (id int auto_increment primary key, k varchar(100) not null) engine=InnoDB",
+    "create table test.aurora_tokens (id varchar(100) primary key) engine=InnoDB",
+  ],
+  keyedInsert: "insert into aurora_keyed (k) values (?)",
+  keyedCounts: "select k, count(*) as n from test.aurora_keyed group by k",
+  tokenInsert: "insert into aurora_tokens (id) values (?)",
+  tokenRead: "select count(*) as n from aurora_tokens where id = ?",
+  // MariaDB's Sequence engine: the rows 1..N as a table.
+  streamSql: `select seq as g, sleep(if(seq % 100 = 0, 0.02, 0)) as slept from seq_1_to_${STREAM_ROWS}`,
+};
 
 interface EndpointView {
   name: string;
@@ -96,4 +110,6 @@ describe("an Aurora-style failover on the Aurora MySQL stand-in", () => {
     const onReader = await Promise.all(Array.from({ length: 20 }, () => read()));
     expect(onReader.every(Boolean)).toBe(true);
   });
+
+  auroraSuitesThroughFailover(() => ({ standin, names, gw }), SUITES);
 });

@@ -45,6 +45,11 @@ export interface AuroraFailoverCluster<I extends AuroraNamedInstance> {
   follow(reader: I, writer: I): Promise<void>;
   /** The crashed old writer is back as a reader of the new one, under its own server id. */
   rejoin(oldWriter: I, writer: I): Promise<void>;
+  /**
+   * The writer's commits wait until `reader` has them, as an Aurora writer's commits are durable on
+   * the shared volume before they are acknowledged: promoting that reader then loses no acknowledged write.
+   */
+  durableOn(reader: I): Promise<void>;
 }
 
 /** The port the gateway's URL to an instance names: where a name in front of it leads. */
@@ -76,11 +81,7 @@ export async function startAuroraNames<I extends AuroraNamedInstance>(standin: A
   };
 }
 
-/**
- * Commits on the writer wait until `reader` has them (synchronous_standby_names), as an Aurora
- * writer's commits are durable on the shared volume before they are acknowledged: promoting that
- * reader then loses no acknowledged write. Set on the writer only; a promoted writer has none.
- */
+/** The Aurora PostgreSQL stand-in's `durableOn` (synchronous_standby_names, on the writer only: a promoted writer has none). */
 export async function makeDurableOn(standin: AuroraStandin, reader: AuroraInstance): Promise<void> {
   const writer = standin.writer();
   await writer.query(`ALTER SYSTEM SET synchronous_standby_names = '${reader.name}'`);

@@ -107,7 +107,7 @@ export async function startAuroraMysqlStandin(options: AuroraMysqlStandinOptions
       instances.push(asAurora(instance, wire));
     }
     await waitFor(async () => (await Promise.all(readers.map(hasSurface))).every(Boolean), 20000, "the stand-in's surface on every reader");
-    if (options.durable === true) await semiSynchronous(writer);
+    if (options.durable === true) await semiSynchronous(instances[0] as AuroraMysqlInstance);
     manager = new LagManager(instances[0] as AuroraMysqlInstance, instances.slice(1));
     const started = manager;
     await waitFor(() => started.rounds > 2, 20000, "the lag manager's first figures");
@@ -125,6 +125,16 @@ export async function startAuroraMysqlStandin(options: AuroraMysqlStandinOptions
       rejoin: async (oldWriter, primary) => {
         await oldWriter.rejoin(primary);
         started.follow(primary, readersNow());
+      },
+      // Semi-synchronous on `reader` alone: no other reader's acknowledgement may stand for its own.
+      durableOn: async (reader) => {
+        for (const other of readersNow()) {
+          await other.query(`SET GLOBAL rpl_semi_sync_slave_enabled = ${other === reader ? 1 : 0}`);
+          await other.query("STOP SLAVE IO_THREAD");
+          await other.query("START SLAVE IO_THREAD");
+        }
+        await started.writer.query("SET GLOBAL rpl_semi_sync_master_enabled = 1");
+        await semiSynchronous(started.writer);
       },
       pause: async (durationMs) => {
         const paused = readersNow();

@@ -9,7 +9,7 @@
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
-import type { AuroraFailoverCluster } from "./aurora-failover.js";
+import { type AuroraFailoverCluster, makeDurableOn } from "./aurora-failover.js";
 import { AURORA_LOGIN, standinSql, STANDIN_SCHEMA, type WalFunctionsOnWriter } from "./aurora-standin-sql.js";
 import { type PgInstance, setApplyDelay, startTopology } from "./pg-topology.js";
 import type { ServerGroup } from "./server-group.js";
@@ -94,6 +94,7 @@ export async function startAuroraStandin(options: AuroraStandinOptions = {}): Pr
       followWriter: (instance) => manager.moveTo(instance),
       follow: (reader, writer) => reader.follow(writer),
       rejoin: (oldWriter, writer) => oldWriter.rebuildFrom(writer, serverIdSetting(oldWriter)),
+      durableOn: (reader) => makeDurableOn(standin, reader),
       setLag: (lagMs) => setApplyDelay(instances.filter((instance) => instance !== manager.writer), lagMs),
       spike: async (lagMs, durationMs) => {
         await standin.setLag(lagMs);
