@@ -79,9 +79,12 @@ function asAurora(instance: MariaDbInstance, wire: TrackedServer): AuroraMysqlIn
 
 const SURFACE_SQL = [
   `CREATE DATABASE ${AURORA_STANDIN_DATABASE}`,
-  // The columns the gateway reads, typed as the AWS page lists them (SERVER_ID, SESSION_ID varchar(100)).
+  // The columns the AWS page lists, with its types
+  // (https://docs.aws.amazon.com/AmazonRDS/latest/AuroraUserGuide/AuroraMySQL.Reference.ISTables.html): the lag
+  // and the update time measured, CPU and IS_CURRENT placeholders (0, and 1 for a row written this round).
   `CREATE TABLE ${AURORA_STANDIN_DATABASE}.replica_host_status (SERVER_ID varchar(100) PRIMARY KEY, SESSION_ID varchar(100) NOT NULL,
-     LAST_UPDATE_TIMESTAMP datetime(6) NOT NULL, REPLICA_LAG_IN_MILLISECONDS double NOT NULL)`,
+     LAST_UPDATE_TIMESTAMP datetime(6) NOT NULL, REPLICA_LAG_IN_MILLISECONDS double NOT NULL, CPU double NOT NULL DEFAULT 0,
+     IS_CURRENT tinyint NOT NULL DEFAULT 1)`,
   `CREATE TABLE ${AURORA_STANDIN_DATABASE}.heartbeat (id int PRIMARY KEY, stamped_at datetime(6) NOT NULL)`,
   `INSERT INTO ${AURORA_STANDIN_DATABASE}.heartbeat VALUES (1, UTC_TIMESTAMP(6))`,
   `CREATE USER '${LOGIN.user}'@'%' IDENTIFIED BY '${LOGIN.password}'`,
