@@ -214,6 +214,8 @@ export interface AuroraFailoverRow {
   writesBackMs: number | null;
   /** Plain reads on a reader, of those sent from 3 s after the names moved. */
   readsOnReaderAfterPct: number;
+  /** How many plain reads were sent from 3 s after the names moved. */
+  plainReadsAfter: number;
   failedReads: number;
   /** Writes in flight on the writer when it died (OUTCOME_UNKNOWN to their callers). */
   failedWrites: number;

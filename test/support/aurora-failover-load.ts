@@ -146,8 +146,11 @@ export async function runAuroraFailoverLoad<I extends AuroraLoadInstance>(
   ]);
   try {
     await waitFor(() => writes.filter((w) => w.code === undefined).length >= 20 && reads.length >= 20, 30000, "steady load before the failover");
-    const timeline = await failOverTheAuroraWay(standin, names, options);
-    stopAt = timeline.namesMovedAt + options.afterNamesMovedMs;
+    // The load ends afterNamesMovedMs after the names moved, counted from that moment: the old writer
+    // may come back later than that (a restart on a loaded machine), and the load must not stop at once then.
+    const timeline = await failOverTheAuroraWay(standin, names, options, (step, at) => {
+      if (step === "namesMovedAt") stopAt = at + options.afterNamesMovedMs;
+    });
     await load;
     const acknowledged = writes.filter((w) => w.code === undefined).map((w) => w.id);
     const present = await dialect.present(timeline.newWriter, acknowledged);
@@ -164,6 +167,8 @@ export interface AuroraFailoverFigures {
   writesBackMs: number | null;
   /** Share of plain reads (not the fresh ones) sent from 3 s after the names moved that ran on a reader. */
   readsOnReaderAfterPct: number;
+  /** How many plain reads that share is of. */
+  plainReadsAfter: number;
   failedReads: number;
   /** Writes that failed (in flight on the writer when it died: their outcome is unknown to the caller). */
   failedWrites: number;
@@ -177,6 +182,7 @@ export function auroraFailoverFigures(run: AuroraFailoverLoadRun): AuroraFailove
   return {
     writesBackMs: back === undefined ? null : back.answeredAt - promotedAt,
     readsOnReaderAfterPct: after.length === 0 ? 0 : Math.round((1000 * after.filter((r) => r.onReader === true).length) / after.length) / 10,
+    plainReadsAfter: after.length,
     failedReads: run.reads.filter((r) => r.failure !== undefined).length,
     failedWrites: run.writes.filter((w) => w.code !== undefined).length,
     lostWrites: run.lost.length,
