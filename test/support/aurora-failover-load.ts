@@ -82,12 +82,16 @@ export const AURORA_POSTGRES_LOAD: AuroraLoadDialect = {
   present: async (instance, ids) => new Set((await instance.query<{ id: string }>(`select id from ${TABLE} where id = any($1)`, [ids])).map((row) => row.id)),
 };
 
-/** On the Aurora MySQL stand-in a reader is read_only (aurora-mysql-standin.ts); the gateway's login reaches `test`. */
+/**
+ * On the Aurora MySQL stand-in a reader is read_only (aurora-mysql-standin.ts); the gateway's login
+ * reaches `test`. The variable is read in a SELECT without FROM: beside `FROM <table>` the stand-in's
+ * MariaDB answered @@global.read_only 0 on its read-only replicas (every read counted on the writer).
+ */
 export const AURORA_MYSQL_LOAD: AuroraLoadDialect = {
   createTable: `create table test.${TABLE} (id varchar(100) primary key) engine=InnoDB`,
   insert: `insert into ${TABLE} (id) values (?)`,
-  plainRead: `select count(*) as n, @@global.read_only as on_reader from ${TABLE}`,
-  freshRead: `select count(*) as n, @@global.read_only as on_reader, sleep(0.2) as slept from ${TABLE}`,
+  plainRead: `select @@global.read_only as on_reader, (select count(*) from ${TABLE}) as n`,
+  freshRead: `select @@global.read_only as on_reader, (select count(*) from ${TABLE}) as n, sleep(0.2) as slept`,
   present: async (instance, ids) =>
     new Set(ids.length === 0 ? [] : (await instance.query<{ id: string }>(`select id from test.${TABLE} where id in (?)`, [ids])).map((row) => row.id)),
 };
