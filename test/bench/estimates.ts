@@ -68,7 +68,8 @@ export const estimate = {
     if (only.has("instructions")) total += 4 * LEDGER_ESTIMATE_S;
     // Two engines: start-up, the buffered read and its streamed twin, then the long stream (~300,000 rows/s).
     if (only.has("streaming")) total += 2 * (3 + 5 + S.streamRows / 300_000);
-    if (only.has("aurora")) total += 2 * (15 + S.durationMs / 1000 + 2);
+    // Token reads on two stand-ins, then a failover on each (start, 5 s until the names move, 6 s after).
+    if (only.has("aurora")) total += 2 * (15 + S.durationMs / 1000 + 2) + 2 * (15 + 16);
     // The Blue/Green stand-in (blue, green), the switchover under load.
     if (only.has("lifecycle")) total += 10 + 8 + 10;
     // Packing and installing the three drivers, then 15 fresh processes each.

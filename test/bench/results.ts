@@ -225,10 +225,10 @@ export interface BenchResults {
   failures: string[];
 }
 
-/** An Aurora-style failover under load on the Aurora PostgreSQL stand-in (test/bench/aurora-failover-bench.ts). */
+/** An Aurora-style failover under load on an Aurora stand-in (test/bench/aurora-failover-bench.ts). */
 export interface AuroraFailoverRow {
   scenario: "failover";
-  engine: "postgres";
+  engine: "postgres" | "mysql";
   writers: number;
   /** Callers sending plain reads. */
   readers: number;
@@ -242,6 +242,8 @@ export interface AuroraFailoverRow {
   writesBackMs: number | null;
   /** Plain reads on a reader, of those sent from 3 s after the names moved. */
   readsOnReaderAfterPct: number;
+  /** How many plain reads were sent from 3 s after the names moved. */
+  plainReadsAfter: number;
   failedReads: number;
   /** Writes in flight on the writer when it died (OUTCOME_UNKNOWN to their callers). */
   failedWrites: number;

@@ -20,9 +20,10 @@
  *   instructions  (only when named) the instruction ledger: the steady load's point select against the
  *               gateway and the naive forwarder under valgrind's callgrind, instructions per request
  *               (noise-free where CPU seconds are not) and where the gateway's exceed the forwarder's
- *   aurora      issue 34: writers reading their own writes with the token on the Aurora PostgreSQL and MySQL stand-ins,
- *               and an Aurora-style failover under load on the PostgreSQL one
- *               at 20 ms of real lag: token reads served by readers (%) and stale reads
+ *   aurora      issue 34: writers reading their own writes with the token on the Aurora PostgreSQL and MySQL stand-ins
+ *               (PostgreSQL at 20 ms of real lag): token reads served by readers (%) and stale reads; and an
+ *               Aurora-style failover under load on each stand-in (writesBackMs, failedReads, lostWrites,
+ *               readsOnReaderAfterPct)
  *   lifecycle   issue 35: a Blue/Green switchover of the Aurora PostgreSQL stand-in under load: requests
  *               failed during it, how soon writes are back after it; and an idle cluster (idleToZero) whose
  *               database paused (pausing-instance stand-in, both engines, connects held or refused):
@@ -334,8 +335,16 @@ async function auroraPart(): Promise<void> {
     results.failures.push(`aurora token reads: ${err instanceof Error ? err.message : String(err)}`.slice(0, 2000));
     await cleanupAll();
   }
-  progress.setPhase("Aurora stand-in: failover");
-  rows.push(await runAuroraFailover(step));
+  for (const engine of ["postgres", "mysql"] as const) {
+    progress.setPhase(`Aurora stand-in: failover (${engine})`);
+    try {
+      rows.push(await runAuroraFailover(engine, step));
+    } catch (err) {
+      // Each engine's failover row is measured on its own stand-in: one failing leaves the other.
+      results.failures.push(`aurora failover (${engine}): ${err instanceof Error ? err.message : String(err)}`.slice(0, 2000));
+      await cleanupAll();
+    }
+  }
 }
 
 async function lifecyclePart(): Promise<void> {

@@ -10,10 +10,20 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AuroraNames, makeDurableOn, startAuroraNames } from "../support/aurora-failover.js";
-import { type AuroraFailoverLoadRun, auroraFailoverFigures, prepareAuroraFailoverLoad, runAuroraFailoverLoad } from "../support/aurora-failover-load.js";
+import { AURORA_POSTGRES_LOAD, type AuroraFailoverLoadRun, auroraFailoverFigures, prepareAuroraFailoverLoad, runAuroraFailoverLoad } from "../support/aurora-failover-load.js";
 import { type AuroraInstance, type AuroraStandin, startAuroraStandin } from "../support/aurora-standin.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { waitFor } from "../support/wait-for.js";
+import { auroraSuitesThroughFailover, STREAM_ROWS, type SuitesThroughFailoverDialect } from "./failover-aurora-cases.js";
+
+const SUITES: SuitesThroughFailoverDialect = {
+  createTables: ["create table aurora_keyed (id serial primary key, k text not null)", "create table aurora_tokens (id text primary key)"],
+  keyedInsert: "insert into aurora_keyed (k) values ($1)",
+  keyedCounts: "select k, count(*)::int as n from aurora_keyed group by k",
+  tokenInsert: "insert into aurora_tokens (id) values ($1)",
+  tokenRead: "select count(*)::int as n from aurora_tokens where id = $1",
+  streamSql: `select g, pg_sleep(case when g % 100 = 0 then 0.02 else 0 end) as slept from generate_series(1, ${STREAM_ROWS}) g`,
+};
 
 interface EndpointView {
   name: string;
@@ -31,13 +41,13 @@ describe("an Aurora-style failover on the Aurora PostgreSQL stand-in", () => {
     standin = await startAuroraStandin({ readerCount: 2 });
     names = await startAuroraNames(standin);
     await makeDurableOn(standin, standin.replicas[0] as AuroraInstance);
-    await prepareAuroraFailoverLoad(standin);
+    await prepareAuroraFailoverLoad(standin, AURORA_POSTGRES_LOAD);
     gw = await startTestGateway({
       clusters: { default: { writerUrl: names.clusterUrl(), readerUrls: [names.readerUrl(), ...standin.all().map((instance) => instance.url())] } },
       pool: { maxSize: 4, acquireTimeoutMs: 5000 },
       topology: { checkIntervalMs: 100, checkTimeoutMs: 500, reresolveIntervalMs: 500 },
     });
-    run = await runAuroraFailoverLoad((body) => gw.post("/v1/query", body), standin, names, {
+    run = await runAuroraFailoverLoad((body) => gw.post("/v1/query", body), standin, names, AURORA_POSTGRES_LOAD, {
       writers: 3,
       readers: 3,
       freshReaders: 3,
@@ -95,4 +105,6 @@ describe("an Aurora-style failover on the Aurora PostgreSQL stand-in", () => {
     const onReader = await Promise.all(Array.from({ length: 20 }, () => read()));
     expect(onReader.every(Boolean)).toBe(true);
   });
+
+  auroraSuitesThroughFailover(() => ({ standin, names, gw }), SUITES);
 });

@@ -17,8 +17,15 @@
  *
  * MariaDB delays replication by whole seconds only, so there is no millisecond lag to set; `pause()`
  * stops a reader's apply for a while (a real lag spike).
+ *
+ * It fails over the Aurora way (aurora-failover.ts): the writer killed, a reader promoted (read_only
+ * off; the other readers re-pointed at it by GTID), the old writer back as a read-only replica of it;
+ * the lag manager follows the writer. With `durable`, the first reader acknowledges every commit
+ * (semi-synchronous replication), as an Aurora writer's commits are durable on the shared volume before
+ * they are acknowledged: promoting it loses no acknowledged write.
  */
 import mysql from "mysql2/promise";
+import type { AuroraFailoverCluster } from "./aurora-failover.js";
 import { AURORA_STANDIN_DATABASE, startAuroraWire } from "./aurora-mysql-wire.js";
 import { type MariaDbInstance, startMariaDbTopology } from "./mariadb-topology.js";
 import type { ServerGroup } from "./server-group.js";
@@ -36,14 +43,18 @@ export interface AuroraMysqlStandinOptions {
   readerCount?: number;
   /** What aurora_version() answers. */
   version?: string;
+  /** The first reader acknowledges every commit (semi-synchronous): the reader a failover promotes loses nothing. */
+  durable?: boolean;
 }
 
 /** One stand-in instance: `port` is MariaDB's own (what @@port answers), `url()` the gateway's way in through the forwarder. */
 export interface AuroraMysqlInstance extends MariaDbInstance {
   readonly serverId: string;
+  /** A crash: every session cut. */
+  kill9(): Promise<void>;
 }
 
-export interface AuroraMysqlStandin extends ServerGroup<AuroraMysqlInstance> {
+export interface AuroraMysqlStandin extends ServerGroup<AuroraMysqlInstance>, AuroraFailoverCluster<AuroraMysqlInstance> {
   /** Stops every reader's apply for `durationMs` (the lag grows for real), then resumes it. */
   pause(durationMs: number): Promise<void>;
 }
@@ -60,6 +71,7 @@ function asAurora(instance: MariaDbInstance, wire: TrackedServer): AuroraMysqlIn
     promote: () => instance.promote(),
     follow: (primary) => instance.follow(primary),
     rejoin: (primary) => instance.rejoin(primary),
+    kill9: () => instance.stop("immediate"),
     pauseReplay: () => instance.pauseReplay(),
     resumeReplay: () => instance.resumeReplay(),
   };
@@ -67,9 +79,12 @@ function asAurora(instance: MariaDbInstance, wire: TrackedServer): AuroraMysqlIn
 
 const SURFACE_SQL = [
   `CREATE DATABASE ${AURORA_STANDIN_DATABASE}`,
-  // The columns the gateway reads, typed as the AWS page lists them (SERVER_ID, SESSION_ID varchar(100)).
+  // The columns the AWS page lists, with its types
+  // (https://docs.aws.amazon.com/AmazonRDS/latest/AuroraUserGuide/AuroraMySQL.Reference.ISTables.html): the lag
+  // and the update time measured, CPU and IS_CURRENT placeholders (0, and 1 for a row written this round).
   `CREATE TABLE ${AURORA_STANDIN_DATABASE}.replica_host_status (SERVER_ID varchar(100) PRIMARY KEY, SESSION_ID varchar(100) NOT NULL,
-     LAST_UPDATE_TIMESTAMP datetime(6) NOT NULL, REPLICA_LAG_IN_MILLISECONDS double NOT NULL)`,
+     LAST_UPDATE_TIMESTAMP datetime(6) NOT NULL, REPLICA_LAG_IN_MILLISECONDS double NOT NULL, CPU double NOT NULL DEFAULT 0,
+     IS_CURRENT tinyint NOT NULL DEFAULT 1)`,
   `CREATE TABLE ${AURORA_STANDIN_DATABASE}.heartbeat (id int PRIMARY KEY, stamped_at datetime(6) NOT NULL)`,
   `INSERT INTO ${AURORA_STANDIN_DATABASE}.heartbeat VALUES (1, UTC_TIMESTAMP(6))`,
   `CREATE USER '${LOGIN.user}'@'%' IDENTIFIED BY '${LOGIN.password}'`,
@@ -81,7 +96,7 @@ const SURFACE_SQL = [
 
 /** Starts the MariaDB topology, installs Aurora MySQL's surface, starts the forwarders and the lag manager. */
 export async function startAuroraMysqlStandin(options: AuroraMysqlStandinOptions = {}): Promise<AuroraMysqlStandin> {
-  const topology = await startMariaDbTopology(options.readerCount ?? 2);
+  const topology = await startMariaDbTopology(options.readerCount ?? 2, options.durable === true ? { semiSyncReplica: "replica1" } : {});
   const wires: TrackedServer[] = [];
   let manager: LagManager | undefined;
   try {
@@ -95,17 +110,40 @@ export async function startAuroraMysqlStandin(options: AuroraMysqlStandinOptions
       instances.push(asAurora(instance, wire));
     }
     await waitFor(async () => (await Promise.all(readers.map(hasSurface))).every(Boolean), 20000, "the stand-in's surface on every reader");
-    manager = await LagManager.start(writer, readers);
+    if (options.durable === true) await semiSynchronous(instances[0] as AuroraMysqlInstance);
+    manager = new LagManager(instances[0] as AuroraMysqlInstance, instances.slice(1));
     const started = manager;
     await waitFor(() => started.rounds > 2, 20000, "the lag manager's first figures");
+    const readersNow = () => instances.filter((instance) => instance !== started.writer);
     return {
       primary: instances[0] as AuroraMysqlInstance,
       replicas: instances.slice(1),
       all: () => instances,
+      writer: () => started.writer,
+      crash: (instance) => instance.kill9(),
+      promote: (instance) => instance.promote(),
+      // The old writer is not listed until it is back (rejoin).
+      followWriter: async (instance) => started.follow(instance, started.readers.filter((reader) => reader !== instance)),
+      follow: (reader, primary) => reader.follow(primary),
+      rejoin: async (oldWriter, primary) => {
+        await oldWriter.rejoin(primary);
+        started.follow(primary, readersNow());
+      },
+      // Semi-synchronous on `reader` alone: no other reader's acknowledgement may stand for its own.
+      durableOn: async (reader) => {
+        for (const other of readersNow()) {
+          await other.query(`SET GLOBAL rpl_semi_sync_slave_enabled = ${other === reader ? 1 : 0}`);
+          await other.query("STOP SLAVE IO_THREAD");
+          await other.query("START SLAVE IO_THREAD");
+        }
+        await started.writer.query("SET GLOBAL rpl_semi_sync_master_enabled = 1");
+        await semiSynchronous(started.writer);
+      },
       pause: async (durationMs) => {
-        await Promise.all(readers.map((reader) => reader.pauseReplay()));
+        const paused = readersNow();
+        await Promise.all(paused.map((reader) => reader.pauseReplay()));
         await new Promise((resolve) => setTimeout(resolve, durationMs));
-        await Promise.all(readers.map((reader) => reader.resumeReplay()));
+        await Promise.all(paused.map((reader) => reader.resumeReplay()));
       },
       destroy: async () => {
         await started.stop();
@@ -121,52 +159,99 @@ export async function startAuroraMysqlStandin(options: AuroraMysqlStandinOptions
   }
 }
 
+/** Waits until the writer waits for its semi-synchronous reader's acknowledgements. */
+async function semiSynchronous(writer: MariaDbInstance): Promise<void> {
+  const status = async (name: string) => (await writer.query<{ Value: string }>(`SHOW STATUS LIKE '${name}'`))[0]?.Value;
+  await waitFor(async () => Number(await status("Rpl_semi_sync_master_clients")) >= 1 && (await status("Rpl_semi_sync_master_status")) === "ON", 20000, "the first reader semi-synchronous");
+}
+
 async function hasSurface(instance: MariaDbInstance): Promise<boolean> {
   const rows = await instance.query<{ n: number }>(`SELECT count(*) AS n FROM ${AURORA_STANDIN_DATABASE}.heartbeat`).catch(() => []);
   return Number(rows[0]?.n) === 1;
 }
 
-/** Stamps the writer's time, measures each reader against it and writes the writer's replica_host_status (see the header). */
+/**
+ * Stamps the writer's time, measures each reader against it and writes the writer's replica_host_status
+ * (see the header). Its sessions are opened as needed and dropped when they fail, so that it follows a
+ * failover (`follow`): a reader it cannot reach keeps its last row, which only ages (the gateway then
+ * takes it for further behind, never for further ahead).
+ */
 class LagManager {
-  private timer: NodeJS.Timeout | undefined;
+  private readonly timer: NodeJS.Timeout;
   private round: Promise<void> = Promise.resolve();
   private stopped = false;
+  private readonly sessions = new Map<AuroraMysqlInstance, Promise<mysql.Connection>>();
+  /** Counts changes of the list (`follow`); a round that sees a new count drops the rows of instances no longer listed (the old writer). */
+  private listVersion = 0;
+  private listVersionWritten = 0;
   rounds = 0;
 
-  private constructor(
-    private readonly writer: mysql.Connection,
-    private readonly readers: { serverId: string; session: mysql.Connection }[],
-    private readonly writerId: string,
-  ) {}
-
-  static async start(writer: MariaDbInstance, readers: MariaDbInstance[]): Promise<LagManager> {
-    const open = async (instance: MariaDbInstance) => {
-      const session = await mysql.createConnection({ host: "127.0.0.1", port: instance.port, user: "root", dateStrings: true });
-      session.on("error", () => undefined);
-      await session.query("SET time_zone = '+00:00'");
-      return session;
-    };
-    const manager = new LagManager(await open(writer), await Promise.all(readers.map(async (reader) => ({ serverId: reader.name, session: await open(reader) }))), writer.name);
-    manager.timer = setInterval(() => {
-      manager.round = manager.round.then(() => manager.sample()).catch(() => undefined);
+  constructor(
+    public writer: AuroraMysqlInstance,
+    public readers: AuroraMysqlInstance[],
+  ) {
+    this.timer = setInterval(() => {
+      this.round = this.round.then(() => this.sample()).catch(() => undefined);
     }, SAMPLE_INTERVAL_MS);
-    return manager;
+  }
+
+  /** From the next round on, `writer` is stamped and lists `readers`. */
+  follow(writer: AuroraMysqlInstance, readers: AuroraMysqlInstance[]): void {
+    this.writer = writer;
+    this.readers = readers;
+    this.listVersion++;
+  }
+
+  private session(instance: AuroraMysqlInstance): Promise<mysql.Connection> {
+    let session = this.sessions.get(instance);
+    if (session === undefined) {
+      session = (async () => {
+        const connection = await mysql.createConnection({ host: "127.0.0.1", port: instance.port, user: "root", dateStrings: true, connectTimeout: 2000 });
+        connection.on("error", () => undefined);
+        await connection.query("SET time_zone = '+00:00'");
+        return connection;
+      })();
+      this.sessions.set(instance, session);
+    }
+    return session;
+  }
+
+  /** Runs `sql` on the instance's session; a session that failed is dropped (the next round opens another). */
+  private async query(instance: AuroraMysqlInstance, sql: string): Promise<unknown> {
+    const session = this.session(instance);
+    try {
+      const [rows] = await (await session).query(sql);
+      return rows;
+    } catch (err) {
+      if (this.sessions.get(instance) === session) this.sessions.delete(instance);
+      void session.then((connection) => connection.destroy(), () => undefined);
+      throw err;
+    }
   }
 
   private async sample(): Promise<void> {
     if (this.stopped) return;
     const db = AURORA_STANDIN_DATABASE;
-    await this.writer.query(`UPDATE ${db}.heartbeat SET stamped_at = SYSDATE(6) WHERE id = 1`);
-    const rows: string[] = [`('${this.writerId}', 'MASTER_SESSION_ID', SYSDATE(6), 0)`];
-    for (const reader of this.readers) {
-      const [measured] = await reader.session.query(
-        `SELECT SYSDATE(6) AS at, TIMESTAMPDIFF(MICROSECOND, stamped_at, SYSDATE(6)) / 1000 AS lag FROM ${db}.heartbeat WHERE id = 1`,
-      );
-      const row = (measured as { at: string; lag: string }[])[0];
-      if (row === undefined) continue;
-      rows.push(`('${reader.serverId}', '${reader.serverId}-session', '${row.at}', ${Math.max(0, Number(row.lag))})`);
+    const { writer, readers, listVersion } = this;
+    await this.query(writer, `UPDATE ${db}.heartbeat SET stamped_at = SYSDATE(6) WHERE id = 1`);
+    const rows: string[] = [`('${writer.serverId}', 'MASTER_SESSION_ID', SYSDATE(6), 0)`];
+    const measured = await Promise.all(
+      readers.map((reader) =>
+        this.query(reader, `SELECT SYSDATE(6) AS at, TIMESTAMPDIFF(MICROSECOND, stamped_at, SYSDATE(6)) / 1000 AS lag FROM ${db}.heartbeat WHERE id = 1`).then(
+          (result) => ({ reader, row: (result as { at: string; lag: string }[])[0] }),
+          () => ({ reader, row: undefined }),
+        ),
+      ),
+    );
+    for (const { reader, row } of measured) {
+      if (row !== undefined) rows.push(`('${reader.serverId}', '${reader.serverId}-session', '${row.at}', ${Math.max(0, Number(row.lag))})`);
     }
-    await this.writer.query(`REPLACE INTO ${db}.replica_host_status (SERVER_ID, SESSION_ID, LAST_UPDATE_TIMESTAMP, REPLICA_LAG_IN_MILLISECONDS) VALUES ${rows.join(", ")}`);
+    if (listVersion !== this.listVersionWritten) {
+      const listed = [writer, ...readers].map((instance) => `'${instance.serverId}'`).join(", ");
+      await this.query(writer, `DELETE FROM ${db}.replica_host_status WHERE SERVER_ID NOT IN (${listed})`);
+      this.listVersionWritten = listVersion;
+    }
+    await this.query(writer, `REPLACE INTO ${db}.replica_host_status (SERVER_ID, SESSION_ID, LAST_UPDATE_TIMESTAMP, REPLICA_LAG_IN_MILLISECONDS) VALUES ${rows.join(", ")}`);
     this.rounds++;
   }
 
@@ -174,6 +259,8 @@ class LagManager {
     this.stopped = true;
     clearInterval(this.timer);
     await this.round;
-    await Promise.all([this.writer, ...this.readers.map((reader) => reader.session)].map((session) => session.end().catch(() => undefined)));
+    const sessions = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.all(sessions.map((session) => session.then((connection) => connection.end()).catch(() => undefined)));
   }
 }

@@ -45,12 +45,23 @@ export function standinSql(walFunctions: WalFunctionsOnWriter, version: string):
       : []),
     `CREATE FUNCTION ${s}.aurora_db_instance_identifier() RETURNS text LANGUAGE sql STABLE AS $f$ SELECT current_setting('${s}.server_id') $f$`,
     `CREATE FUNCTION ${s}.aurora_version() RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT '${version}'::text $f$`,
-    // The connected instance's own row has a NULL last_update_timestamp (Aurora PostgreSQL 13.9 and later).
+    // Every column aurora_replica_status() documents, in the page's order
+    // (https://docs.aws.amazon.com/AmazonRDS/latest/AuroraUserGuide/aurora_replica_status.html; the page gives no
+    // types: these are the stand-in's). What the gateway reads is measured (lag, last_update_timestamp, LSNs);
+    // the rest are placeholders of the right kind. The connected instance's own row has a NULL
+    // last_update_timestamp (Aurora PostgreSQL 13.9 and later).
     `CREATE FUNCTION ${s}.aurora_replica_status() RETURNS TABLE (server_id text, session_id text, durable_lsn bigint, highest_lsn_rcvd bigint,
-       current_read_lsn bigint, last_update_timestamp timestamptz, replica_lag_in_msec real)
+       current_read_lsn bigint, cur_replay_latency_in_usec bigint, active_txns integer, is_current boolean, last_transport_error integer,
+       last_error_timestamp timestamptz, last_update_timestamp timestamptz, feedback_xmin bigint, feedback_epoch integer,
+       replica_lag_in_msec real, log_stream_speed_in_kib_per_second double precision, log_buffer_sequence_number bigint,
+       oldest_read_view_trx_id bigint, oldest_read_view_lsn bigint, pending_read_ios bigint, read_ios bigint, iops integer, cpu double precision)
      LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog AS $f$
-       SELECT current_setting('${s}.server_id'), 'MASTER_SESSION_ID', (pg_current_wal_lsn() - '0/0')::bigint,
-              (pg_current_wal_lsn() - '0/0')::bigint, (pg_current_wal_lsn() - '0/0')::bigint, NULL::timestamptz, 0::real
+       SELECT server_id, session_id, durable_lsn, highest_lsn_rcvd, current_read_lsn, 0::bigint, 0, true, 0, NULL::timestamptz,
+              last_update_timestamp, 0::bigint, 0, replica_lag_in_msec, 0::float8, 0::bigint, 0::bigint, current_read_lsn, 0::bigint, 0::bigint, 0, 0::float8
+         FROM (
+       SELECT current_setting('${s}.server_id') AS server_id, 'MASTER_SESSION_ID' AS session_id, (pg_current_wal_lsn() - '0/0')::bigint AS durable_lsn,
+              (pg_current_wal_lsn() - '0/0')::bigint AS highest_lsn_rcvd, (pg_current_wal_lsn() - '0/0')::bigint AS current_read_lsn,
+              NULL::timestamptz AS last_update_timestamp, 0::real AS replica_lag_in_msec
         WHERE NOT pg_is_in_recovery()
        UNION ALL
        SELECT r.application_name, md5(r.application_name)::uuid::text, (r.replay_lsn - '0/0')::bigint, (r.flush_lsn - '0/0')::bigint,
@@ -63,6 +74,7 @@ export function standinSql(walFunctions: WalFunctionsOnWriter, version: string):
        SELECT current_setting('${s}.server_id'), md5(current_setting('${s}.server_id'))::uuid::text, NULL, NULL, NULL, NULL::timestamptz,
               GREATEST(0, EXTRACT(EPOCH FROM clock_timestamp() - (SELECT max(at) FROM ${s}.applied_samples)) * 1000)::real
         WHERE pg_is_in_recovery()
+         ) listed
      $f$`,
     `CREATE ROLE ${AURORA_LOGIN} LOGIN`,
     // CREATE too: as the first schema of the login's search_path it is where unqualified CREATE TABLE

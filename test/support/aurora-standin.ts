@@ -9,6 +9,7 @@
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
+import { type AuroraFailoverCluster, makeDurableOn } from "./aurora-failover.js";
 import { AURORA_LOGIN, standinSql, STANDIN_SCHEMA, type WalFunctionsOnWriter } from "./aurora-standin-sql.js";
 import { type PgInstance, setApplyDelay, startTopology } from "./pg-topology.js";
 import type { ServerGroup } from "./server-group.js";
@@ -36,7 +37,7 @@ export interface AuroraInstance extends PgInstance {
   adminUrl(database?: string): string;
 }
 
-export interface AuroraStandin extends ServerGroup<AuroraInstance> {
+export interface AuroraStandin extends ServerGroup<AuroraInstance>, AuroraFailoverCluster<AuroraInstance> {
   /** Every reader applies the writer's changes `lagMs` late (recovery_min_apply_delay: a real apply delay). */
   setLag(lagMs: number): Promise<void>;
   /** `lagMs` of lag for `durationMs`, then back to the lag before. */
@@ -88,6 +89,12 @@ export async function startAuroraStandin(options: AuroraStandinOptions = {}): Pr
       all: () => instances,
       writer: () => manager.writer,
       setWriter: (instance) => manager.moveTo(instance),
+      crash: (instance) => instance.kill9(),
+      promote: (instance) => instance.promote(),
+      followWriter: (instance) => manager.moveTo(instance),
+      follow: (reader, writer) => reader.follow(writer),
+      rejoin: (oldWriter, writer) => oldWriter.rebuildFrom(writer, serverIdSetting(oldWriter)),
+      durableOn: (reader) => makeDurableOn(standin, reader),
       setLag: (lagMs) => setApplyDelay(instances.filter((instance) => instance !== manager.writer), lagMs),
       spike: async (lagMs, durationMs) => {
         await standin.setLag(lagMs);

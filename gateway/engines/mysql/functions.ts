@@ -56,7 +56,7 @@ const STATELESS = new Set(
   octet_length ord percent_rank period_add period_diff pi position pow power quarter quote radians rand rank regexp_instr
   regexp_like regexp_replace regexp_substr repeat replace reverse right round row_count row_number rpad rtrim schema
   sec_to_time second session_user sha sha1 sha2 sign signed sin soundex space sqrt st_astext st_distance st_geomfromtext
-  std stddev stddev_pop stddev_samp str_to_date strcmp subdate substr substring substring_index subtime sum sysdate
+  sleep std stddev stddev_pop stddev_samp str_to_date strcmp subdate substr substring substring_index subtime sum sysdate
   system_user tan time time_format time_to_sec timediff timestamp timestampadd timestampdiff to_base64 to_days
   to_seconds trim truncate ucase uncompress unhex unix_timestamp unsigned upper user utc_date utc_time utc_timestamp
   uuid uuid_short uuid_to_bin bin_to_uuid values var_pop var_samp variance varchar version week weekday weekofyear

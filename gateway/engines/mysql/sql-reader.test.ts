@@ -114,6 +114,13 @@ describe("MySQL reader: session state", () => {
     expect(analyse(sql).leavesNoState).toBe(true);
   });
 
+  it("knows SLEEP changes nothing: a read calling it and lost with its session may run again", () => {
+    const analysis = analyse("select count(*) as n, @@global.read_only as on_reader, sleep(0.2) as slept from t");
+    expect(analysis.intent).toBe("read");
+    expect(analysis.knownFunctionsOnly).toBe(true);
+    expect(analysis.leavesNoState).toBe(true);
+  });
+
   it.each([
     "set @x = 1",
     "SET time_zone = '+01:00'",
