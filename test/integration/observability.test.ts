@@ -61,15 +61,23 @@ describe("metrics and request logs", () => {
 
   it("shows a stall of the event loop at its full length in the lag metrics (sampled every 100 ms)", async () => {
     const scrape = async () => (await fetch(`${gateway.baseUrl}/metrics`, { headers: ops })).text();
+    const stall = (ms: number) => {
+      const stalledUntil = performance.now() + ms;
+      while (performance.now() < stalledUntil) {
+        // The gateway runs in this process: its event loop is held here.
+      }
+    };
+    // The sampler's timer, overdue after a stall longer than its interval, runs in the loop's next timers
+    // phase; so does a timer set now, and an immediate set from that one runs once the phase is over.
+    const afterOverdueTimers = () => new Promise((resolve) => setTimeout(() => setImmediate(resolve), 0));
     // A scrape reads and resets the loop's delay histogram, and Node drops the first interval after a
-    // reset (it only sets where the next one starts): the stall comes after that first sample.
+    // reset (it only sets where the next one starts): a first, shorter stall makes that sample happen,
+    // then the stall to see, then the sample that records it.
     await scrape();
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    const stalledUntil = performance.now() + 400;
-    while (performance.now() < stalledUntil) {
-      // The gateway runs in this process: its event loop is held here.
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    stall(150);
+    await afterOverdueTimers();
+    stall(400);
+    await afterOverdueTimers();
     const text = await scrape();
     expect(sample(text, "poolgate_nodejs_eventloop_lag_max_seconds")).toBeGreaterThanOrEqual(0.3);
   });

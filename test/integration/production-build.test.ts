@@ -1,6 +1,7 @@
 /**
  * Builds and starts the gateway the way the Dockerfile does — there is no Docker engine here:
- *   1. compile with the gateway's build config (`npm run build:gateway`'s tsconfig) into a temporary dir;
+ *   1. compile with the gateway's build config (`npm run build:gateway`'s tsconfig) into a temporary dir,
+ *      and bundle the status page's browser code beside it;
  *   2. install production dependencies only (`npm ci --omit=dev --ignore-scripts`) next to it, with the
  *      patched dependencies (patches/) copied over them as the build stage left them;
  *   3. start `node dist/gateway/main.js` as a separate process, as the image's CMD does, and check
@@ -10,8 +11,9 @@ import { execFileSync } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeStatusPageBundle } from "../../gateway/http/status-page/assets.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
 import { spawnWatched } from "../support/process-output.js";
 import { waitFor } from "../support/wait-for.js";
@@ -27,12 +29,16 @@ beforeAll(async () => {
     stdio: "pipe",
   });
   cpSync(join(root, "gateway/engines/embedded/pglite-server.mjs"), join(dir, "dist/gateway/engines/embedded/pglite-server.mjs"));
+  // build:gateway's last step: the status page's browser code bundled by esbuild beside the compiled module
+  // (build-bundle.js, run here in this process: the directory has no esbuild of its own to import).
+  await writeStatusPageBundle(pathToFileURL(join(root, "gateway/http/status-page/browser/")), pathToFileURL(join(dir, "dist/gateway/http/status-page/bundle/")));
   cpSync(join(root, "package.json"), join(dir, "package.json"));
   cpSync(join(root, "package-lock.json"), join(dir, "package-lock.json"));
   execFileSync("npm", ["ci", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline"], { cwd: dir, stdio: "pipe" });
   // The Dockerfile copies the patched dependencies (patches/) from its build stage.
   cpSync(join(root, "node_modules/mysql2"), join(dir, "node_modules/mysql2"), { recursive: true });
-}, 240000);
+  // A hang guard, not a timing assertion: tsc and npm ci take minutes on a loaded machine.
+}, 900_000);
 
 afterAll(async () => {
   await db?.drop();
@@ -43,6 +49,7 @@ describe("the production build", () => {
   it("starts from compiled JavaScript with production dependencies only, serves, and drains on SIGTERM", async () => {
     // Nothing but production dependencies: the test toolchain is not there.
     expect(() => execFileSync(process.execPath, ["-e", "require.resolve('vitest')"], { cwd: dir, stdio: "pipe" })).toThrow();
+    expect(() => execFileSync(process.execPath, ["-e", "require.resolve('esbuild')"], { cwd: dir, stdio: "pipe" })).toThrow();
     const { child, output: logged, exited } = spawnWatched(process.execPath, ["dist/gateway/main.js"], {
       cwd: dir,
       env: { PATH: process.env.PATH, NODE_ENV: "production", PORT: "0", HOST: "127.0.0.1", POOLGATE_WRITER_URL: db.url },
@@ -56,6 +63,10 @@ describe("the production build", () => {
       await waitFor(async () => (await fetch(`${address}/readyz`)).status === 200, 30000, "/readyz 200");
       const query = await fetch(`${address}/v1/query`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ sql: "select 1 as one" }) });
       expect(await query.json()).toMatchObject({ rows: [{ one: 1 }] });
+      // The status page from the bundle beside the compiled code, without esbuild.
+      const page = await fetch(`${address}/`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toMatch(/<script>\s*"use strict";\s*\(\(\) => \{[\s\S]*v1\/admin\/status[\s\S]*<\/script>/);
     } finally {
       child.kill("SIGTERM");
     }

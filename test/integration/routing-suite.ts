@@ -196,6 +196,8 @@ export function defineRoutingSuite(target: RoutingTarget): void {
           for (let i = 0; i < 20; i++) {
             const write = await query(d.insertHit("staleness"));
             const acknowledgedAt = Date.now();
+            // Not a wait for state: the bound is wall-clock age, so the read must be asked more than
+            // 100 ms after the acknowledgement; the test checks that age below rather than trusting it.
             await new Promise((resolve) => setTimeout(resolve, 110));
             const read = await countById(d.insertedId(write.body), { maxStalenessMs: 100 });
             // Asked more than 100 ms after the write was acknowledged: a read within the bound sees it.

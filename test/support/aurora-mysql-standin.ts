@@ -16,7 +16,7 @@
  *   OFF, as on Aurora MySQL by default; the login may not read replication status (no SLAVE MONITOR).
  *
  * MariaDB delays replication by whole seconds only, so there is no millisecond lag to set; `pause()`
- * stops a reader's apply for a while (a real lag spike).
+ * stops the readers' apply until the caller resumes it (a real lag spike).
  *
  * It fails over the Aurora way (aurora-failover.ts): the writer killed, a reader promoted (read_only
  * off; the other readers re-pointed at it by GTID), the old writer back as a read-only replica of it;
@@ -55,8 +55,11 @@ export interface AuroraMysqlInstance extends MariaDbInstance {
 }
 
 export interface AuroraMysqlStandin extends ServerGroup<AuroraMysqlInstance>, AuroraFailoverCluster<AuroraMysqlInstance> {
-  /** Stops every reader's apply for `durationMs` (the lag grows for real), then resumes it. */
-  pause(durationMs: number): Promise<void>;
+  /**
+   * Stops every reader's apply (the lag grows for real); resolves once each has stopped, with the
+   * function that resumes them.
+   */
+  pause(): Promise<() => Promise<void>>;
 }
 
 function asAurora(instance: MariaDbInstance, wire: TrackedServer): AuroraMysqlInstance {
@@ -139,11 +142,12 @@ export async function startAuroraMysqlStandin(options: AuroraMysqlStandinOptions
         await started.writer.query("SET GLOBAL rpl_semi_sync_master_enabled = 1");
         await semiSynchronous(started.writer);
       },
-      pause: async (durationMs) => {
+      pause: async () => {
         const paused = readersNow();
         await Promise.all(paused.map((reader) => reader.pauseReplay()));
-        await new Promise((resolve) => setTimeout(resolve, durationMs));
-        await Promise.all(paused.map((reader) => reader.resumeReplay()));
+        return async () => {
+          await Promise.all(paused.map((reader) => reader.resumeReplay()));
+        };
       },
       destroy: async () => {
         await started.stop();

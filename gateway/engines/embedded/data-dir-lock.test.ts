@@ -1,4 +1,4 @@
-import { type ChildProcess, execFile, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -65,20 +65,34 @@ describe("the embedded data directory's lock", () => {
 
   it("lets exactly one of several processes starting at once have it, over a fresh directory and over a stale lock", async () => {
     const module = fileURLToPath(new URL("./data-dir-lock.ts", import.meta.url));
-    // Each contender waits for the same instant, tries, and holds what it got long enough for the others to try.
-    const contender = (dir: string, at: number) =>
-      new Promise<string>((resolve) => {
-        const script =
-          `const { lockDataDir } = await import(${JSON.stringify(module)}); while (Date.now() < ${at}); ` +
-          `try { const lock = lockDataDir(${JSON.stringify(dir)}); console.log("locked"); setTimeout(() => lock.release(), 1500); } ` +
-          `catch (err) { console.log(String(err.message).includes("in use") ? "refused" : "error " + err.message); }`;
-        execFile(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], (err, stdout) => resolve(err ? `failed ${err.message}` : stdout.trim()));
+    // Each contender waits for the same instant, tries, and says how it went; the one that got the lock
+    // holds it until told to let go (its stdin closes), once every other contender has answered.
+    const contender = (dir: string, at: number) => {
+      const script =
+        `const { lockDataDir } = await import(${JSON.stringify(module)}); while (Date.now() < ${at}); ` +
+        `try { const lock = lockDataDir(${JSON.stringify(dir)}); console.log("locked"); process.stdin.on("end", () => lock.release()).resume(); } ` +
+        `catch (err) { console.log(String(err.message).includes("in use") ? "refused" : "error " + err.message); }`;
+      const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["pipe", "pipe", "inherit"] });
+      children.push(child);
+      let output = "";
+      const answered = new Promise<string>((resolve) => {
+        child.stdout.on("data", (data: Buffer) => {
+          output += data.toString();
+          if (output.includes("\n")) resolve(output.trim());
+        });
+        child.once("close", (code) => resolve(output.trim() || `failed with code ${code}`));
       });
+      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+      return { answered, letGo: () => child.stdin.end(), exited };
+    };
     for (const stale of [false, true]) {
       const dir = newDir();
       if (stale) writeFileSync(join(dir, LOCK_FILE), `${spawnSync("true").pid}\n`);
       const at = Date.now() + 4000;
-      const outcomes = await Promise.all(Array.from({ length: 6 }, () => contender(dir, at)));
+      const contenders = Array.from({ length: 6 }, () => contender(dir, at));
+      const outcomes = await Promise.all(contenders.map(({ answered }) => answered));
+      for (const { letGo } of contenders) letGo();
+      await Promise.all(contenders.map(({ exited }) => exited));
       expect(outcomes.filter((outcome) => outcome === "locked"), `stale: ${stale}; ${outcomes.join(", ")}`).toHaveLength(1);
       expect(outcomes.filter((outcome) => outcome === "refused"), `stale: ${stale}; ${outcomes.join(", ")}`).toHaveLength(5);
     }

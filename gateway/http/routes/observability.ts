@@ -8,7 +8,7 @@ import { insightsQuerySchema } from "../../../schemas/insights.js";
 import type { StatusResponse } from "../../../schemas/status.js";
 import { GatewayError } from "../../errors.js";
 import type { HttpContext } from "../context.js";
-import { STATUS_PAGE_HTML } from "../status-page/page.js";
+import { statusPageHtml } from "../status-page/page.js";
 import { parseBody } from "../validate.js";
 
 /** Rows of the status page's top-statements table. */
@@ -80,6 +80,6 @@ export function registerObservabilityRoutes(app: FastifyInstance, context: HttpC
       // The page is self-contained: its own script and styles, nothing fetched from elsewhere.
       .header("content-security-policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
       .type("text/html; charset=utf-8")
-      .send(STATUS_PAGE_HTML),
+      .send(await statusPageHtml()),
   );
 }

@@ -2,21 +2,17 @@
  * The live status page served at `GET /`: one self-contained HTML document (its style sheet and script
  * inlined, nothing fetched but `/v1/admin/status`), so it works under the route's strict
  * Content-Security-Policy and on a network without a CDN. The page holds no data of its own; the
- * script asks the status route with the operator's token and draws what it answers.
+ * script (browser/main.ts, bundled by assets.ts) asks the status route with the operator's token and
+ * draws what it answers.
  */
-import { CHARTS_JS } from "./charts.js";
-import { DOM_JS } from "./dom.js";
-import { RENDER_JS } from "./render.js";
-import { SCRIPT_JS } from "./script.js";
-import { STATUS_PAGE_CSS } from "./styles.js";
+import { loadStatusPageAssets, type StatusPageAssets } from "./assets.js";
 
-/** The browser script: the parts in dependency order, in one strict-mode function scope. */
-export const STATUS_PAGE_SCRIPT = ['(function () {\n"use strict";', DOM_JS, CHARTS_JS, RENDER_JS, SCRIPT_JS, "})();"].join("\n");
-
-// "</script" inside the script would end the element early; the parts are ours, so this is a build check.
-if (/<\/script/i.test(STATUS_PAGE_SCRIPT)) throw new Error("status page script contains </script");
-
-export const STATUS_PAGE_HTML = `<!doctype html>
+/** The document around the bundled script and style sheet. */
+export function statusPageDocument(assets: StatusPageAssets): string {
+  // "</script" or "</style" inside them would end the element early; the code is ours, so this is a build check.
+  if (/<\/script/i.test(assets.script)) throw new Error("the status page's script contains </script");
+  if (/<\/style/i.test(assets.css)) throw new Error("the status page's style sheet contains </style");
+  return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -24,7 +20,8 @@ export const STATUS_PAGE_HTML = `<!doctype html>
 <meta name="referrer" content="no-referrer">
 <title>Poolgate status</title>
 <link rel="icon" href="data:,">
-<style>${STATUS_PAGE_CSS}</style>
+<style>
+${assets.css}</style>
 </head>
 <body data-state="loading">
 <header class="top">
@@ -51,8 +48,17 @@ export const STATUS_PAGE_HTML = `<!doctype html>
 </main>
 <noscript><p>This page needs JavaScript to show the gateway's status.</p></noscript>
 <script>
-${STATUS_PAGE_SCRIPT}
+${assets.script}
 </script>
 </body>
 </html>
 `;
+}
+
+let page: Promise<string> | undefined;
+
+/** The page, made on the first request and kept for the life of the process. */
+export function statusPageHtml(): Promise<string> {
+  page ??= loadStatusPageAssets().then(statusPageDocument);
+  return page;
+}
