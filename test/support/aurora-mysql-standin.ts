@@ -17,16 +17,22 @@
  *
  * MariaDB delays replication by whole seconds only, so there is no millisecond lag to set; `pause()`
  * stops a reader's apply for a while (a real lag spike).
+ *
+ * With `replicateFrom`, the stand-in is a Blue/Green deployment's green environment
+ * (aurora-mysql-bluegreen.ts): its writer is read-only and replicates from blue's, its surface and
+ * logins come by replication, and its status table is kept only once `rename()` names it after the
+ * switchover (until then blue's rows replicate into it). An instance's Aurora identity lives in its
+ * forwarder (MariaDB has no @@aurora_server_id): `rename()` changes what each one answers.
  */
 import mysql from "mysql2/promise";
-import { AURORA_STANDIN_DATABASE, startAuroraWire } from "./aurora-mysql-wire.js";
+import { AURORA_STANDIN_DATABASE, type AuroraWire, startAuroraWire } from "./aurora-mysql-wire.js";
 import { type MariaDbInstance, startMariaDbTopology } from "./mariadb-topology.js";
 import type { ServerGroup } from "./server-group.js";
-import type { TrackedServer } from "./tracked-server.js";
 import { waitFor } from "./wait-for.js";
 
 /** The gateway's login on the stand-in: the application's database, Aurora's status table, nothing else. */
-const LOGIN = { user: "aurora_app", password: "aurora-app-password" };
+export const AURORA_MYSQL_LOGIN = { user: "aurora_app", password: "aurora-app-password" };
+const LOGIN = AURORA_MYSQL_LOGIN;
 
 /** How often the manager stamps the writer's time and measures every reader: the resolution of the reported lag. */
 const SAMPLE_INTERVAL_MS = 10;
@@ -36,23 +42,35 @@ export interface AuroraMysqlStandinOptions {
   readerCount?: number;
   /** What aurora_version() answers. */
   version?: string;
+  /** A green environment replicating from this (blue's) writer; see the header. */
+  replicateFrom?: AuroraMysqlInstance;
+  /** Each instance's Aurora identifier from its topology name (primary, replica1, ...); default the name. */
+  serverIdOf?: (name: string) => string;
 }
 
 /** One stand-in instance: `port` is MariaDB's own (what @@port answers), `url()` the gateway's way in through the forwarder. */
 export interface AuroraMysqlInstance extends MariaDbInstance {
+  /** What @@aurora_server_id answers through url() now. */
   readonly serverId: string;
 }
 
 export interface AuroraMysqlStandin extends ServerGroup<AuroraMysqlInstance> {
   /** Stops every reader's apply for `durationMs` (the lag grows for real), then resumes it. */
   pause(durationMs: number): Promise<void>;
+  /**
+   * Renames every instance (`serverIdOf` of its topology name) and keeps the writer's status table
+   * under the new names from now on, starting to keep it on a green environment (see the header).
+   */
+  rename(serverIdOf: (name: string) => string): Promise<void>;
 }
 
-function asAurora(instance: MariaDbInstance, wire: TrackedServer): AuroraMysqlInstance {
+function asAurora(instance: MariaDbInstance, wire: AuroraWire): AuroraMysqlInstance {
   return {
     name: instance.name,
     port: instance.port,
-    serverId: instance.name,
+    get serverId() {
+      return wire.serverId;
+    },
     url: (database = "test") => `mysql://${LOGIN.user}:${LOGIN.password}@127.0.0.1:${wire.port}/${database}`,
     query: (sql, params) => instance.query(sql, params),
     stop: (mode) => instance.stop(mode),
@@ -81,23 +99,35 @@ const SURFACE_SQL = [
 
 /** Starts the MariaDB topology, installs Aurora MySQL's surface, starts the forwarders and the lag manager. */
 export async function startAuroraMysqlStandin(options: AuroraMysqlStandinOptions = {}): Promise<AuroraMysqlStandin> {
-  const topology = await startMariaDbTopology(options.readerCount ?? 2);
-  const wires: TrackedServer[] = [];
+  const green = options.replicateFrom !== undefined;
+  // Green's server ids are apart from blue's (blue has at most a few instances).
+  const topology = await startMariaDbTopology(options.readerCount ?? 2, green ? { replicateFrom: options.replicateFrom, serverIdBase: 100 } : {});
+  const serverIdOf = options.serverIdOf ?? ((name: string) => name);
+  const wires: AuroraWire[] = [];
   let manager: LagManager | undefined;
+  const stop = async () => {
+    await manager?.stop();
+    await Promise.all(wires.map((wire) => wire.close()));
+    await topology.destroy();
+  };
   try {
     const [writer, ...readers] = topology.all();
     if (writer === undefined) throw new Error("the topology has no primary");
-    for (const sql of SURFACE_SQL) await writer.query(sql);
+    if (!green) for (const sql of SURFACE_SQL) await writer.query(sql);
     const instances: AuroraMysqlInstance[] = [];
     for (const instance of topology.all()) {
-      const wire = await startAuroraWire(instance.port, { serverId: instance.name, version: options.version ?? "3.08.0" });
+      const wire = await startAuroraWire(instance.port, { serverId: serverIdOf(instance.name), version: options.version ?? "3.08.0" });
       wires.push(wire);
       instances.push(asAurora(instance, wire));
     }
-    await waitFor(async () => (await Promise.all(readers.map(hasSurface))).every(Boolean), 20000, "the stand-in's surface on every reader");
-    manager = await LagManager.start(writer, readers);
-    const started = manager;
-    await waitFor(() => started.rounds > 2, 20000, "the lag manager's first figures");
+    await waitFor(async () => (await Promise.all((green ? topology.all() : readers).map(hasSurface))).every(Boolean), 20000, "the stand-in's surface on every reader");
+    const sample = async () => {
+      const [writerId, ...readerIds] = wires.map((wire) => wire.serverId) as [string, ...string[]];
+      manager = await LagManager.start(writer, writerId, readers.map((reader, rank) => ({ instance: reader, serverId: readerIds[rank] as string })));
+      const started = manager;
+      await waitFor(() => started.rounds > 2, 20000, "the lag manager's first figures");
+    };
+    if (!green) await sample();
     return {
       primary: instances[0] as AuroraMysqlInstance,
       replicas: instances.slice(1),
@@ -107,16 +137,17 @@ export async function startAuroraMysqlStandin(options: AuroraMysqlStandinOptions
         await new Promise((resolve) => setTimeout(resolve, durationMs));
         await Promise.all(readers.map((reader) => reader.resumeReplay()));
       },
-      destroy: async () => {
-        await started.stop();
-        await Promise.all(wires.map((wire) => wire.close()));
-        await topology.destroy();
+      rename: async (rename) => {
+        await manager?.stop();
+        for (const [rank, instance] of topology.all().entries()) (wires[rank] as AuroraWire).repoint(instance.port, rename(instance.name));
+        // The old names' rows go: the writer lists the instances it has now.
+        await writer.query(`DELETE FROM ${AURORA_STANDIN_DATABASE}.replica_host_status`);
+        await sample();
       },
+      destroy: stop,
     };
   } catch (err) {
-    await manager?.stop();
-    await Promise.all(wires.map((wire) => wire.close()));
-    await topology.destroy();
+    await stop();
     throw err;
   }
 }
@@ -139,14 +170,14 @@ class LagManager {
     private readonly writerId: string,
   ) {}
 
-  static async start(writer: MariaDbInstance, readers: MariaDbInstance[]): Promise<LagManager> {
+  static async start(writer: MariaDbInstance, writerId: string, readers: { instance: MariaDbInstance; serverId: string }[]): Promise<LagManager> {
     const open = async (instance: MariaDbInstance) => {
       const session = await mysql.createConnection({ host: "127.0.0.1", port: instance.port, user: "root", dateStrings: true });
       session.on("error", () => undefined);
       await session.query("SET time_zone = '+00:00'");
       return session;
     };
-    const manager = new LagManager(await open(writer), await Promise.all(readers.map(async (reader) => ({ serverId: reader.name, session: await open(reader) }))), writer.name);
+    const manager = new LagManager(await open(writer), await Promise.all(readers.map(async (reader) => ({ serverId: reader.serverId, session: await open(reader.instance) }))), writerId);
     manager.timer = setInterval(() => {
       manager.round = manager.round.then(() => manager.sample()).catch(() => undefined);
     }, SAMPLE_INTERVAL_MS);
