@@ -396,14 +396,18 @@ export class MysqlConnection implements EngineConnection {
 
   /** Aurora MySQL's figures: the writer's clock as its position, each reader's as the writer lists it, a reader's own lag. */
   private async inspectAurora(timeoutMs: number): Promise<InstanceState> {
-    const [readOnly, serverId, writerMicros, listed, ownLagMs] = (await this.firstRow(AURORA_MYSQL_INSPECT_SQL, timeoutMs)) as [
+    const [readOnly, serverId, writerMicros, listed, ownLagMs, listedAsWriter] = (await this.firstRow(AURORA_MYSQL_INSPECT_SQL, timeoutMs)) as [
       number | string,
       string,
       string,
       string | null,
       number | string | null,
+      number | string | null,
     ];
-    if (Number(readOnly) === 1) return { role: "replica", position: null, replayAgeMs: ownLagMs === null ? null : Number(ownLagMs), serverId: String(serverId) };
+    if (Number(readOnly) === 1) {
+      const lagKnown = ownLagMs !== null && Number(listedAsWriter) !== 1;
+      return { role: "replica", position: null, replayAgeMs: lagKnown ? Number(ownLagMs) : null, serverId: String(serverId) };
+    }
     return { role: "primary", position: `T${writerMicros}`, replayAgeMs: null, serverId: String(serverId), readerPositions: readerPositionsOf(listed) };
   }
 
