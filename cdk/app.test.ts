@@ -6,6 +6,7 @@
  * configuration the gateway's own parser accepts, the connection budget, and cdk-nag's AwsSolutions
  * rules (a finding fails synth) — also on the documented teardown path.
  */
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { App, Stack, Validations, aws_s3 as s3 } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
@@ -311,6 +312,41 @@ describe("the Lambda callers", () => {
       AccessLogSettings: Match.objectLike({ DestinationArn: Match.anyValue() }),
       DefaultRouteSettings: Match.objectLike({ ThrottlingRateLimit: 200, ThrottlingBurstLimit: 100 }),
     });
+  });
+});
+
+/**
+ * End of life of each Node.js LTS line, from the release schedule
+ * (https://github.com/nodejs/Release#release-schedule, read 2026-11-28; docs/operating.md).
+ */
+const NODE_LTS_END_OF_LIFE: Record<number, string> = { 20: "2026-04-30", 22: "2027-04-30", 24: "2028-04-30" };
+
+describe("the runtimes", () => {
+  it("runs a supported Node.js LTS: the image's line in every function of the stack's own, and no function on a line past its end of life", () => {
+    const dockerMajor = Number(/^FROM\s+node:(\d+)-/m.exec(readFileSync(join(projectRoot, "Dockerfile"), "utf8"))?.[1]);
+    expect(NODE_LTS_END_OF_LIFE[dockerMajor]).toBeDefined();
+    expect(Date.parse(NODE_LTS_END_OF_LIFE[dockerMajor] ?? "")).toBeGreaterThan(Date.now());
+    const own = [
+      [built.database, built.database.migrations.function],
+      [built.service, built.service.health.canary.function],
+      ...(built.service.health.hook ? [[built.service, built.service.health.hook.function] as const] : []),
+      ...(built.service.notesApi ? [[built.service, built.service.notesApi.handler.function] as const] : []),
+    ] as const;
+    expect(own.length).toBeGreaterThanOrEqual(3);
+    for (const [stack, fn] of own) {
+      const template = stack === built.database ? database : service;
+      expect(template.findResources("AWS::Lambda::Function")[logicalIdOf(stack, fn)]?.Properties.Runtime).toBe(`nodejs${dockerMajor}.x`);
+    }
+    // The CDK's own helper functions (log retention, custom resources) too: each on a supported LTS line.
+    for (const template of [database, service]) {
+      for (const fn of Object.values(template.findResources("AWS::Lambda::Function"))) {
+        const major = /^nodejs(\d+)\.x$/.exec(String(fn.Properties.Runtime))?.[1];
+        if (major === undefined) continue;
+        const endOfLife = NODE_LTS_END_OF_LIFE[Number(major)];
+        expect(endOfLife, `nodejs${major}.x is not an LTS line in the table`).toBeDefined();
+        expect(Date.parse(endOfLife ?? ""), `nodejs${major}.x reached its end of life on ${endOfLife}`).toBeGreaterThan(Date.now());
+      }
+    }
   });
 });
 

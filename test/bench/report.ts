@@ -254,10 +254,11 @@ export function reportLines(results: BenchResults): string[] {
   const switchover = results.lifecycle;
   if (switchover?.failedDuringSwitchover !== undefined && switchover.writesBackAfterSwitchoverMs !== undefined) {
     section(
-      [
-        `lifecycle (Blue/Green switchover, Aurora PostgreSQL stand-in): writes blocked ${switchover.switchoverMs} ms, ${switchover.failedDuringSwitchover} requests failed during it ` +
-          `(${switchover.failedInFlightAtSwitchover} in flight when the sessions were dropped), writes back ${switchover.writesBackAfterSwitchoverMs} ms after it ended`,
-      ],
+      (switchover.switchover ?? []).map(
+        (r) =>
+          `lifecycle (Blue/Green switchover, Aurora ${r.engine === "postgres" ? "PostgreSQL" : "MySQL"} stand-in): writes blocked ${r.switchoverMs} ms, ${r.failedDuringSwitchover} requests failed during it ` +
+          `(${r.failedInFlightAtSwitchover} in flight when the sessions were dropped), writes back ${r.writesBackAfterSwitchoverMs} ms after it ended`,
+      ),
       switchover.failedDuringSwitchover === 0 && switchover.writesBackAfterSwitchoverMs <= 1000
         ? "lifecycle: switchover targets met (0 failed beyond those in flight, writes back <= 1 s)"
         : "lifecycle: switchover targets NOT met (0 failed beyond those in flight, writes back <= 1 s)",

@@ -294,8 +294,9 @@ export interface AuroraRow {
 /** Issue 35's `lifecycle` figures: each kind of event's function (runSwitchoverBench, ...) adds its own. */
 export type LifecycleFigures = Partial<SwitchoverFigures & ResumeFigures>;
 
-/** A Blue/Green switchover of the Aurora PostgreSQL stand-in under load (test/bench/switchover-bench.ts). */
-export interface SwitchoverFigures {
+/** A Blue/Green switchover of one engine's Aurora stand-in under load (test/bench/switchover-bench.ts). */
+export interface SwitchoverRow {
+  engine: "postgres" | "mysql";
   /** Requests sent after the switchover dropped the sessions that failed (target 0). */
   failedDuringSwitchover: number;
   /** Requests in flight when the sessions were dropped that failed (a cut write is not retried blindly). */
@@ -304,4 +305,9 @@ export interface SwitchoverFigures {
   writesBackAfterSwitchoverMs: number;
   /** The stand-in's switchover, from the drop to its end: the time writes were blocked. */
   switchoverMs: number;
+}
+
+/** The switchover on every engine's stand-in: the figures are the worst (sums of failures, the longest times) over the rows. */
+export interface SwitchoverFigures extends Omit<SwitchoverRow, "engine"> {
+  switchover: SwitchoverRow[];
 }

@@ -24,8 +24,8 @@
  *               (PostgreSQL at 20 ms of real lag): token reads served by readers (%) and stale reads; and an
  *               Aurora-style failover under load on each stand-in (writesBackMs, failedReads, lostWrites,
  *               readsOnReaderAfterPct)
- *   lifecycle   issue 35: a Blue/Green switchover of the Aurora PostgreSQL stand-in under load: requests
- *               failed during it, how soon writes are back after it; and an idle cluster (idleToZero) whose
+ *   lifecycle   issue 35: a Blue/Green switchover of the Aurora PostgreSQL and MySQL stand-ins under load:
+ *               requests failed during it, how soon writes are back after it (per engine); and an idle cluster (idleToZero) whose
  *               database paused (pausing-instance stand-in, both engines, connects held or refused):
  *               resumeHeldMs (the first caller's wait) and failedDuringResume
  *   streaming   reads of any size: 10 million rows streamed through the gateway beside the largest buffered

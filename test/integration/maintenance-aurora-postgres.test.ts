@@ -1,10 +1,13 @@
 /**
  * Maintenance on the Aurora PostgreSQL stand-in (issue 35 §3), under a steady load of writes and reads
- * through the gateway: a reader rebooted, the writer rebooted without failover, a reader removed.
+ * through the gateway: a reader rebooted, a reader scaled to another instance class, the writer
+ * rebooted without failover, a reader removed.
  * None may fail a request that could have run on another instance: reads never fail (another reader
  * or the writer serves them), and writes that arrive while the writer reboots are held within their
  * deadlines and run when it is back (only those in flight when it went down may fail).
  */
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AuroraStandin, startAuroraStandin } from "../support/aurora-standin.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
@@ -80,6 +83,28 @@ describe("maintenance on the Aurora PostgreSQL stand-in", () => {
       return response.status === 200 && Number(response.body.rows[0]?.port) === reader.port;
     }, 20000, "the rebooted reader to serve reads again");
     expect(outcomes.some((o) => o.kind === "write" && o.startedAt > endedAt)).toBe(true);
+  });
+
+  /**
+   * Modifying a provisioned instance's class restarts it with the class's memory settings (the parameter
+   * group's formulas read DBInstanceClassMemory:
+   * https://docs.aws.amazon.com/AmazonRDS/latest/AuroraUserGuide/USER_ParamValuesRef.html): on the
+   * stand-in, a restart with other memory settings.
+   */
+  it("a reader scaled to another class: no request fails, and it serves reads again with its new settings", async () => {
+    const [reader] = standin.replicas as [AuroraStandin["primary"]];
+    const { outcomes } = await underLoad(async () => {
+      await reader.stop("fast");
+      appendFileSync(join(reader.dataDir, "postgresql.conf"), "shared_buffers = '48MB'\nwork_mem = '8MB'\n");
+      await reader.start();
+    });
+    expect(outcomes.filter((o) => o.status !== 200)).toEqual([]);
+    const [setting] = await reader.query<{ buffers: string }>("select current_setting('shared_buffers') as buffers");
+    expect(setting?.buffers).toBe("48MB");
+    await waitFor(async () => {
+      const response = await gw.post("/v1/query", { sql: READ, timeoutMs: 5000 });
+      return response.status === 200 && Number(response.body.rows[0]?.port) === reader.port;
+    }, 20000, "the scaled reader to serve reads again");
   });
 
   it("the writer rebooted without failover: reads never fail, writes that arrive meanwhile are held and run on it", async () => {

@@ -23,17 +23,25 @@
  * the lag manager follows the writer. With `durable`, the first reader acknowledges every commit
  * (semi-synchronous replication), as an Aurora writer's commits are durable on the shared volume before
  * they are acknowledged: promoting it loses no acknowledged write.
+ *
+ * With `replicateFrom`, the stand-in is a Blue/Green deployment's green environment
+ * (aurora-mysql-bluegreen.ts): its writer is read-only and replicates from blue's, its surface and
+ * logins come by replication, and its status table is kept only once `rename()` names it after the
+ * switchover (until then blue's rows replicate into it). An instance's Aurora identity lives in its
+ * forwarder (MariaDB has no @@aurora_server_id): `rename()` changes what each one answers, and the lag
+ * manager reports the ids the forwarders answer now (restarted under the new names, for the writer
+ * and readers of the moment, after a failover too).
  */
 import mysql from "mysql2/promise";
 import type { AuroraFailoverCluster } from "./aurora-failover.js";
-import { AURORA_STANDIN_DATABASE, startAuroraWire } from "./aurora-mysql-wire.js";
+import { AURORA_STANDIN_DATABASE, type AuroraWire, startAuroraWire } from "./aurora-mysql-wire.js";
 import { type MariaDbInstance, startMariaDbTopology } from "./mariadb-topology.js";
 import type { ServerGroup } from "./server-group.js";
-import type { TrackedServer } from "./tracked-server.js";
 import { waitFor } from "./wait-for.js";
 
 /** The gateway's login on the stand-in: the application's database, Aurora's status table, nothing else. */
-const LOGIN = { user: "aurora_app", password: "aurora-app-password" };
+export const AURORA_MYSQL_LOGIN = { user: "aurora_app", password: "aurora-app-password" };
+const LOGIN = AURORA_MYSQL_LOGIN;
 
 /** How often the manager stamps the writer's time and measures every reader: the resolution of the reported lag. */
 const SAMPLE_INTERVAL_MS = 10;
@@ -45,10 +53,15 @@ export interface AuroraMysqlStandinOptions {
   version?: string;
   /** The first reader acknowledges every commit (semi-synchronous): the reader a failover promotes loses nothing. */
   durable?: boolean;
+  /** A green environment replicating from this (blue's) writer; see the header. */
+  replicateFrom?: AuroraMysqlInstance;
+  /** Each instance's Aurora identifier from its topology name (primary, replica1, ...); default the name. */
+  serverIdOf?: (name: string) => string;
 }
 
 /** One stand-in instance: `port` is MariaDB's own (what @@port answers), `url()` the gateway's way in through the forwarder. */
 export interface AuroraMysqlInstance extends MariaDbInstance {
+  /** What @@aurora_server_id answers through url() now. */
   readonly serverId: string;
   /** A crash: every session cut. */
   kill9(): Promise<void>;
@@ -60,13 +73,20 @@ export interface AuroraMysqlStandin extends ServerGroup<AuroraMysqlInstance>, Au
    * function that resumes them.
    */
   pause(): Promise<() => Promise<void>>;
+  /**
+   * Renames every instance (`serverIdOf` of its topology name) and keeps the writer's status table
+   * under the new names from now on, starting to keep it on a green environment (see the header).
+   */
+  rename(serverIdOf: (name: string) => string): Promise<void>;
 }
 
-function asAurora(instance: MariaDbInstance, wire: TrackedServer): AuroraMysqlInstance {
+function asAurora(instance: MariaDbInstance, wire: AuroraWire): AuroraMysqlInstance {
   return {
     name: instance.name,
     port: instance.port,
-    serverId: instance.name,
+    get serverId() {
+      return wire.serverId;
+    },
     url: (database = "test") => `mysql://${LOGIN.user}:${LOGIN.password}@127.0.0.1:${wire.port}/${database}`,
     query: (sql, params) => instance.query(sql, params),
     stop: (mode) => instance.stop(mode),
@@ -99,38 +119,59 @@ const SURFACE_SQL = [
 
 /** Starts the MariaDB topology, installs Aurora MySQL's surface, starts the forwarders and the lag manager. */
 export async function startAuroraMysqlStandin(options: AuroraMysqlStandinOptions = {}): Promise<AuroraMysqlStandin> {
-  const topology = await startMariaDbTopology(options.readerCount ?? 2, options.durable === true ? { semiSyncReplica: "replica1" } : {});
-  const wires: TrackedServer[] = [];
+  const green = options.replicateFrom !== undefined;
+  const topology = await startMariaDbTopology(options.readerCount ?? 2, {
+    ...(options.durable === true ? { semiSyncReplica: "replica1" } : {}),
+    // Green's server ids are apart from blue's (blue has at most a few instances).
+    ...(green ? { replicateFrom: options.replicateFrom, serverIdBase: 100 } : {}),
+  });
+  const serverIdOf = options.serverIdOf ?? ((name: string) => name);
+  const wires: AuroraWire[] = [];
   let manager: LagManager | undefined;
+  const stop = async () => {
+    await manager?.stop();
+    await Promise.all(wires.map((wire) => wire.close()));
+    await topology.destroy();
+  };
   try {
     const [writer, ...readers] = topology.all();
     if (writer === undefined) throw new Error("the topology has no primary");
-    for (const sql of SURFACE_SQL) await writer.query(sql);
+    if (!green) for (const sql of SURFACE_SQL) await writer.query(sql);
     const instances: AuroraMysqlInstance[] = [];
     for (const instance of topology.all()) {
-      const wire = await startAuroraWire(instance.port, { serverId: instance.name, version: options.version ?? "3.08.0" });
+      const wire = await startAuroraWire(instance.port, { serverId: serverIdOf(instance.name), version: options.version ?? "3.08.0" });
       wires.push(wire);
       instances.push(asAurora(instance, wire));
     }
-    await waitFor(async () => (await Promise.all(readers.map(hasSurface))).every(Boolean), 20000, "the stand-in's surface on every reader");
+    await waitFor(async () => (await Promise.all((green ? topology.all() : readers).map(hasSurface))).every(Boolean), 20000, "the stand-in's surface on every reader");
     if (options.durable === true) await semiSynchronous(instances[0] as AuroraMysqlInstance);
-    manager = new LagManager(instances[0] as AuroraMysqlInstance, instances.slice(1));
-    const started = manager;
-    await waitFor(() => started.rounds > 2, 20000, "the lag manager's first figures");
-    const readersNow = () => instances.filter((instance) => instance !== started.writer);
+    // The writer and readers of the moment (a failover changes them), whether or not a lag manager runs
+    // (a green environment's starts at rename); the manager reads each one's server id from its forwarder.
+    let current = { writer: instances[0] as AuroraMysqlInstance, readers: instances.slice(1) };
+    const startManager = async () => {
+      const started = new LagManager(current.writer, current.readers);
+      manager = started;
+      await waitFor(() => started.rounds > 2, 20000, "the lag manager's first figures");
+    };
+    const follow = (writer: AuroraMysqlInstance, readers: AuroraMysqlInstance[]) => {
+      current = { writer, readers };
+      manager?.follow(writer, readers);
+    };
+    if (!green) await startManager();
+    const readersNow = () => instances.filter((instance) => instance !== current.writer);
     return {
       primary: instances[0] as AuroraMysqlInstance,
       replicas: instances.slice(1),
       all: () => instances,
-      writer: () => started.writer,
+      writer: () => current.writer,
       crash: (instance) => instance.kill9(),
       promote: (instance) => instance.promote(),
       // The old writer is not listed until it is back (rejoin).
-      followWriter: async (instance) => started.follow(instance, started.readers.filter((reader) => reader !== instance)),
+      followWriter: async (instance) => follow(instance, current.readers.filter((reader) => reader !== instance)),
       follow: (reader, primary) => reader.follow(primary),
       rejoin: async (oldWriter, primary) => {
         await oldWriter.rejoin(primary);
-        started.follow(primary, readersNow());
+        follow(primary, readersNow());
       },
       // Semi-synchronous on `reader` alone: no other reader's acknowledgement may stand for its own.
       durableOn: async (reader) => {
@@ -139,8 +180,8 @@ export async function startAuroraMysqlStandin(options: AuroraMysqlStandinOptions
           await other.query("STOP SLAVE IO_THREAD");
           await other.query("START SLAVE IO_THREAD");
         }
-        await started.writer.query("SET GLOBAL rpl_semi_sync_master_enabled = 1");
-        await semiSynchronous(started.writer);
+        await current.writer.query("SET GLOBAL rpl_semi_sync_master_enabled = 1");
+        await semiSynchronous(current.writer);
       },
       pause: async () => {
         const paused = readersNow();
@@ -149,16 +190,18 @@ export async function startAuroraMysqlStandin(options: AuroraMysqlStandinOptions
           await Promise.all(paused.map((reader) => reader.resumeReplay()));
         };
       },
-      destroy: async () => {
-        await started.stop();
-        await Promise.all(wires.map((wire) => wire.close()));
-        await topology.destroy();
+      rename: async (rename) => {
+        await manager?.stop();
+        manager = undefined;
+        for (const [rank, instance] of topology.all().entries()) (wires[rank] as AuroraWire).repoint(instance.port, rename(instance.name));
+        // The old names' rows go: the writer (of the moment) lists the instances it has now, under their new ids.
+        await current.writer.query(`DELETE FROM ${AURORA_STANDIN_DATABASE}.replica_host_status`);
+        await startManager();
       },
+      destroy: stop,
     };
   } catch (err) {
-    await manager?.stop();
-    await Promise.all(wires.map((wire) => wire.close()));
-    await topology.destroy();
+    await stop();
     throw err;
   }
 }

@@ -78,10 +78,24 @@ function greetingWithVersion(payload: Buffer): Buffer {
   return Buffer.concat([payload.subarray(0, 1), Buffer.from(AURORA_MYSQL_SERVER_VERSION), payload.subarray(end)]);
 }
 
+/** One instance's name: new connections go to its target, as the instance its id names. */
+export interface AuroraWire extends TrackedServer {
+  /** The id @@aurora_server_id answers on new connections. */
+  readonly serverId: string;
+  /**
+   * New connections go to `targetPort` and answer `serverId` (default: the same id): a renamed
+   * instance, or a DNS name that moved (connections already made keep theirs).
+   */
+  repoint(targetPort: number, serverId?: string): void;
+}
+
 /** Listens on a free port and forwards to `targetPort`, rewriting as the header says. */
-export function startAuroraWire(targetPort: number, options: AuroraWireOptions): Promise<TrackedServer> {
-  return startTrackedServer((client, track) => {
-    const upstream = net.connect(targetPort, "127.0.0.1");
+export async function startAuroraWire(targetPort: number, initial: AuroraWireOptions): Promise<AuroraWire> {
+  let target = targetPort;
+  let current = initial;
+  const server = await startTrackedServer((client, track) => {
+    const options = current;
+    const upstream = net.connect(target, "127.0.0.1");
     track(upstream);
     let greeted = false;
     const fromServer = new PacketReader((sequence, payload, raw) => {
@@ -110,4 +124,15 @@ export function startAuroraWire(targetPort: number, options: AuroraWireOptions):
     client.on("close", () => upstream.destroy());
     upstream.on("close", () => client.destroy());
   });
+  return {
+    port: server.port,
+    get serverId() {
+      return current.serverId;
+    },
+    repoint: (next, serverId = current.serverId) => {
+      target = next;
+      current = { ...current, serverId };
+    },
+    close: () => server.close(),
+  };
 }

@@ -228,6 +228,17 @@ const APP_PASSWORD = "app-password";
 export interface MariaDbTopologyOptions {
   /** This replica (by name, e.g. "replica1") acknowledges every commit before the primary answers. */
   semiSyncReplica?: string;
+  /**
+   * The primary starts read-only and replicates from this instance (another topology's primary), its
+   * replicas cascading from it: a Blue/Green deployment's green environment. Databases and users come
+   * by replication, from the start of `replicateFrom`'s binary log.
+   */
+  replicateFrom?: MariaDbInstance;
+  /**
+   * Added to each server id (the primary's is 1, the replicas' 2, 3, ...): a server skips the events
+   * that carry its own id, so topologies that replicate from each other need ids apart. Default 0.
+   */
+  serverIdBase?: number;
 }
 
 async function initialize(dir: string): Promise<void> {
@@ -240,7 +251,7 @@ async function initialize(dir: string): Promise<void> {
   execFileSync(command, args, { stdio: "ignore" });
 }
 
-/** Starts a primary (with database `test` and the user `app`) and `replicaCount` GTID replicas. */
+/** Starts a primary (with database `test` and the user `app`, unless it replicates them) and `replicaCount` GTID replicas. */
 export async function startMariaDbTopology(replicaCount = 1, options: MariaDbTopologyOptions = {}): Promise<MariaDbTopology> {
   const root = tempDirFor("mysql", "poolgate-mariadb-");
   return startServerGroup<Instance>(root, async (instances) => {
@@ -249,11 +260,16 @@ export async function startMariaDbTopology(replicaCount = 1, options: MariaDbTop
       execFileSync(runningAsRoot ? "runuser" : "mkdir", runningAsRoot ? ["-u", "mysql", "--", "mkdir", dir] : [dir]);
       await initialize(dir);
       const name = i === 0 ? "primary" : `replica${i}`;
-      const instance = new Instance(name, await unusedPort(), i + 1, dir);
-      await instance.start(i !== 0, name === options.semiSyncReplica);
+      const instance = new Instance(name, await unusedPort(), (options.serverIdBase ?? 0) + i + 1, dir);
+      await instance.start(i !== 0 || options.replicateFrom !== undefined, name === options.semiSyncReplica);
       instances.push(instance);
     }
     const [primary, ...replicas] = instances as [Instance, ...Instance[]];
+    if (options.replicateFrom !== undefined) {
+      await primary.follow(options.replicateFrom);
+      for (const replica of replicas) await replica.follow(primary);
+      return;
+    }
     await primary.query("CREATE DATABASE IF NOT EXISTS test");
     // Made here, as the grant script makes it, so that a gateway's start adds only the table.
     await primary.query("CREATE DATABASE IF NOT EXISTS poolgate_internal");

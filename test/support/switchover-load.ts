@@ -1,10 +1,10 @@
 /**
  * A steady load of writes and reads through a gateway while a Blue/Green deployment switches over
- * (aurora-bluegreen.ts), and what happened to each request: the test asserts on it, the bench
+ * (bluegreen-switchover.ts; either engine's stand-in), and what happened to each request: the test asserts on it, the bench
  * (`lifecycle` in bench.json) reports its figures. The switchover's completion event is delivered as
  * the stack's failover hook delivers it: POST /v1/admin/topology/refresh.
  */
-import type { BlueGreenDeployment, SwitchoverEvent, SwitchoverOptions, SwitchoverTimes } from "./aurora-bluegreen.js";
+import type { BlueGreenDeployment, SwitchoverEvent, SwitchoverOptions, SwitchoverTimes } from "./bluegreen-switchover.js";
 import type { TestGateway } from "./gateway.js";
 import { waitFor } from "./wait-for.js";
 

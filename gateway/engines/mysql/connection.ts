@@ -18,7 +18,7 @@ import { ISOLATION_SQL } from "../transaction-sql.js";
 import { INTERRUPTED, isServerError, mapStatementError, type MysqlDriverError } from "./errors.js";
 import { deliverEvents, type Mysql2Command } from "./command-events.js";
 import { readerPositionsOf } from "../aurora-time-position.js";
-import { AURORA_MYSQL_COMMIT_POSITION_SQL, AURORA_MYSQL_INSPECT_SQL, AURORA_MYSQL_PROBE_SQL, type AuroraKnowledge } from "./aurora-sql.js";
+import { AURORA_MYSQL_COMMIT_POSITION_SQL, AURORA_MYSQL_INSPECT_SQL, AURORA_MYSQL_OWN_LAG_SQL, AURORA_MYSQL_PROBE_SQL, type AuroraKnowledge } from "./aurora-sql.js";
 import { ResultCollector, type ResultSetHeader } from "./result-collector.js";
 import { MysqlRowCursor } from "./row-cursor.js";
 import { ResultShapes } from "./result-shapes.js";
@@ -73,8 +73,6 @@ const LIST_INSTANCES_SQL =
   "SELECT SERVER_ID, SESSION_ID = 'MASTER_SESSION_ID', REPLICA_LAG_IN_MILLISECONDS FROM information_schema.replica_host_status " +
   "WHERE SESSION_ID = 'MASTER_SESSION_ID' OR TIME_TO_SEC(TIMEDIFF(NOW(), LAST_UPDATE_TIMESTAMP)) <= 300";
 
-/** An Aurora MySQL replica's own lag (Aurora replicas share storage and have no binlog replication status). */
-const AURORA_OWN_LAG_SQL = "SELECT REPLICA_LAG_IN_MILLISECONDS FROM information_schema.replica_host_status WHERE SERVER_ID = @@aurora_server_id";
 
 /** For the gateway's own statements: exact values, small results. */
 const INTERNAL: ExecuteOptions = { timeoutMs: 0, bigNumbers: "string", maxResultBytes: INTERNAL_RESULT_LIMITS.maxBytes, maxResultRows: INTERNAL_RESULT_LIMITS.maxRows };
@@ -370,7 +368,7 @@ export class MysqlConnection implements EngineConnection {
     }
     if (this.settings.flavour === "mariadb" || this.auroraLagUnsupported) return null;
     try {
-      const row = await this.firstRow(AURORA_OWN_LAG_SQL, timeoutMs);
+      const row = await this.firstRow(AURORA_MYSQL_OWN_LAG_SQL, timeoutMs);
       return row[0] === null || row[0] === undefined ? null : Number(row[0]);
     } catch {
       this.auroraLagUnsupported = true;
@@ -398,14 +396,18 @@ export class MysqlConnection implements EngineConnection {
 
   /** Aurora MySQL's figures: the writer's clock as its position, each reader's as the writer lists it, a reader's own lag. */
   private async inspectAurora(timeoutMs: number): Promise<InstanceState> {
-    const [readOnly, serverId, writerMicros, listed, ownLagMs] = (await this.firstRow(AURORA_MYSQL_INSPECT_SQL, timeoutMs)) as [
+    const [readOnly, serverId, writerMicros, listed, ownLagMs, listedAsWriter] = (await this.firstRow(AURORA_MYSQL_INSPECT_SQL, timeoutMs)) as [
       number | string,
       string,
       string,
       string | null,
       number | string | null,
+      number | string | null,
     ];
-    if (Number(readOnly) === 1) return { role: "replica", position: null, replayAgeMs: ownLagMs === null ? null : Number(ownLagMs), serverId: String(serverId) };
+    if (Number(readOnly) === 1) {
+      const lagKnown = ownLagMs !== null && Number(listedAsWriter) !== 1;
+      return { role: "replica", position: null, replayAgeMs: lagKnown ? Number(ownLagMs) : null, serverId: String(serverId) };
+    }
     return { role: "primary", position: `T${writerMicros}`, replayAgeMs: null, serverId: String(serverId), readerPositions: readerPositionsOf(listed) };
   }
 
