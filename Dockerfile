@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # The gateway's production image: compiled JavaScript, production dependencies only, a non-root
-# user, and the RDS CA bundle for TLS to Aurora. test/integration/production-build.test.ts builds and
+# user, and the RDS CA bundle for TLS to Aurora. test/integration/operations/production-build.test.ts builds and
 # starts the gateway the same way (there is no Docker engine on the development machines).
 #
 # Node.js 24 (Active LTS, supported until April 2028) on Debian 12, pinned by the digest of the

@@ -67,7 +67,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["**/*.test.ts", "test/**/*.ts"],
+    files: ["**/*.test.ts", "test/**/*.ts", "bench/**/*.ts"],
     rules: {
       // Tests read arbitrary JSON bodies.
       "@typescript-eslint/no-unsafe-member-access": "off",

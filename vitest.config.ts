@@ -6,7 +6,7 @@ const source = (file: string) => fileURLToPath(new URL(`./client/${file}`, impor
 
 /**
  * Tests that need real servers live in test/integration/; everything else (tests beside the code in
- * gateway/, client/, functions/, schemas/, tools/, test/bench/) starts no server and is the `unit` loop.
+ * gateway/, client/, functions/, schemas/, tools/, bench/) starts no server and is the `unit` loop.
  * Tests are sorted by these globs, never by moving files: a new file lands in a project by where it is.
  */
 const INTEGRATION = "test/integration/**/*.test.ts";

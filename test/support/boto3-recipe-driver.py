@@ -1,6 +1,6 @@
 """
 Drives docs/data-api-python.md's recipe module (extracted beside this script as poolgate_rds_data.py
-by test/integration/data-api-python.test.ts) against a gateway, and prints what it saw as one JSON
+by test/integration/data-api/data-api-python.test.ts) against a gateway, and prints what it saw as one JSON
 object on stdout. Settings come from the environment: GATEWAY_URL, REGION, AUTH (bearer|iam), TOKEN
 or AUDIENCE, AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN, TABLE.
 """

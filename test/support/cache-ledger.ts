@@ -1,7 +1,7 @@
 /**
  * The result cache's correctness ledger (issue 38), written once for the CI test
- * (test/integration/result-cache.test.ts: two gateways in the test's process) and the bench's cache
- * part (test/bench/cache-bench.ts: two gateway processes): writers and cached readers on both
+ * (test/integration/cache/result-cache.test.ts: two gateways in the test's process) and the bench's cache
+ * part (bench/cache-bench.ts: two gateway processes): writers and cached readers on both
  * gateways, which share one Valkey, and readers that carry the token of a write just made on the other
  * gateway. Every answer is checked: a read older than its token (`staleTokenReads`), a read that misses
  * a write acknowledged before the read began (`missedAckedWrites`), a request that failed. Valkey is

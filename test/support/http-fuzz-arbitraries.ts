@@ -1,5 +1,5 @@
 /**
- * fast-check arbitraries for fuzzing both HTTP surfaces of the gateway (test/integration/fuzz-http.test.ts):
+ * fast-check arbitraries for fuzzing both HTTP surfaces of the gateway (test/integration/security/fuzz-http.test.ts):
  * requests as a buggy client or an attacker sends them. Most are well aimed — known routes, a valid
  * token, bodies near the schema with SQL that runs — so they reach the pools and the database; the rest
  * are garbage: wrong methods and paths, bad headers, non-JSON, deep nesting, bodies over the limit.
