@@ -2,6 +2,7 @@
  * What one `npm run bench` measured: the shape of bench-results/bench.json, read by the tables
  * (report.ts) and the chart (figure.ts). Milliseconds unless a name says otherwise.
  */
+import type { AuroraFailoverFigures } from "../test/support/aurora-failover-load.js";
 import type { CacheLedger } from "../test/support/cache-ledger.js";
 import type { InstructionLedger } from "./instructions-bench.js";
 import type { ProfiledServer } from "./profile-bench.js";
@@ -225,8 +226,8 @@ export interface BenchResults {
   failures: string[];
 }
 
-/** An Aurora-style failover under load on an Aurora stand-in (bench/aurora-failover-bench.ts). */
-export interface AuroraFailoverRow {
+/** An Aurora-style failover under load on an Aurora stand-in (bench/aurora-failover-bench.ts): its set-up, and its figures (test/support/aurora-failover-load.ts). */
+export interface AuroraFailoverRow extends AuroraFailoverFigures {
   scenario: "failover";
   engine: "postgres" | "mysql";
   writers: number;
@@ -238,17 +239,6 @@ export interface AuroraFailoverRow {
   namesMoveAfterMs: number;
   writes: number;
   reads: number;
-  /** From the promotion to the first write acknowledged after it (null: none). */
-  writesBackMs: number | null;
-  /** Plain reads on a reader, of those sent from 3 s after the names moved. */
-  readsOnReaderAfterPct: number;
-  /** How many plain reads were sent from 3 s after the names moved. */
-  plainReadsAfter: number;
-  failedReads: number;
-  /** Writes in flight on the writer when it died (OUTCOME_UNKNOWN to their callers). */
-  failedWrites: number;
-  /** Acknowledged writes the new writer does not have. */
-  lostWrites: number;
 }
 
 export function isAuroraFailoverRow(row: AuroraRow | AuroraFailoverRow): row is AuroraFailoverRow {

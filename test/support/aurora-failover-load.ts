@@ -176,6 +176,7 @@ export interface AuroraFailoverFigures {
   failedReads: number;
   /** Writes that failed (in flight on the writer when it died: their outcome is unknown to the caller). */
   failedWrites: number;
+  /** Acknowledged writes the new writer does not have. */
   lostWrites: number;
 }
 

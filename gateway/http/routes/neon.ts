@@ -15,11 +15,10 @@ import { neonConnectionString, neonCredential } from "../../neon/connection-stri
 import { neonErrorAnswer } from "../../neon/errors.js";
 import { CONSISTENCY_TOKEN_HEADER, neonRequestOptions, type NeonRequestOptions } from "../../neon/request-headers.js";
 import { neonBatchJson, neonResultJson } from "../../neon/results.js";
-import { jsonBodyReader } from "../body-reader.js";
+import { registerProtocolScope } from "./protocol-scope.js";
 import { clusterNamed, type HttpContext } from "../context.js";
-import { logFailure, toGatewayError } from "../error-handler.js";
 import { idempotencyKeyOf, REPLAY_HEADER } from "../idempotency-header.js";
-import { noteOutcome, noteWork } from "../observe.js";
+import { noteWork } from "../observe.js";
 import { checkUserIsPrincipal } from "../../auth/surface-credentials.js";
 import { parseBody } from "../validate.js";
 
@@ -73,19 +72,10 @@ async function runSql(context: HttpContext, request: FastifyRequest, reply: Fast
 }
 
 export function registerNeonRoutes(app: FastifyInstance, context: HttpContext): void {
-  void app.register((scope, _options, done) => {
-    // The driver posts its JSON body as a string (fetch labels it text/plain); any label is read as JSON.
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser("*", jsonBodyReader(context.config.server.maxRequestBytes));
-    scope.setErrorHandler((err, request, reply) => {
-      const error = toGatewayError(err);
-      noteOutcome(request, error.code);
-      logFailure(error, err, request, context.logger);
-      const { status, body } = neonErrorAnswer(error);
-      if (error.status === 503 || error.status === 429) void reply.header("retry-after", String(error.retryAfterS ?? 1));
-      return reply.code(status).header("x-request-id", request.id).type("application/json").send(JSON.stringify(body));
-    });
-    scope.post("/sql", { config: { credentialOf: neonCredential } }, (request, reply) => runSql(context, request, reply));
-    done();
-  });
+  registerProtocolScope(
+    app,
+    context,
+    (error) => neonErrorAnswer(error),
+    (scope) => scope.post("/sql", { config: { credentialOf: neonCredential } }, (request, reply) => runSql(context, request, reply)),
+  );
 }

@@ -19,7 +19,7 @@ import { planetscaleErrorAnswer } from "../../planetscale/errors.js";
 import { EMPTY_RESULT_JSON, planetscaleResultJson } from "../../planetscale/results.js";
 import { planetscaleCredential, planetscaleUser } from "../../planetscale/user.js";
 import type { StatementResult } from "../../engines/engine.js";
-import { jsonBodyReader } from "../body-reader.js";
+import { registerProtocolScope } from "./protocol-scope.js";
 import { clusterNamed, type HttpContext } from "../context.js";
 import { logFailure, toGatewayError } from "../error-handler.js";
 import { idempotencyKeyOf, REPLAY_HEADER } from "../idempotency-header.js";
@@ -181,17 +181,11 @@ async function execute(context: HttpContext, request: FastifyRequest, reply: Fas
 }
 
 export function registerPlanetscaleRoutes(app: FastifyInstance, context: HttpContext): void {
-  void app.register((scope, _options, done) => {
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser("*", jsonBodyReader(context.config.server.maxRequestBytes));
-    scope.setErrorHandler((err, request, reply) => {
-      const error = toGatewayError(err);
-      noteOutcome(request, error.code);
-      logFailure(error, err, request, context.logger);
-      const { status, error: body } = planetscaleErrorAnswer(error);
-      if (error.status === 503 || error.status === 429) void reply.header("retry-after", String(error.retryAfterS ?? 1));
-      return reply.code(status).header("x-request-id", request.id).type("application/json").send(JSON.stringify({ error: body }));
-    });
+  const errorAnswer = (error: GatewayError) => {
+    const { status, error: body } = planetscaleErrorAnswer(error);
+    return { status, body: { error: body } };
+  };
+  registerProtocolScope(app, context, errorAnswer, (scope) => {
     const config = { credentialOf: planetscaleCredential };
     scope.post(EXECUTE_PATH, { config }, (request, reply) => execute(context, request, reply));
     // The driver's Connection.refresh(): a session with nothing open yet.
@@ -200,6 +194,5 @@ export function registerPlanetscaleRoutes(app: FastifyInstance, context: HttpCon
       noteWork(request, target.cluster.name, "session");
       return reply.type("application/json").send(JSON.stringify({ session: target.session }));
     });
-    done();
   });
 }

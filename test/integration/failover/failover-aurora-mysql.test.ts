@@ -1,115 +1,30 @@
 /**
- * Failover the Aurora way on the Aurora MySQL stand-in (issue 34 §3, "a name is not an instance"),
- * with the same guarantees as on the Aurora PostgreSQL one (failover-aurora-postgres.test.ts): the
- * writer dies with reads and writes in flight, a reader is promoted (read_only off, the other reader
- * re-pointed at it), the old writer comes back as a reader, and the cluster and reader names move only
- * seconds later. The gateway is given the names as Aurora users have them (the cluster endpoint as the
- * writer URL, the reader endpoint among the reader URLs) and the instance endpoints. Writes come back
- * on the promoted instance while the cluster name still leads to the old writer, no acknowledged write
- * is lost, no read fails (a plain read lost on the dying writer is run again), and once the names have
- * moved the gateway knows which instance each name leads to by @@aurora_server_id, and plain reads run
- * on readers.
+ * Failover the Aurora way on the Aurora MySQL stand-in (aurora-mysql-standin.ts): a reader promoted is
+ * `read_only` off with the other reader re-pointed at it, and instances are known by
+ * `@@aurora_server_id`. The cases: failover-aurora-suite.ts.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AuroraNames, startAuroraNames } from "../../support/aurora-failover.js";
-import { AURORA_MYSQL_LOAD, type AuroraFailoverLoadRun, auroraFailoverFigures, prepareAuroraFailoverLoad, runAuroraFailoverLoad } from "../../support/aurora-failover-load.js";
-import { type AuroraMysqlStandin, startAuroraMysqlStandin } from "../../support/aurora-mysql-standin.js";
-import { startTestGateway, type TestGateway } from "../../support/gateway.js";
-import { waitFor } from "../../support/wait-for.js";
-import { auroraSuitesThroughFailover, STREAM_ROWS, type SuitesThroughFailoverDialect } from "./failover-aurora-cases.js";
+import { AURORA_MYSQL_LOAD } from "../../support/aurora-failover-load.js";
+import { startAuroraMysqlStandin } from "../../support/aurora-mysql-standin.js";
+import { STREAM_ROWS } from "./failover-aurora-cases.js";
+import { auroraFailoverSuite } from "./failover-aurora-suite.js";
 
-const SUITES: SuitesThroughFailoverDialect = {
-  createTables: [
-    "create table test.aurora_keyed (id int auto_increment primary key, k varchar(100) not null) engine=InnoDB",
-    "create table test.aurora_tokens (id varchar(100) primary key) engine=InnoDB",
-  ],
-  keyedInsert: "insert into aurora_keyed (k) values (?)",
-  keyedCounts: "select k, count(*) as n from test.aurora_keyed group by k",
-  tokenInsert: "insert into aurora_tokens (id) values (?)",
-  tokenRead: "select count(*) as n from aurora_tokens where id = ?",
-  // MariaDB's Sequence engine: the rows 1..N as a table.
-  streamSql: `select seq as g, sleep(if(seq % 100 = 0, 0.02, 0)) as slept from seq_1_to_${STREAM_ROWS}`,
-};
-
-interface EndpointView {
-  name: string;
-  role: string;
-  serverId: string | null;
-}
-
-describe("an Aurora-style failover on the Aurora MySQL stand-in", () => {
-  let standin: AuroraMysqlStandin;
-  let names: AuroraNames;
-  let gw: TestGateway;
-  let run: AuroraFailoverLoadRun;
-
-  beforeAll(async () => {
-    standin = await startAuroraMysqlStandin({ readerCount: 2, durable: true });
-    names = await startAuroraNames(standin);
-    await prepareAuroraFailoverLoad(standin, AURORA_MYSQL_LOAD);
-    gw = await startTestGateway({
-      clusters: { default: { writerUrl: names.clusterUrl(), readerUrls: [names.readerUrl(), ...standin.all().map((instance) => instance.url())] } },
-      pool: { maxSize: 4, acquireTimeoutMs: 5000 },
-      topology: { checkIntervalMs: 100, checkTimeoutMs: 500, reresolveIntervalMs: 500 },
-    });
-    run = await runAuroraFailoverLoad((body) => gw.post("/v1/query", body), standin, names, AURORA_MYSQL_LOAD, {
-      writers: 3,
-      readers: 3,
-      freshReaders: 3,
-      runId: "i34-mysql",
-      oldWriterBackAfterMs: 1500,
-      namesMoveAfterMs: 5000,
-      afterNamesMovedMs: 4000,
-    });
-  }, 180000);
-
-  afterAll(async () => {
-    await gw?.stop();
-    await names?.close();
-    await standin?.destroy();
-  });
-
-  it("acknowledges writes on the promoted reader while the cluster name still leads to the old writer, and loses none", () => {
-    const { promotedAt, namesMovedAt } = run.timeline;
-    const backBeforeNamesMoved = run.writes.filter((w) => w.code === undefined && w.answeredAt >= promotedAt && w.sentAt < namesMovedAt);
-    expect(backBeforeNamesMoved.length).toBeGreaterThan(0);
-    expect(run.lost).toEqual([]);
-    // A write in flight when the writer died may have an unknown outcome; nothing else fails.
-    expect(run.writes.filter((w) => w.code !== undefined && w.code !== "OUTCOME_UNKNOWN")).toEqual([]);
-  });
-
-  it("fails no read: reads lost on the dying writer are run again", () => {
-    expect(run.reads.filter((r) => r.fresh).length).toBeGreaterThan(0);
-    expect(run.reads.filter((r) => r.failure !== undefined)).toEqual([]);
-    expect(auroraFailoverFigures(run).failedReads).toBe(0);
-  });
-
-  it("knows each name's instance by @@aurora_server_id once the names have moved", async () => {
-    const { newWriter } = run.timeline;
-    await waitFor(
-      async () => {
-        const view = (await gw.get("/v1/admin/topology")).body.clusters.default as { primary: string; endpoints: EndpointView[] };
-        const byName = new Map(view.endpoints.map((e) => [e.name, e]));
-        return view.primary === "default/writer" && byName.get("default/writer")?.serverId === newWriter.serverId && byName.get("default/reader1")?.role === "replica";
-      },
-      10000,
-      "the cluster name's endpoint to be the primary at the promoted instance, the reader name's a reader",
-    );
-    // The reader name never serves as the writer again, whichever reader it leads to.
-    const view = (await gw.get("/v1/admin/topology")).body.clusters.default as { endpoints: EndpointView[] };
-    expect(view.endpoints.find((e) => e.name === "default/reader1")?.serverId).not.toBe(newWriter.serverId);
-  });
-
-  it("sends plain reads back to readers after the names moved", async () => {
-    // (How soon is the bench's figure, readsOnReaderAfterPct: tests assert no timings.)
-    const read = async () => {
-      const answer = await gw.post("/v1/query", { sql: "select @@global.read_only as on_reader" });
-      expect(answer.status).toBe(200);
-      return Number(answer.body.rows[0].on_reader) === 1;
-    };
-    const onReader = await Promise.all(Array.from({ length: 20 }, () => read()));
-    expect(onReader.every(Boolean)).toBe(true);
-  });
-
-  auroraSuitesThroughFailover(() => ({ standin, names, gw }), SUITES);
+auroraFailoverSuite({
+  standinName: "the Aurora MySQL stand-in",
+  start: () => startAuroraMysqlStandin({ readerCount: 2, durable: true }),
+  load: AURORA_MYSQL_LOAD,
+  runId: "i34-mysql",
+  onReaderSql: "select @@global.read_only as on_reader",
+  onReader: (value) => Number(value) === 1,
+  suites: {
+    createTables: [
+      "create table test.aurora_keyed (id int auto_increment primary key, k varchar(100) not null) engine=InnoDB",
+      "create table test.aurora_tokens (id varchar(100) primary key) engine=InnoDB",
+    ],
+    keyedInsert: "insert into aurora_keyed (k) values (?)",
+    keyedCounts: "select k, count(*) as n from test.aurora_keyed group by k",
+    tokenInsert: "insert into aurora_tokens (id) values (?)",
+    tokenRead: "select count(*) as n from aurora_tokens where id = ?",
+    // MariaDB's Sequence engine: the rows 1..N as a table.
+    streamSql: `select seq as g, sleep(if(seq % 100 = 0, 0.02, 0)) as slept from seq_1_to_${STREAM_ROWS}`,
+  },
 });

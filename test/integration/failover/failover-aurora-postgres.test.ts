@@ -1,110 +1,32 @@
-/**
- * Failover the Aurora way on the Aurora PostgreSQL stand-in (issue 34 §3, "a name is not an
- * instance"): the writer dies with reads and writes in flight, a reader is promoted, the old writer
- * comes back as a reader, and the cluster and reader names move only seconds later. The gateway is
- * given the names as Aurora users have them (the cluster endpoint as the writer URL, the reader
- * endpoint among the reader URLs) and the instance endpoints. Writes come back on the promoted
- * instance while the cluster name still leads to the old writer, no acknowledged write is lost, no
- * read fails (a plain read lost on the dying writer is run again), and once the names have moved the
- * gateway knows which instance each name leads to by its server id, and plain reads run on readers.
- */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AuroraNames, makeDurableOn, startAuroraNames } from "../../support/aurora-failover.js";
-import { AURORA_POSTGRES_LOAD, type AuroraFailoverLoadRun, auroraFailoverFigures, prepareAuroraFailoverLoad, runAuroraFailoverLoad } from "../../support/aurora-failover-load.js";
-import { type AuroraInstance, type AuroraStandin, startAuroraStandin } from "../../support/aurora-standin.js";
-import { startTestGateway, type TestGateway } from "../../support/gateway.js";
-import { waitFor } from "../../support/wait-for.js";
-import { auroraSuitesThroughFailover, STREAM_ROWS, type SuitesThroughFailoverDialect } from "./failover-aurora-cases.js";
+/** Failover the Aurora way on the Aurora PostgreSQL stand-in (aurora-standin.ts): failover-aurora-suite.ts. */
+import { makeDurableOn } from "../../support/aurora-failover.js";
+import { AURORA_POSTGRES_LOAD } from "../../support/aurora-failover-load.js";
+import { type AuroraInstance, startAuroraStandin } from "../../support/aurora-standin.js";
+import { STREAM_ROWS } from "./failover-aurora-cases.js";
+import { auroraFailoverSuite } from "./failover-aurora-suite.js";
 
-const SUITES: SuitesThroughFailoverDialect = {
-  createTables: ["create table aurora_keyed (id serial primary key, k text not null)", "create table aurora_tokens (id text primary key)"],
-  keyedInsert: "insert into aurora_keyed (k) values ($1)",
-  keyedCounts: "select k, count(*)::int as n from aurora_keyed group by k",
-  tokenInsert: "insert into aurora_tokens (id) values ($1)",
-  tokenRead: "select count(*)::int as n from aurora_tokens where id = $1",
-  streamSql: `select g, pg_sleep(case when g % 100 = 0 then 0.02 else 0 end) as slept from generate_series(1, ${STREAM_ROWS}) g`,
-};
-
-interface EndpointView {
-  name: string;
-  role: string;
-  serverId: string | null;
-}
-
-describe("an Aurora-style failover on the Aurora PostgreSQL stand-in", () => {
-  let standin: AuroraStandin;
-  let names: AuroraNames;
-  let gw: TestGateway;
-  let run: AuroraFailoverLoadRun;
-
-  beforeAll(async () => {
-    standin = await startAuroraStandin({ readerCount: 2 });
-    names = await startAuroraNames(standin);
-    await makeDurableOn(standin, standin.replicas[0] as AuroraInstance);
-    await prepareAuroraFailoverLoad(standin, AURORA_POSTGRES_LOAD);
-    gw = await startTestGateway({
-      clusters: { default: { writerUrl: names.clusterUrl(), readerUrls: [names.readerUrl(), ...standin.all().map((instance) => instance.url())] } },
-      pool: { maxSize: 4, acquireTimeoutMs: 5000 },
-      topology: { checkIntervalMs: 100, checkTimeoutMs: 500, reresolveIntervalMs: 500 },
-    });
-    run = await runAuroraFailoverLoad((body) => gw.post("/v1/query", body), standin, names, AURORA_POSTGRES_LOAD, {
-      writers: 3,
-      readers: 3,
-      freshReaders: 3,
-      runId: "i34",
-      oldWriterBackAfterMs: 1500,
-      namesMoveAfterMs: 5000,
-      afterNamesMovedMs: 4000,
-    });
-  }, 180000);
-
-  afterAll(async () => {
-    await gw?.stop();
-    await names?.close();
-    await standin?.destroy();
-  });
-
-  it("acknowledges writes on the promoted reader while the cluster name still leads to the old writer, and loses none", () => {
-    const { promotedAt, namesMovedAt } = run.timeline;
-    const backBeforeNamesMoved = run.writes.filter((w) => w.code === undefined && w.answeredAt >= promotedAt && w.sentAt < namesMovedAt);
-    expect(backBeforeNamesMoved.length).toBeGreaterThan(0);
-    expect(run.lost).toEqual([]);
-    // A write in flight when the writer died may have an unknown outcome; nothing else fails.
-    expect(run.writes.filter((w) => w.code !== undefined && w.code !== "OUTCOME_UNKNOWN")).toEqual([]);
-  });
-
-  it("fails no read: reads lost on the dying writer are run again", () => {
-    expect(run.reads.filter((r) => r.fresh).length).toBeGreaterThan(0);
-    expect(run.reads.filter((r) => r.failure !== undefined)).toEqual([]);
-    expect(auroraFailoverFigures(run).failedReads).toBe(0);
-  });
-
-  it("knows each name's instance by its server id once the names have moved", async () => {
-    const { newWriter } = run.timeline;
-    await waitFor(
-      async () => {
-        const view = (await gw.get("/v1/admin/topology")).body.clusters.default as { primary: string; endpoints: EndpointView[] };
-        const byName = new Map(view.endpoints.map((e) => [e.name, e]));
-        return view.primary === "default/writer" && byName.get("default/writer")?.serverId === newWriter.serverId && byName.get("default/reader1")?.role === "replica";
-      },
-      10000,
-      "the cluster name's endpoint to be the primary at the promoted instance, the reader name's a reader",
-    );
-    // The reader name never serves as the writer again, whichever reader it leads to.
-    const view = (await gw.get("/v1/admin/topology")).body.clusters.default as { endpoints: EndpointView[] };
-    expect(view.endpoints.find((e) => e.name === "default/reader1")?.serverId).not.toBe(newWriter.serverId);
-  });
-
-  it("sends plain reads back to readers after the names moved", async () => {
-    // (How soon is the bench's figure, readsOnReaderAfterPct: tests assert no timings.)
-    const read = async () => {
-      const answer = await gw.post("/v1/query", { sql: "select pg_is_in_recovery() as on_reader" });
-      expect(answer.status).toBe(200);
-      return answer.body.rows[0].on_reader as boolean;
-    };
-    const onReader = await Promise.all(Array.from({ length: 20 }, () => read()));
-    expect(onReader.every(Boolean)).toBe(true);
-  });
-
-  auroraSuitesThroughFailover(() => ({ standin, names, gw }), SUITES);
+auroraFailoverSuite({
+  standinName: "the Aurora PostgreSQL stand-in",
+  start: async () => {
+    const standin = await startAuroraStandin({ readerCount: 2 });
+    try {
+      await makeDurableOn(standin, standin.replicas[0] as AuroraInstance);
+    } catch (err) {
+      await standin.destroy();
+      throw err;
+    }
+    return standin;
+  },
+  load: AURORA_POSTGRES_LOAD,
+  runId: "i34",
+  onReaderSql: "select pg_is_in_recovery() as on_reader",
+  onReader: (value) => value === true,
+  suites: {
+    createTables: ["create table aurora_keyed (id serial primary key, k text not null)", "create table aurora_tokens (id text primary key)"],
+    keyedInsert: "insert into aurora_keyed (k) values ($1)",
+    keyedCounts: "select k, count(*)::int as n from aurora_keyed group by k",
+    tokenInsert: "insert into aurora_tokens (id) values ($1)",
+    tokenRead: "select count(*)::int as n from aurora_tokens where id = $1",
+    streamSql: `select g, pg_sleep(case when g % 100 = 0 then 0.02 else 0 end) as slept from generate_series(1, ${STREAM_ROWS}) g`,
+  },
 });

@@ -39,8 +39,10 @@ describe("the manifests", () => {
     const imported = new Set<string>();
     for (const name of sources) {
       const text = readFileSync(`${root}/client/${name}`, "utf8");
-      for (const match of text.matchAll(/(?:from\s+|import\()\s*"([^".][^"]*)"/g)) {
-        const specifier = match[1] ?? "";
+      // A specifier held in a constant (`import(OTEL_API)`, so that bundlers leave an optional peer alone) counts too.
+      const named = [...text.matchAll(/import\((\w+)\)/g)].map((call) => new RegExp(`const ${call[1]} = "([^".][^"]*)"`).exec(text)?.[1]);
+      const literal = [...text.matchAll(/(?:from\s+|import\()\s*"([^".][^"]*)"/g)].map((match) => match[1]);
+      for (const specifier of [...literal, ...named].filter((found): found is string => found !== undefined)) {
         if (specifier.startsWith("node:")) continue;
         imported.add(specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : (specifier.split("/")[0] ?? specifier));
       }
