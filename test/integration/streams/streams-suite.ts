@@ -27,6 +27,18 @@ export interface StreamDialect {
   writeReturning: string;
 }
 
+/** PostgreSQL's texts for the suite (the local server and the Aurora PostgreSQL stand-in alike). */
+export const POSTGRES_STREAM_DIALECT: StreamDialect = {
+  series: (n) => `generate_series(1, ${n}) g`,
+  manyTypes:
+    "g, g::int8 * 1000000000000 as big, (g / 3.0)::numeric(20,10) as num, 'text ' || g as t, null::text as nothing, " +
+    "timestamptz '2024-01-02 03:04:05+00' + g * interval '1 second' as ts, jsonb_build_object('g', g, 'big', 12345678901234567890) as j, " +
+    "array[g, g + 1] as a, g % 2 = 0 as even, '\\x0102'::bytea as bytes, 1.5::float8 * g as f",
+  repeat: (n) => `repeat('x', ${n})`,
+  failsAtRow5000: { sql: "select 1/(g-5000) as v from generate_series(1, 10000) g", sqlstate: "22012" },
+  writeReturning: "insert into ledger (note) values ('streamed') returning note",
+};
+
 export interface StreamTarget {
   name: string;
   dialect: StreamDialect;
