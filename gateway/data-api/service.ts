@@ -22,6 +22,7 @@ import type { StatementResult } from "../engines/engine.js";
 import type { SurfacePolicy } from "../execution/plan.js";
 import type { RunAs } from "../execution/run-as.js";
 import { checkParamCount } from "../execution/run-options.js";
+import { serializeTraced } from "../tracing/serialize-span.js";
 import { bindStatement } from "./bind.js";
 import { DataApiRefusal } from "./errors.js";
 import { columnMetadataText, formattedRecordsText, recordsText } from "./records.js";
@@ -88,7 +89,7 @@ export class DataApiService {
     );
     if (scope === "statement") note.intent = plan.intent;
     const { value } = await target.cluster.pipeline.run(plan, request.transactionId, QUEUE);
-    return value.recorded === undefined ? fresh(answer(value.value)) : { json: value.recorded.answer, replayed: value.recorded.replayed };
+    return value.recorded === undefined ? fresh(serializeTraced(answer, value.value)) : { json: value.recorded.answer, replayed: value.recorded.replayed };
   }
 
   async batchExecute(
@@ -116,7 +117,7 @@ export class DataApiService {
       target.runAs,
     );
     const { value } = await target.cluster.pipeline.run(plan, request.transactionId, QUEUE);
-    return value.recorded === undefined ? fresh(answer(value.value)) : { json: value.recorded.answer, replayed: value.recorded.replayed };
+    return value.recorded === undefined ? fresh(serializeTraced(answer, value.value)) : { json: value.recorded.answer, replayed: value.recorded.replayed };
   }
 
   async begin(caller: Caller, request: BeginTransactionRequest, note: WorkNote = { ...NO_NOTE }): Promise<string> {

@@ -21,6 +21,7 @@ import { idempotencyKeyOf, REPLAY_HEADER } from "../idempotency-header.js";
 import { noteWork } from "../observe.js";
 import { checkUserIsPrincipal } from "../../auth/surface-credentials.js";
 import { parseBody } from "../validate.js";
+import { serializeTraced } from "../../tracing/serialize-span.js";
 
 function statementsOf(body: { query: string; params?: NeonQuery["params"] } | { queries: NeonQuery[] }): WorkRequest["statements"] {
   const queries = "queries" in body ? body.queries : [body];
@@ -67,7 +68,7 @@ async function runSql(context: HttpContext, request: FastifyRequest, reply: Fast
   const { value } = await cluster.pipeline.run(plan);
   if (value.consistencyToken !== undefined) void reply.header(CONSISTENCY_TOKEN_HEADER, value.consistencyToken);
   if (value.recorded?.replayed) void reply.header(REPLAY_HEADER, "true");
-  const json = value.recorded === undefined ? answer(value.value, batch, options) : value.recorded.answer;
+  const json = value.recorded === undefined ? serializeTraced((results) => answer(results, batch, options), value.value) : value.recorded.answer;
   return reply.type("application/json").send(json);
 }
 

@@ -26,6 +26,7 @@ import { idempotencyKeyOf, REPLAY_HEADER } from "../idempotency-header.js";
 import { noteOutcome, noteWork } from "../observe.js";
 import { checkUserIsPrincipal } from "../../auth/surface-credentials.js";
 import { parseBody } from "../validate.js";
+import { serializeTraced } from "../../tracing/serialize-span.js";
 
 export const EXECUTE_PATH = "/psdb.v1alpha1.Database/Execute";
 export const CREATE_SESSION_PATH = "/psdb.v1alpha1.Database/CreateSession";
@@ -116,6 +117,9 @@ async function rollback(target: Target): Promise<Answer> {
   return answer;
 }
 
+/** A statement's result in the driver's shape. */
+const firstResultJson = (results: readonly StatementResult[]): string => planetscaleResultJson(results[0] as StatementResult);
+
 /** Any other statement: autocommit, or on the session's transaction. */
 async function statement(target: Target, request: FastifyRequest, query: string, token: string | undefined): Promise<Answer> {
   const { cluster, runAs, session } = target;
@@ -135,7 +139,7 @@ async function statement(target: Target, request: FastifyRequest, query: string,
   const plan = cluster.pipeline.plan(work, PLANETSCALE_SURFACE, runAs);
   noteWork(request, cluster.name, inTransaction ? "transaction" : plan.intent);
   const { value } = await cluster.pipeline.run(plan, session.transactionId, inTransaction ? QUEUE : undefined);
-  const result = value.recorded === undefined ? planetscaleResultJson(value.value[0] as StatementResult) : value.recorded.answer;
+  const result = value.recorded === undefined ? serializeTraced(firstResultJson, value.value) : value.recorded.answer;
   return { session: withTransaction(session, session.transactionId, value.consistencyToken), result, consistencyToken: value.consistencyToken, replayed: value.recorded?.replayed === true };
 }
 

@@ -2,7 +2,8 @@
  * One trace from a caller to the database (issue 39): a client call made under a parent span reaches
  * the gateway with its traceparent, and the gateway's spans (the request, authentication, the routing
  * decision, the session's acquire, each database round trip, the serialisation) hang under it with
- * OpenTelemetry's database attributes. Spans are read with an in-memory exporter, and once more as a
+ * OpenTelemetry's database attributes; the serialisation span on every surface (native, RDS Data API,
+ * Neon, PlanetScale). Spans are read with an in-memory exporter, and once more as a
  * collector receives them over OTLP/HTTP (test/support/otlp-receiver.ts). X-Ray's header is accepted
  * too. `tracing.sqlComments` is read back from the server's own view of the running statement
  * (pg_stat_activity, MariaDB's processlist) on both engines.
@@ -19,6 +20,7 @@ import { createTestDatabase, type TestDatabase } from "../../support/postgres.js
 import { waitFor } from "../../support/wait-for.js";
 
 const TOKENS = { alice: "tracing-alice-0123456789abcdef0123" };
+const DATA_API_TARGET = { resourceArn: "arn:aws:rds:us-east-1:123456789012:cluster:pg", secretArn: "arn:aws:secretsmanager:us-east-1:123456789012:secret:pg-AbCdEf" };
 
 let pgDb: TestDatabase;
 let myDb: TestMysqlDatabase;
@@ -57,6 +59,7 @@ describe("one trace from the caller to the database", () => {
         pool: { maxSize: 2, minIdle: 0 },
         auth: { bearer: { tokensFile: tokens.path }, principals: { alice: { clusters: { pg: "read-write", my: "read-write" } } } },
         tracing: { enabled: true, statementText: true, sqlComments: true },
+        dataApi: { resources: { [DATA_API_TARGET.resourceArn]: { cluster: "pg" } } },
       },
       { spanExporter: gatewaySpans },
     );
@@ -116,6 +119,45 @@ describe("one trace from the caller to the database", () => {
     expect(parentOf(only(spans, "poolgate.serialize"))).toBe(serverId);
     // The caller's own span is the client's parent and nothing of the gateway's.
     expect(callerSpans.getFinishedSpans().map((span) => span.name)).toEqual(["handler"]);
+  });
+
+  it("writes every surface's answer under a poolgate.serialize span of the request's, with its length", async () => {
+    /** Posts `body` under a trace of its own; answers the body's text and the trace's serialise span, checked to hang under the server span. */
+    const traced = async (traceId: string, route: string, path: string, body: unknown, headers: Record<string, string>) => {
+      const answer = await fetch(`${gw.baseUrl}${path}`, {
+        method: "POST",
+        body: JSON.stringify(body),
+        headers: { "content-type": "application/json", traceparent: `00-${traceId}-00f067aa0ba902b7-01`, ...headers },
+      });
+      const text = await answer.text();
+      expect(answer.status, text).toBe(200);
+      await waitFor(() => spansOfTrace(traceId).some((span) => span.kind === SpanKind.SERVER), 10000, `the server span of ${route}`);
+      const spans = spansOfTrace(traceId);
+      const server = only(spans, `POST ${route}`);
+      const serialize = only(spans, "poolgate.serialize");
+      expect(parentOf(serialize)).toBe(server.spanContext().spanId);
+      return { text, chars: serialize.attributes["poolgate.response.chars"] };
+    };
+
+    const dataApi = await traced("33333333333333333333333333333333", "/Execute", "/Execute", { ...DATA_API_TARGET, sql: "select note from items where id = 1" }, bearer(TOKENS.alice));
+    expect(JSON.parse(dataApi.text)).toMatchObject({ records: [[{ stringValue: "one" }]] });
+    expect(dataApi.chars).toBe(dataApi.text.length);
+
+    const neon = await traced("44444444444444444444444444444444", "/sql", "/sql", { query: "select note from items where id = $1", params: ["2"] }, {
+      "neon-connection-string": `postgresql://alice:${TOKENS.alice}@gateway.example/pg`,
+      "neon-raw-text-output": "true",
+      "neon-array-mode": "true",
+    });
+    expect(JSON.parse(neon.text)).toMatchObject({ command: "SELECT", rows: [["two"]] });
+    expect(neon.chars).toBe(neon.text.length);
+
+    const planetscale = await traced("55555555555555555555555555555555", "/psdb.v1alpha1.Database/Execute", "/psdb.v1alpha1.Database/Execute", { query: "select note from items where id = 1" }, {
+      authorization: `Basic ${Buffer.from(`alice@my:${TOKENS.alice}`).toString("base64")}`,
+    });
+    // The serialised part is the result; the session and timing around it are the envelope's.
+    const result = /"result":(.*),"timing":/.exec(planetscale.text)?.[1] ?? "";
+    expect(JSON.parse(result)).toMatchObject({ rows: [{ lengths: ["3"], values: Buffer.from("one").toString("base64") }] });
+    expect(planetscale.chars).toBe(result.length);
   });
 
   it("continues an X-Ray trace from X-Amzn-Trace-Id", async () => {
