@@ -8,6 +8,9 @@ import { type BenchDialect, type BenchStatement, DATA_API_TARGET, type DriverRes
 
 export type Surface = "native" | "data-api" | "neon" | "planetscale";
 
+/** How a PlanetScale answer to a failed statement begins its result (gateway/http/routes/planetscale.ts). */
+const PLANETSCALE_FAILED = '"result":null,"error":';
+
 /** Each surface's route, headers and body for a statement (the native API's path comes from the spec). */
 function request(spec: DriverSpec, auth: Record<string, string>): { path: string; headers: Record<string, string>; body: string } {
   switch (spec.surface) {
@@ -57,7 +60,8 @@ async function drive(spec: DriverSpec): Promise<void> {
     try {
       const response = await pool.request({ method: "POST", path, headers, body });
       const text = await response.body.text();
-      if (response.statusCode !== 200) {
+      // PlanetScale's protocol answers a failed statement with a 200 whose result is null and whose error is set.
+      if (response.statusCode !== 200 || (spec.surface === "planetscale" && text.includes(PLANETSCALE_FAILED))) {
         errors++;
         firstError ??= `${response.statusCode} ${text.slice(0, 300)}`;
       } else if (record) {
