@@ -7,9 +7,10 @@
  * token header and the metrics' route label.
  */
 import { neon, neonConfig, NeonDbError } from "@neondatabase/serverless";
-import { eq, sql as dsql } from "drizzle-orm";
+import { DrizzleQueryError, eq, sql as dsql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/neon-http";
-import { integer, pgTable, serial, text } from "drizzle-orm/pg-core";
+import { drizzle as drizzleOnPg } from "drizzle-orm/node-postgres";
+import { bigint, boolean, date, doublePrecision, integer, interval, json, jsonb, numeric, pgEnum, pgTable, real, serial, smallint, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TokensFile, writeTokensFile } from "../../support/bearer-tokens.js";
 import { startTestGateway, type TestGateway } from "../../support/gateway.js";
@@ -218,6 +219,71 @@ describe("Neon's HTTP protocol with the real neon() driver", () => {
       expect(await orm.select().from(notes).where(eq(notes.body, "orm1"))).toEqual([]);
       const executed = await orm.execute(dsql`select ${"v"}::text as v`);
       expect(executed.rows).toEqual([{ v: "v" }]);
+    });
+
+    it("round-trips drizzle's column types exactly as drizzle on node-postgres reads them straight from the database", async () => {
+      await db.admin.query(`create table kinds (id serial primary key, big int8, num numeric(40,20), flag bool, at timestamptz(3), local timestamp(6),
+        day date, doc jsonb, plain json, u uuid, ints int4[], texts text[], span interval, r real, dp float8, m mood, small int2)`);
+      const mood = pgEnum("mood", ["calm", "busy"]);
+      const kinds = pgTable("kinds", {
+        id: serial("id").primaryKey(),
+        big: bigint("big", { mode: "bigint" }),
+        num: numeric("num"),
+        flag: boolean("flag"),
+        at: timestamp("at", { withTimezone: true, precision: 3 }),
+        local: timestamp("local", { precision: 6, mode: "string" }),
+        day: date("day", { mode: "date" }),
+        doc: jsonb("doc"),
+        plain: json("plain"),
+        u: uuid("u"),
+        ints: integer("ints").array(),
+        texts: text("texts").array(),
+        span: interval("span"),
+        r: real("r"),
+        dp: doublePrecision("dp"),
+        m: mood("m"),
+        small: smallint("small"),
+      });
+      const full = {
+        big: 9223372036854775807n,
+        num: "12345678901234567890.00000000000000000123",
+        flag: true,
+        at: new Date("2024-02-29T12:34:56.789Z"),
+        local: "2024-02-29 12:34:56.123456",
+        day: new Date("1969-07-20T00:00:00.000Z"),
+        doc: { a: [1, 2.5, "x"], s: "ü \"q\"", big: 1234567890123 },
+        plain: { k: null },
+        u: "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+        ints: [1, -2, 2147483647],
+        texts: ["a", "b,c", "\"q\"", "NULL", "héllo ✓"],
+        span: "1 year 2 mons 3 days 04:05:06",
+        r: 3.25,
+        dp: 0.1 + 0.2,
+        m: "busy" as const,
+        small: -32768,
+      };
+      const orm = drizzle({ client: sql() });
+      await orm.insert(kinds).values([full, {}]);
+      const viaGateway = await orm.select().from(kinds).orderBy(kinds.id);
+      const direct = await drizzleOnPg({ client: db.admin }).select().from(kinds).orderBy(kinds.id);
+      expect(viaGateway).toEqual(direct);
+      expect(viaGateway[0]).toEqual({ id: 1, ...full });
+      expect(Object.entries(viaGateway[1] ?? {}).filter(([, value]) => value !== null)).toEqual([["id", 2]]);
+    });
+
+    it("hands the driver's error on with PostgreSQL's fields as the cause of drizzle's", async () => {
+      const orm = drizzle({ client: sql() });
+      await orm.insert(notes).values({ body: "orm-dup" });
+      const err: unknown = await orm
+        .insert(notes)
+        .values({ body: "orm-dup" })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect(err).toBeInstanceOf(DrizzleQueryError);
+      expect((err as DrizzleQueryError).cause).toBeInstanceOf(NeonDbError);
+      expect((err as DrizzleQueryError).cause).toMatchObject({ code: "23505", constraint: "notes_body_key", detail: "Key (body)=(orm-dup) already exists." });
     });
 
     it("runs db.batch as one transaction", async () => {

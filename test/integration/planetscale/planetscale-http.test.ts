@@ -7,8 +7,9 @@
  * read-only principal, the consistency token, an idempotency key and the metrics' route label.
  */
 import { cast, Client, connect, DatabaseError, type Field } from "@planetscale/database";
-import { eq } from "drizzle-orm";
-import { bigint, int, mysqlTable, varchar } from "drizzle-orm/mysql-core";
+import { DrizzleQueryError, eq } from "drizzle-orm";
+import { bigint, binary, boolean, char, date, datetime, decimal, double, float, int, json, mediumint, mysqlEnum, mysqlTable, smallint, text, time, timestamp, tinyint, varbinary, varchar, year } from "drizzle-orm/mysql-core";
+import { drizzle as drizzleOnMysql2 } from "drizzle-orm/mysql2";
 import { drizzle } from "drizzle-orm/planetscale-serverless";
 import mysql from "mysql2/promise";
 import { randomUUID } from "node:crypto";
@@ -288,6 +289,103 @@ describe("PlanetScale's HTTP protocol with the real @planetscale/database driver
       ["bob", 2n],
       ["cy", 3n],
     ]);
+  });
+
+  it("round-trips drizzle's column types exactly as drizzle on mysql2 reads them straight from the database", async () => {
+    await db.query(`CREATE TABLE kinds (id INT AUTO_INCREMENT PRIMARY KEY, ti TINYINT, si SMALLINT, mi MEDIUMINT, big BIGINT, bu BIGINT UNSIGNED,
+      dec40 DECIMAL(40,20), f FLOAT, dbl DOUBLE, flag BOOLEAN, day DATE, at DATETIME(3), atText DATETIME(6), ts TIMESTAMP(3) NULL, tm TIME(2), y YEAR,
+      c CHAR(4), vc VARCHAR(40), tx TEXT, bn BINARY(4), vb VARBINARY(8), js JSON, en ENUM('calm','busy'))`);
+    const kinds = mysqlTable("kinds", {
+      id: int("id").autoincrement().primaryKey(),
+      ti: tinyint("ti"),
+      si: smallint("si"),
+      mi: mediumint("mi"),
+      big: bigint("big", { mode: "bigint" }),
+      bu: bigint("bu", { mode: "bigint", unsigned: true }),
+      dec40: decimal("dec40", { precision: 40, scale: 20 }),
+      f: float("f"),
+      dbl: double("dbl"),
+      flag: boolean("flag"),
+      day: date("day", { mode: "date" }),
+      at: datetime("at", { fsp: 3, mode: "date" }),
+      atText: datetime("atText", { fsp: 6, mode: "string" }),
+      ts: timestamp("ts", { fsp: 3, mode: "date" }),
+      tm: time("tm", { fsp: 2 }),
+      y: year("y"),
+      c: char("c", { length: 4 }),
+      vc: varchar("vc", { length: 40 }),
+      tx: text("tx"),
+      bn: binary("bn", { length: 4 }),
+      vb: varbinary("vb", { length: 8 }),
+      js: json("js"),
+      en: mysqlEnum("en", ["calm", "busy"]),
+    });
+    const full = {
+      ti: -128,
+      si: -32768,
+      mi: 8388607,
+      big: -9223372036854775808n,
+      bu: 18446744073709551615n,
+      dec40: "-12345678901234567890.12345678901234567890",
+      f: 3.25,
+      dbl: 0.1 + 0.2,
+      flag: true,
+      day: new Date("1969-07-20T00:00:00.000Z"),
+      at: new Date("2024-02-29T13:14:15.123Z"),
+      atText: "2024-02-29 13:14:15.123456",
+      ts: new Date("2038-01-19T03:14:07.999Z"),
+      tm: "-838:59:59.00",
+      y: 2155,
+      c: "ab",
+      vc: "héllo wörld ☃ 😀",
+      tx: 'line one\nline "two" \\',
+      bn: "1a\u00001",
+      vb: "x1y",
+      js: { s: "ü", a: [1, null], n: 1.5 },
+      en: "busy" as const,
+    };
+    const orm = drizzle({ client: new Client({ url: url("app", TOKENS.app) }) });
+    await orm.insert(kinds).values([full, {}]);
+    const viaGateway = await orm.select().from(kinds).orderBy(kinds.id);
+    // mysql2 reads BIGINT UNSIGNED exactly only as a string.
+    const direct = await mysql.createConnection({ uri: db.url, supportBigNumbers: true, bigNumberStrings: true });
+    let straight: unknown[];
+    try {
+      straight = await drizzleOnMysql2({ client: direct }).select().from(kinds).orderBy(kinds.id);
+    } finally {
+      await direct.end();
+    }
+    // drizzle's binary and varbinary columns make a string of the driver's value: mysql2's Buffer as its
+    // text, @planetscale/database's Uint8Array (its cast of BINARY and VARBINARY) as one "1" or "0" per
+    // byte. That is drizzle's own mapping of this driver's values, the same against PlanetScale: here it
+    // is given the exact bytes MariaDB holds, and must answer what the gateway's answer became.
+    const bytesAsDrizzleSeesThem = (column: typeof kinds.bn | typeof kinds.vb, text: string) => column.mapFromDriverValue(new Uint8Array(Buffer.from(text)));
+    expect(viaGateway).toEqual(
+      straight.map((row) => {
+        const { bn, vb } = row as { bn: string | null; vb: string | null };
+        return { ...(row as object), bn: bn === null ? null : bytesAsDrizzleSeesThem(kinds.bn, bn), vb: vb === null ? null : bytesAsDrizzleSeesThem(kinds.vb, vb) };
+      }),
+    );
+    expect(viaGateway[0]).toEqual({ id: 1, ...full, bn: "1001", vb: "010" });
+    expect(Object.entries(viaGateway[1] ?? {}).filter(([, value]) => value !== null)).toEqual([["id", 2]]);
+  });
+
+  it("hands the driver's error on as the cause of drizzle's, with MySQL's error number", async () => {
+    const orm = drizzle({ client: new Client({ url: url("app", TOKENS.app) }) });
+    const notes = mysqlTable("notes", { id: bigint("id", { mode: "number" }).autoincrement().primaryKey(), body: varchar("body", { length: 100 }).notNull(), n: int("n") });
+    await orm.insert(notes).values({ body: "orm-dup" });
+    const err: unknown = await orm
+      .insert(notes)
+      .values({ body: "orm-dup" })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(err).toBeInstanceOf(DrizzleQueryError);
+    const cause = (err as DrizzleQueryError).cause;
+    expect(cause).toBeInstanceOf(DatabaseError);
+    expect((cause as DatabaseError).body.code).toBe("ALREADY_EXISTS");
+    expect((cause as DatabaseError).message).toMatch(/^Duplicate entry 'orm-dup' for key 'body' \(errno 1062\) \(sqlstate 23000\)$/);
   });
 
   it("counts its requests under the Execute route in the metrics", async () => {
