@@ -90,6 +90,7 @@ function asAurora(instance: MariaDbInstance, wire: AuroraWire): AuroraMysqlInsta
     url: (database = "test") => `mysql://${LOGIN.user}:${LOGIN.password}@127.0.0.1:${wire.port}/${database}`,
     query: (sql, params) => instance.query(sql, params),
     stop: (mode) => instance.stop(mode),
+    start: (settings) => instance.start(settings),
     freeze: () => instance.freeze(),
     promote: () => instance.promote(),
     follow: (primary) => instance.follow(primary),

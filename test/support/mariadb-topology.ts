@@ -27,6 +27,13 @@ export interface MariaDbInstance {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
   /** Graceful shutdown (SIGTERM) or a crash (SIGKILL, frozen or not). */
   stop(mode?: "fast" | "immediate"): Promise<void>;
+  /**
+   * Starts the stopped server again in its role (a replica read-only, resuming replication where it
+   * stopped; a primary writable), with `settings` (mariadbd options without their dashes, such as
+   * `innodb-buffer-pool-size`) over the defaults from then on: a reboot, or a class change. What was
+   * set with SET GLOBAL is gone, as after any restart.
+   */
+  start(settings?: Readonly<Record<string, string>>): Promise<void>;
   /** SIGSTOP: a server that accepts TCP connections and answers nothing. */
   freeze(): Promise<void>;
   /** Turns a replica into a primary: replication off, writes allowed. */
@@ -48,6 +55,10 @@ class Instance implements MariaDbInstance {
   /** Set when the server exited without being stopped: how, and the end of its error log (the directory goes with destroy()). */
   private exitedUnexpectedly: string | undefined;
   private stopping = false;
+  /** The role the next start() starts it in: read-only (a replica) and semi-synchronous or not; the last start's settings. */
+  private readOnly = true;
+  private semiSyncReplica = false;
+  private settings: Readonly<Record<string, string>> = {};
 
   constructor(
     readonly name: string,
@@ -72,7 +83,14 @@ class Instance implements MariaDbInstance {
     }
   }
 
-  async start(readOnly: boolean, semiSyncReplica: boolean): Promise<void> {
+  async start(settings: Readonly<Record<string, string>> = this.settings): Promise<void> {
+    this.settings = settings;
+    await this.launch(this.readOnly, this.semiSyncReplica);
+  }
+
+  async launch(readOnly: boolean, semiSyncReplica: boolean): Promise<void> {
+    this.readOnly = readOnly;
+    this.semiSyncReplica = semiSyncReplica;
     const args = [
       "--no-defaults",
       `--datadir=${join(this.dir, "data")}`,
@@ -95,6 +113,8 @@ class Instance implements MariaDbInstance {
       "--rpl-semi-sync-master-timeout=30000",
       "--rpl-semi-sync-master-wait-point=AFTER_SYNC",
       "--rpl-semi-sync-slave-enabled=" + (semiSyncReplica ? 1 : 0),
+      // Later options win: a class change's memory settings, say.
+      ...Object.entries(this.settings).map(([name, value]) => `--${name}=${value}`),
     ];
     const [command, commandArgs] = asMysql("/usr/sbin/mariadbd", args);
     const child = spawn(command, commandArgs, { stdio: "ignore" });
@@ -147,7 +167,7 @@ class Instance implements MariaDbInstance {
 
   async rejoin(primary: MariaDbInstance): Promise<void> {
     await this.stop("immediate");
-    await this.start(true, true);
+    await this.launch(true, true);
     // What the new primary had replicated from us when it was promoted: from there on, its binlog.
     const [row] = await primary.query<{ pos: string }>("SELECT @@gtid_slave_pos AS pos");
     await this.query("STOP SLAVE");
@@ -162,6 +182,8 @@ class Instance implements MariaDbInstance {
     await this.query("RESET SLAVE ALL");
     await this.query("SET GLOBAL rpl_semi_sync_slave_enabled = 0");
     await this.query("SET GLOBAL read_only = 0");
+    this.readOnly = false;
+    this.semiSyncReplica = false;
   }
 
   /**
@@ -198,7 +220,10 @@ class Instance implements MariaDbInstance {
 
   async follow(primary: MariaDbInstance): Promise<void> {
     await this.query("STOP SLAVE");
-    await this.query(`CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=${primary.port}, MASTER_USER='root', MASTER_USE_GTID=slave_pos`);
+    // Reconnects a second after losing its primary (MariaDB's default waits 60 s): a primary restarted
+    // (a reboot without failover) is followed again at once, as Aurora's readers, which share its
+    // volume, are.
+    await this.query(`CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=${primary.port}, MASTER_USER='root', MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1`);
     await this.query("START SLAVE");
   }
 
@@ -261,7 +286,7 @@ export async function startMariaDbTopology(replicaCount = 1, options: MariaDbTop
       await initialize(dir);
       const name = i === 0 ? "primary" : `replica${i}`;
       const instance = new Instance(name, await unusedPort(), (options.serverIdBase ?? 0) + i + 1, dir);
-      await instance.start(i !== 0 || options.replicateFrom !== undefined, name === options.semiSyncReplica);
+      await instance.launch(i !== 0 || options.replicateFrom !== undefined, name === options.semiSyncReplica);
       instances.push(instance);
     }
     const [primary, ...replicas] = instances as [Instance, ...Instance[]];
