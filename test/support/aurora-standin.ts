@@ -145,21 +145,38 @@ export class LagManager {
   constructor(public writer: AuroraInstance) {}
 
   async start(): Promise<void> {
-    this.client = new pg.Client({ connectionString: this.writer.adminUrl() });
-    this.client.on("error", () => undefined);
-    await this.client.connect();
+    this.client = await this.connect();
     this.timer = setInterval(() => {
       this.sampling = this.sampling.then(() => this.sample());
     }, SAMPLE_INTERVAL_MS);
   }
 
+  private async connect(): Promise<pg.Client> {
+    const client = new pg.Client({ connectionString: this.writer.adminUrl(), connectionTimeoutMillis: 2000 });
+    client.on("error", () => undefined);
+    try {
+      await client.connect();
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+    return client;
+  }
+
+  /**
+   * A sample on the manager's session; a session that failed (the writer rebooted) is dropped and the
+   * next round opens another, so that the samples, and with them the readers' lag, resume once the
+   * writer is back.
+   */
   private async sample(): Promise<void> {
-    const client = this.client;
+    const client = this.client ?? (await this.connect().catch(() => undefined));
     if (!client) return;
+    this.client = client;
     const prune = ++this.samples % 100 === 0 ? `; DELETE FROM ${STANDIN_SCHEMA}.applied_samples WHERE at < now() - interval '1 minute'` : "";
-    await client
-      .query(`INSERT INTO ${STANDIN_SCHEMA}.applied_samples SELECT clock_timestamp(), pg_catalog.pg_current_wal_insert_lsn()${prune}`)
-      .catch(() => undefined);
+    await client.query(`INSERT INTO ${STANDIN_SCHEMA}.applied_samples SELECT clock_timestamp(), pg_catalog.pg_current_wal_insert_lsn()${prune}`).catch(() => {
+      if (this.client === client) this.client = undefined;
+      void client.end().catch(() => undefined);
+    });
   }
 
   async stop(): Promise<void> {
