@@ -63,6 +63,11 @@ export interface MaintenanceEngine<I extends MaintenanceInstance> {
     setting(instance: I): Promise<string>;
     expected: string;
   };
+  /**
+   * The engine's own cases, run after the suite's on the same stand-in and gateway (the second reader
+   * is gone by then: the last case removed it).
+   */
+  engineCases?(context: () => { standin: MaintenanceStandin<I>; gw: TestGateway }): void;
 }
 
 interface Outcome {
@@ -194,5 +199,7 @@ export function maintenanceAuroraSuite<I extends MaintenanceInstance>(engine: Ma
       expect(outcomes.filter((o) => o.kind === "read" && o.startedAt > goneAt && o.port === removed.port)).toEqual([]);
       expect(outcomes.some((o) => o.kind === "read" && o.startedAt > goneAt)).toBe(true);
     });
+
+    engine.engineCases?.(() => ({ standin, gw }));
   });
 }
