@@ -18,6 +18,11 @@
  * MariaDB delays replication by whole seconds only, so there is no millisecond lag to set; `pause()`
  * stops the readers' apply until the caller resumes it (a real lag spike).
  *
+ * An instance reboots (maintenance) with `stop()` and `start()`: MariaDB starts again on its port in its
+ * role, a reader resuming replication where it stopped and every reader following a restarted writer
+ * within a second (mariadb-topology.ts); the lag manager opens its sessions to it again, so its row in
+ * the status table is measured again once it is back.
+ *
  * It fails over the Aurora way (aurora-failover.ts): the writer killed, a reader promoted (read_only
  * off; the other readers re-pointed at it by GTID), the old writer back as a read-only replica of it;
  * the lag manager follows the writer. With `durable`, the first reader acknowledges every commit
