@@ -6,6 +6,9 @@
  * - Refused community functions: a schema (`aurora_standin`) ahead of pg_catalog in the gateway
  *   login's search_path holds functions of the same names that raise what Aurora raises.
  * - `aurora_replica_status()`, `aurora_db_instance_identifier()`, `aurora_version()` in that schema.
+ * - Instance ids: a reader is listed under its name as a standby (pg_stat_replication's
+ *   application_name) unless `instances` gives it another server id; `instances` also says when a
+ *   reader added to the running cluster is listed (aurora-standin.ts, `addReader`).
  * - Real lag: the stand-in's manager records, every few ms on the writer, the time and the WAL insert
  *   position (`applied_samples`); a reader that has replayed a sample's position has applied every
  *   transaction that committed before the sample's time. The writer's `aurora_replica_status()` turns
@@ -21,6 +24,14 @@ export const STANDIN_SCHEMA = "aurora_standin";
 /** How the writer answers the WAL functions: Aurora refuses them unless logical replication is on (docs/aurora.md). */
 export type WalFunctionsOnWriter = "refused" | "allowed";
 
+/**
+ * How `aurora_replica_status()` lists a reader, by its row in `instances`:
+ * - "streaming": once it streams from the writer (pg_stat_replication lists it): every reader but one being added;
+ * - "hidden": not yet (a reader added, not yet available);
+ * - "starting": already, though it is not streaming yet (a reader added, listed while it starts).
+ */
+export type InstanceListing = "streaming" | "hidden" | "starting";
+
 const refusal = (name: string, returns: string, sqlstate: string, message: string) =>
   `CREATE FUNCTION ${STANDIN_SCHEMA}.${name}() RETURNS ${returns} LANGUAGE plpgsql AS $f$ BEGIN ` +
   `RAISE EXCEPTION '${message}' USING ERRCODE = '${sqlstate}'; END $f$`;
@@ -34,6 +45,7 @@ export function standinSql(walFunctions: WalFunctionsOnWriter, version: string):
     `CREATE SCHEMA ${s}`,
     `CREATE TABLE ${s}.applied_samples (at timestamptz NOT NULL, lsn pg_lsn NOT NULL)`,
     `CREATE INDEX ON ${s}.applied_samples (lsn)`,
+    `CREATE TABLE ${s}.instances (application_name text PRIMARY KEY, server_id text NOT NULL, listing text NOT NULL CHECK (listing IN ('streaming', 'hidden', 'starting')))`,
     notSupported("pg_last_wal_replay_lsn", "pg_lsn"),
     notSupported("pg_last_wal_receive_lsn", "pg_lsn"),
     notSupported("pg_last_xact_replay_timestamp", "timestamptz"),
@@ -64,12 +76,19 @@ export function standinSql(walFunctions: WalFunctionsOnWriter, version: string):
               NULL::timestamptz AS last_update_timestamp, 0::real AS replica_lag_in_msec
         WHERE NOT pg_is_in_recovery()
        UNION ALL
-       SELECT r.application_name, md5(r.application_name)::uuid::text, (r.replay_lsn - '0/0')::bigint, (r.flush_lsn - '0/0')::bigint,
-              (r.replay_lsn - '0/0')::bigint, r.reply_time,
+       SELECT coalesce(i.server_id, r.application_name), md5(coalesce(i.server_id, r.application_name))::uuid::text, (r.replay_lsn - '0/0')::bigint,
+              (r.flush_lsn - '0/0')::bigint, (r.replay_lsn - '0/0')::bigint, r.reply_time,
               GREATEST(0, EXTRACT(EPOCH FROM r.reply_time - applied.at) * 1000)::real
          FROM pg_stat_replication r
+         LEFT JOIN ${s}.instances i ON i.application_name = r.application_name
          LEFT JOIN LATERAL (SELECT max(a.at) AS at FROM ${s}.applied_samples a WHERE a.lsn <= r.replay_lsn) applied ON true
-        WHERE NOT pg_is_in_recovery()
+        WHERE NOT pg_is_in_recovery() AND coalesce(i.listing, 'streaming') <> 'hidden'
+       UNION ALL
+       -- A reader listed while it starts: no position and no lag to report yet.
+       SELECT i.server_id, md5(i.server_id)::uuid::text, NULL, NULL, NULL, NULL::timestamptz, NULL::real
+         FROM ${s}.instances i
+        WHERE NOT pg_is_in_recovery() AND i.listing = 'starting'
+          AND NOT EXISTS (SELECT 1 FROM pg_stat_replication r WHERE r.application_name = i.application_name)
        UNION ALL
        SELECT current_setting('${s}.server_id'), md5(current_setting('${s}.server_id'))::uuid::text, NULL, NULL, NULL, NULL::timestamptz,
               GREATEST(0, EXTRACT(EPOCH FROM clock_timestamp() - (SELECT max(at) FROM ${s}.applied_samples)) * 1000)::real

@@ -4,14 +4,16 @@
  * docs/aurora.md): the community replica functions refused with Aurora's SQLSTATE and words,
  * `aurora_replica_status()` with per-reader lag measured for real, settable replica lag (0-500 ms,
  * real apply delay), and readers that are read-only (hot standbys). Its manager samples the writer's
- * WAL position every few milliseconds; `destroy()` stops it and the servers.
+ * WAL position every few milliseconds; `destroy()` stops it and the servers. With `distinctHosts`,
+ * instances are distinct loopback hosts on one port, as Aurora's are, and readers can be added to the
+ * running cluster (`addReader`), listed by aurora_replica_status() once available.
  */
 import { appendFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import pg from "pg";
 import { type AuroraFailoverCluster, makeDurableOn } from "./aurora-failover.js";
-import { AURORA_LOGIN, standinSql, STANDIN_SCHEMA, type WalFunctionsOnWriter } from "./aurora-standin-sql.js";
-import { type PgInstance, setApplyDelay, startTopology } from "./pg-topology.js";
+import { AURORA_LOGIN, type InstanceListing, standinSql, STANDIN_SCHEMA, type WalFunctionsOnWriter } from "./aurora-standin-sql.js";
+import { type PgInstance, setApplyDelay, startStandbyOf, startTopology } from "./pg-topology.js";
 import type { ServerGroup } from "./server-group.js";
 import { waitFor } from "./wait-for.js";
 
@@ -24,6 +26,30 @@ export interface AuroraStandinOptions {
   lagMs?: number;
   /** What aurora_version() answers. */
   version?: string;
+  /**
+   * Every instance on its own loopback address (127.0.0.11, .12, ...) and one shared port, as Aurora's
+   * instances are distinct hosts on one port. Its server id is the address's last number, so that the
+   * gateway's `discovery.instanceHostPattern` "127.0.0.?" leads from a listed id to the instance as
+   * "?.<cluster id>.<region>.rds.amazonaws.com" does on Aurora. Default: all on 127.0.0.1, each on its
+   * own port, named by their names.
+   */
+  distinctHosts?: boolean;
+}
+
+/**
+ * When aurora_replica_status() starts listing a reader added to the running cluster. AWS documents
+ * that the reader endpoint balances connections over the Aurora Replicas that are available
+ * (https://docs.aws.amazon.com/AmazonRDS/latest/AuroraUserGuide/Aurora.Endpoints.Reader.html) but not
+ * when a new instance first appears in the replica status, so both are kept:
+ * - "when-available": once it accepts connections and streams from the writer;
+ * - "while-starting": before it accepts connections (listed with no lag yet), until it is available.
+ */
+export type AddedReaderListing = "when-available" | "while-starting";
+
+export interface AddReaderOptions {
+  listing?: AddedReaderListing;
+  /** Runs once the instance is in the cluster's list (or hidden from it) and before it is created: a test's hook. */
+  beforeStart?: () => Promise<void>;
 }
 
 /** How often the manager records the writer's time and WAL position: the resolution of the reported lag. */
@@ -46,16 +72,22 @@ export interface AuroraStandin extends ServerGroup<AuroraInstance>, AuroraFailov
   writer(): AuroraInstance;
   /** After a promotion: the manager samples `instance`, the new writer (aurora-failover.ts). */
   setWriter(instance: AuroraInstance): Promise<void>;
+  /**
+   * A reader added to the running cluster (create-db-instance into it): a base backup of the writer
+   * started as its standby, on the next loopback address (distinct hosts) or a free port; it joins
+   * `replicas` and `all()`, and is available (accepts connections, streams) when this resolves.
+   */
+  addReader(options?: AddReaderOptions): Promise<AuroraInstance>;
 }
 
 /** A PgInstance as the stand-in shows it (the blue/green harness makes its green instances with it). */
-export function asAurora(instance: PgInstance): AuroraInstance {
+export function asAurora(instance: PgInstance, serverId = instance.name): AuroraInstance {
   return {
     name: instance.name,
     host: instance.host,
     port: instance.port,
     dataDir: instance.dataDir,
-    serverId: instance.name,
+    serverId,
     adminUrl: (database = "postgres") => instance.url(database),
     url: (database = "postgres") => instance.url(database).replace("postgres://postgres@", `postgres://${AURORA_LOGIN}@`),
     query: (sql, params) => instance.query(sql, params),
@@ -74,12 +106,15 @@ export function asAurora(instance: PgInstance): AuroraInstance {
 
 /** Starts the topology, installs Aurora's surface and starts the lag manager. */
 export async function startAuroraStandin(options: AuroraStandinOptions = {}): Promise<AuroraStandin> {
-  const topology = await startTopology(options.readerCount ?? 2);
+  const distinctHosts = options.distinctHosts ?? false;
+  const topology = await startTopology(options.readerCount ?? 2, { distinctHosts });
+  const added: AuroraInstance[] = [];
   try {
-    const instances = topology.all().map(asAurora);
+    const instances = topology.all().map((instance) => asAurora(instance, distinctHosts ? lastNumber(instance.host) : instance.name));
     const [writer] = instances as [AuroraInstance];
     for (const instance of instances) await setServerId(instance);
     for (const sql of standinSql(options.walFunctionsOnWriter ?? "refused", options.version ?? "16.4.2")) await writer.query(sql);
+    for (const instance of instances) await writer.query(`INSERT INTO ${STANDIN_SCHEMA}.instances VALUES ($1, $2, 'streaming')`, [instance.name, instance.serverId]);
     for (const instance of instances) await instance.query("ALTER SYSTEM SET wal_receiver_status_interval = '1s'");
     const manager = new LagManager(writer);
     await manager.start();
@@ -101,8 +136,15 @@ export async function startAuroraStandin(options: AuroraStandinOptions = {}): Pr
         await new Promise((resolve) => setTimeout(resolve, durationMs));
         await standin.setLag(0);
       },
+      addReader: async (readerOptions = {}) => {
+        const reader = await startAddedReader(manager.writer, instances, distinctHosts, readerOptions, added);
+        instances.push(reader);
+        standin.replicas.push(reader);
+        return reader;
+      },
       destroy: async () => {
         await manager.stop();
+        for (const reader of added) await reader.stop("immediate");
         await topology.destroy();
       },
     };
@@ -116,6 +158,47 @@ export async function startAuroraStandin(options: AuroraStandinOptions = {}): Pr
   }
 }
 
+/** The last number of a loopback address: the server id of an instance on distinct hosts. */
+function lastNumber(host: string): string {
+  return host.split(".")[3] ?? host;
+}
+
+/**
+ * Starts a new reader of `writer` beside `instances` (pushed onto `started` as soon as it runs, for
+ * destroy), listed by aurora_replica_status() as `options.listing` says until it is available, then as every reader.
+ */
+async function startAddedReader(
+  writer: AuroraInstance,
+  instances: readonly AuroraInstance[],
+  distinctHosts: boolean,
+  options: AddReaderOptions,
+  started: AuroraInstance[],
+): Promise<AuroraInstance> {
+  const name = `replica${instances.length}`;
+  const host = distinctHosts ? `127.0.0.${Math.max(...instances.map((instance) => Number(lastNumber(instance.host)))) + 1}` : "127.0.0.1";
+  const serverId = distinctHosts ? lastNumber(host) : name;
+  const until: InstanceListing = options.listing === "while-starting" ? "starting" : "hidden";
+  await writer.query(`INSERT INTO ${STANDIN_SCHEMA}.instances VALUES ($1, $2, $3)`, [name, serverId, until]);
+  await options.beforeStart?.();
+  const root = dirname((instances[0] as AuroraInstance).dataDir);
+  // Its own id from its first start: the base backup carries the writer's.
+  const standby = await startStandbyOf(writer, name, join(root, name), writer, {
+    host,
+    ...(distinctHosts ? { port: writer.port } : {}),
+    settings: serverIdSetting({ serverId }),
+  });
+  const reader = asAurora(standby, serverId);
+  started.push(reader);
+  // Available: it accepts connections (pg_ctl waited for that) and streams from the writer.
+  await waitFor(
+    async () => (await writer.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_replication WHERE application_name = $1 AND state = 'streaming'", [name]))[0]?.n === 1,
+    30000,
+    `${name} to stream from the writer`,
+  );
+  await writer.query(`UPDATE ${STANDIN_SCHEMA}.instances SET listing = 'streaming' WHERE application_name = $1`, [name]);
+  return reader;
+}
+
 /** The instance's own id, in its own postgresql.conf (ALTER SYSTEM refuses a parameter no module defines; a base backup would copy it). */
 export async function setServerId(instance: AuroraInstance): Promise<void> {
   appendFileSync(join(instance.dataDir, "postgresql.conf"), serverIdSetting(instance));
@@ -123,7 +206,7 @@ export async function setServerId(instance: AuroraInstance): Promise<void> {
 }
 
 /** The configuration line naming an instance, for an instance rebuilt from another's base backup (which carries the other's). */
-export function serverIdSetting(instance: AuroraInstance): string {
+export function serverIdSetting(instance: Pick<AuroraInstance, "serverId">): string {
   return `${STANDIN_SCHEMA}.server_id = '${instance.serverId}'\n`;
 }
 

@@ -221,15 +221,24 @@ export async function startTopology(replicaCount = 2, options: TopologyOptions =
   });
 }
 
+/** Where a new standby listens and what it is configured with besides (postgresql.conf lines). */
+export interface StandbyOptions {
+  /** Its loopback address (default 127.0.0.1) and port (default: a free one). */
+  host?: string;
+  port?: number;
+  /** Lines added before it first starts (the base backup carries the primary's own). */
+  settings?: string;
+}
+
 /**
  * A new instance `name` in `dataDir` on a free port: a base backup of `primary`, started as a
  * streaming standby of `upstream` (the primary, or one of its standbys: cascading replication; a
  * backup taken on a standby is refused with full_page_writes off). The caller stops it.
  */
-export async function startStandbyOf(primary: PgInstance, name: string, dataDir: string, upstream: PgInstance = primary): Promise<PgInstance> {
-  const standby = new Instance(name, "127.0.0.1", await unusedPort(), dataDir);
+export async function startStandbyOf(primary: PgInstance, name: string, dataDir: string, upstream: PgInstance = primary, options: StandbyOptions = {}): Promise<PgInstance> {
+  const standby = new Instance(name, options.host ?? "127.0.0.1", options.port ?? (await unusedPort()), dataDir);
   await pgCommand("pg_basebackup", ["-h", primary.host, "-p", String(primary.port), "-U", "postgres", "-D", dataDir, "-X", "stream", "-R", "--no-sync", "--checkpoint=fast"]);
-  appendFileSync(join(dataDir, "postgresql.auto.conf"), `${standbySettings(standby, upstream)}synchronous_standby_names = ''\n`);
+  appendFileSync(join(dataDir, "postgresql.auto.conf"), `${standbySettings(standby, upstream)}synchronous_standby_names = ''\n${options.settings ?? ""}`);
   await standby.start();
   return standby;
 }

@@ -1,0 +1,75 @@
+/**
+ * A steady load of writes and reads through a gateway while something happens to the cluster (an
+ * instance added, its capacity changing), and each request's outcome: where it ran (the instance's
+ * address and port, as the SQL reports them) or how it failed. The tests judge the outcomes.
+ */
+import type { TestGateway } from "./gateway.js";
+import { waitFor } from "./wait-for.js";
+
+export interface LoadOutcome {
+  kind: "write" | "read";
+  /** performance.now() when it was sent and answered. */
+  startedAt: number;
+  endedAt: number;
+  status: number;
+  host?: string;
+  port?: number;
+  error?: string;
+}
+
+export interface SteadyLoadOptions {
+  /** A write answering `host` and `port` (where it ran). */
+  write: string;
+  /** A read answering `host` and `port`. */
+  read: string;
+  /** Concurrent writers and readers (default 3 and 2). */
+  writers?: number;
+  readers?: number;
+  /** Each request's deadline (default 15 s). */
+  timeoutMs?: number;
+  /** Successful writes to see after `during` before the load stops (default 10). */
+  writesAfter?: number;
+}
+
+/**
+ * Starts the load, waits for 10 successful requests, runs `during` (which may read the outcomes so
+ * far), then waits for `writesAfter` successful writes sent after it ended and stops the load.
+ */
+export async function underSteadyLoad(
+  gw: TestGateway,
+  options: SteadyLoadOptions,
+  during: (outcomes: readonly LoadOutcome[]) => Promise<void>,
+): Promise<{ outcomes: LoadOutcome[]; endedAt: number }> {
+  const outcomes: LoadOutcome[] = [];
+  let stop = false;
+  const loop = async (kind: LoadOutcome["kind"]) => {
+    while (!stop) {
+      const startedAt = performance.now();
+      const response = await gw.post("/v1/query", { sql: kind === "write" ? options.write : options.read, timeoutMs: options.timeoutMs ?? 15000 });
+      const endedAt = performance.now();
+      const row = response.body?.rows?.[0];
+      outcomes.push(
+        response.status === 200
+          ? { kind, startedAt, endedAt, status: 200, host: String(row?.host), port: Number(row?.port) }
+          : { kind, startedAt, endedAt, status: response.status, error: `${response.body?.error?.code}: ${response.body?.error?.message}` },
+      );
+    }
+  };
+  const loops = [...Array.from({ length: options.writers ?? 3 }, () => loop("write")), ...Array.from({ length: options.readers ?? 2 }, () => loop("read"))];
+  try {
+    await waitFor(() => outcomes.filter((o) => o.status === 200).length >= 10, 30000, "requests before the change");
+    await during(outcomes);
+    const endedAt = performance.now();
+    const after = options.writesAfter ?? 10;
+    await waitFor(() => outcomes.filter((o) => o.kind === "write" && o.status === 200 && o.startedAt > endedAt).length >= after, 30000, "writes after the change");
+    return { outcomes, endedAt };
+  } finally {
+    stop = true;
+    await Promise.all(loops);
+  }
+}
+
+/** The outcomes that failed, for an assertion that prints them. */
+export function failed(outcomes: readonly LoadOutcome[]): LoadOutcome[] {
+  return outcomes.filter((o) => o.status !== 200);
+}
