@@ -18,6 +18,7 @@ import { waitFor } from "../../support/wait-for.js";
 const WRITE = "insert into sc_writes (port) values (inet_server_port()) returning host(inet_server_addr()) as host, inet_server_port() as port";
 const READ = "select host(inet_server_addr()) as host, inet_server_port() as port from sc_writes limit 1";
 const LOAD = { write: WRITE, read: READ };
+const SLOW_READ_RUNNING = "select count(*)::int as n from pg_stat_activity where usename = 'aurora_app' and state = 'active' and query like 'select pg_sleep(0.5)%'";
 
 describe("Aurora Serverless v2 capacity changes on the Aurora PostgreSQL stand-in", () => {
   let standin: AuroraStandin;
@@ -60,19 +61,28 @@ describe("Aurora Serverless v2 capacity changes on the Aurora PostgreSQL stand-i
     await standin?.destroy();
   });
 
-  it("capacity up and down on the writer and the reader: no request fails, and every session outlives the scaling", async () => {
+  it("capacity up and down on the writer and the reader: no request fails, a transaction open across it commits, every session outlives it", async () => {
     const [replica] = standin.replicas as [AuroraInstance];
     let before: Set<number>[] = [];
+    // A transaction open across every change ("scaling can happen ... while SQL transactions are in process").
+    const transactionId = (await gw.post("/v1/transactions", {})).body.transactionId as string;
+    const inTransaction: { status: number; pid?: number }[] = [];
     const { outcomes } = await underSteadyLoad(gw, LOAD, async (soFar) => {
       before = [await sessionsOn(standin.primary), await sessionsOn(replica)];
       for (const acu of [2, 16, 64, 4, 0.5, 8, 1]) {
         writer.scaleTo(acu);
         reader.scaleTo(acu / 2 >= 0.5 ? acu / 2 : 0.5);
+        const step = await gw.post("/v1/query", { sql: "insert into sc_writes (port) values (-1) returning pg_backend_pid() as pid", transactionId });
+        inTransaction.push({ status: step.status, pid: step.body?.rows?.[0]?.pid });
         await moreSuccesses(soFar, "write", 5);
         await moreSuccesses(soFar, "read", 5);
       }
     });
     expect(failed(outcomes)).toEqual([]);
+    expect((await gw.post(`/v1/transactions/${transactionId}/commit`, undefined)).body.outcome).toBe("committed");
+    expect(inTransaction.map((step) => step.status)).toEqual(Array(7).fill(200));
+    expect(new Set(inTransaction.map((step) => step.pid)).size).toBe(1);
+    expect((await standin.primary.query<{ n: number }>("select count(*)::int as n from sc_writes where port = -1"))[0]?.n).toBe(7);
     const after = [await sessionsOn(standin.primary), await sessionsOn(replica)];
     // Sessions the gateway held before the scaling are the very ones it holds after it.
     expect(before.map((pids) => pids.size).every((size) => size > 0)).toBe(true);
@@ -82,15 +92,19 @@ describe("Aurora Serverless v2 capacity changes on the Aurora PostgreSQL stand-i
   });
 
   it.each<HostMove>(["connections-kept", "connections-reset"])(
-    "a reader moved to another host while it scales (%s): no request fails, and it serves reads again",
+    "a reader moved to another host while it scales (%s): no request fails, a read running there is answered, it serves reads again",
     async (move) => {
       const [replica] = standin.replicas as [AuroraInstance];
       let before = new Set<number>();
       let acceptedBefore = 0;
       let movedAt = Number.POSITIVE_INFINITY;
+      let slowRead: Promise<{ status: number; body: { rows?: { port: number }[] } }> | undefined;
       const { outcomes } = await underSteadyLoad(gw, LOAD, async (soFar) => {
         before = await sessionsOn(replica);
         acceptedBefore = reader.accepted;
+        // A read running on the reader when it moves: kept, it finishes there; reset, it is cut and must be answered all the same.
+        slowRead = gw.post("/v1/query", { sql: "select pg_sleep(0.5) as slept, inet_server_port() as port", timeoutMs: 15000 });
+        await waitFor(async () => (await replica.query<{ n: number }>(SLOW_READ_RUNNING))[0]?.n === 1, 10000, "the slow read to run on the reader");
         reader.scaleTo(32);
         reader.moveHost(move);
         movedAt = performance.now();
@@ -98,6 +112,8 @@ describe("Aurora Serverless v2 capacity changes on the Aurora PostgreSQL stand-i
         await waitFor(() => soFar.some((o) => o.kind === "read" && o.status === 200 && o.startedAt > movedAt && o.port === replica.port), 20000, "reads on the moved reader");
       });
       expect(failed(outcomes)).toEqual([]);
+      const slow = await slowRead;
+      expect(slow?.status, JSON.stringify(slow?.body)).toBe(200);
       const after = await sessionsOn(replica);
       expect(before.size).toBeGreaterThan(0);
       if (move === "connections-kept") {
