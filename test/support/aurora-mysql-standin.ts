@@ -36,11 +36,19 @@
  * forwarder (MariaDB has no @@aurora_server_id): `rename()` changes what each one answers, and the lag
  * manager reports the ids the forwarders answer now (restarted under the new names, for the writer
  * and readers of the moment, after a failover too).
+ *
+ * With `distinctHosts`, each forwarder listens on its own loopback address sharing one port, as
+ * Aurora's instances are distinct hosts on one port, and `spareReaders` start with the cluster but
+ * stay out of it (no endpoint, not listed) until `addReader()` brings one in: an instance added to the
+ * running cluster as the gateway sees it (its creation itself is not modelled: MariaDB replicas start
+ * from an empty datadir and replicate everything, which takes the time the cluster's start takes).
  */
 import mysql from "mysql2/promise";
 import type { AuroraFailoverCluster } from "./aurora-failover.js";
 import { AURORA_STANDIN_DATABASE, type AuroraWire, startAuroraWire } from "./aurora-mysql-wire.js";
+import type { AddReaderOptions } from "./aurora-standin.js";
 import { type MariaDbInstance, startMariaDbTopology } from "./mariadb-topology.js";
+import { portFreeOn, unusedPort } from "./ports.js";
 import type { ServerGroup } from "./server-group.js";
 import { waitFor } from "./wait-for.js";
 
@@ -62,6 +70,14 @@ export interface AuroraMysqlStandinOptions {
   replicateFrom?: AuroraMysqlInstance;
   /** Each instance's Aurora identifier from its topology name (primary, replica1, ...); default the name. */
   serverIdOf?: (name: string) => string;
+  /**
+   * Every instance's forwarder on its own loopback address (127.0.0.41, .42, ...) and one shared port;
+   * its server id is the address's last number, so that `discovery.instanceHostPattern` "127.0.0.?"
+   * leads from a listed id to the instance (as on the PostgreSQL stand-in). Default: 127.0.0.1, a port each.
+   */
+  distinctHosts?: boolean;
+  /** Readers started besides `readerCount` but kept out of the cluster until `addReader()` (see the header). */
+  spareReaders?: number;
 }
 
 /** One stand-in instance: `port` is MariaDB's own (what @@port answers), `url()` the gateway's way in through the forwarder. */
@@ -83,16 +99,21 @@ export interface AuroraMysqlStandin extends ServerGroup<AuroraMysqlInstance>, Au
    * under the new names from now on, starting to keep it on a green environment (see the header).
    */
   rename(serverIdOf: (name: string) => string): Promise<void>;
+  /**
+   * A spare reader joins the cluster: its endpoint opens and the writer's replica_host_status lists it,
+   * in the order `listing` says (listed "while-starting": its endpoint refuses connections until then).
+   */
+  addReader(options?: AddReaderOptions): Promise<AuroraMysqlInstance>;
 }
 
-function asAurora(instance: MariaDbInstance, wire: AuroraWire): AuroraMysqlInstance {
+function asAurora(instance: MariaDbInstance, wire: AuroraWire, host = "127.0.0.1"): AuroraMysqlInstance {
   return {
     name: instance.name,
     port: instance.port,
     get serverId() {
       return wire.serverId;
     },
-    url: (database = "test") => `mysql://${LOGIN.user}:${LOGIN.password}@127.0.0.1:${wire.port}/${database}`,
+    url: (database = "test") => `mysql://${LOGIN.user}:${LOGIN.password}@${host}:${wire.port}/${database}`,
     query: (sql, params) => instance.query(sql, params),
     stop: (mode) => instance.stop(mode),
     start: (settings) => instance.start(settings),
@@ -126,7 +147,8 @@ const SURFACE_SQL = [
 /** Starts the MariaDB topology, installs Aurora MySQL's surface, starts the forwarders and the lag manager. */
 export async function startAuroraMysqlStandin(options: AuroraMysqlStandinOptions = {}): Promise<AuroraMysqlStandin> {
   const green = options.replicateFrom !== undefined;
-  const topology = await startMariaDbTopology(options.readerCount ?? 2, {
+  const readerCount = options.readerCount ?? 2;
+  const topology = await startMariaDbTopology(readerCount + (options.spareReaders ?? 0), {
     ...(options.durable === true ? { semiSyncReplica: "replica1" } : {}),
     // Green's server ids are apart from blue's (blue has at most a few instances).
     ...(green ? { replicateFrom: options.replicateFrom, serverIdBase: 100 } : {}),
@@ -144,11 +166,17 @@ export async function startAuroraMysqlStandin(options: AuroraMysqlStandinOptions
     if (writer === undefined) throw new Error("the topology has no primary");
     if (!green) for (const sql of SURFACE_SQL) await writer.query(sql);
     const instances: AuroraMysqlInstance[] = [];
-    for (const instance of topology.all()) {
-      const wire = await startAuroraWire(instance.port, { serverId: serverIdOf(instance.name), version: options.version ?? "3.08.0" });
+    const hostOf = (rank: number) => (options.distinctHosts === true ? `127.0.0.${41 + rank}` : "127.0.0.1");
+    const sharedPort = options.distinctHosts === true ? await portFreeOn(topology.all().map((_, rank) => hostOf(rank))) : undefined;
+    // The endpoint of the instance of this rank (opened now, or by addReader for a spare).
+    const endpointOf = async (instance: MariaDbInstance, rank: number, targetPort = instance.port) => {
+      const serverId = options.distinctHosts === true ? String(41 + rank) : serverIdOf(instance.name);
+      const wire = await startAuroraWire(targetPort, { serverId, version: options.version ?? "3.08.0" }, { host: hostOf(rank), ...(sharedPort ? { port: sharedPort } : {}) });
       wires.push(wire);
-      instances.push(asAurora(instance, wire));
-    }
+      return { wire, instance: asAurora(instance, wire, hostOf(rank)) };
+    };
+    const spares = topology.all().slice(readerCount + 1).map((instance, i) => ({ instance, rank: readerCount + 1 + i }));
+    for (const [rank, instance] of topology.all().slice(0, readerCount + 1).entries()) instances.push((await endpointOf(instance, rank)).instance);
     await waitFor(async () => (await Promise.all((green ? topology.all() : readers).map(hasSurface))).every(Boolean), 20000, "the stand-in's surface on every reader");
     if (options.durable === true) await semiSynchronous(instances[0] as AuroraMysqlInstance);
     // The writer and readers of the moment (a failover changes them), whether or not a lag manager runs
@@ -165,7 +193,7 @@ export async function startAuroraMysqlStandin(options: AuroraMysqlStandinOptions
     };
     if (!green) await startManager();
     const readersNow = () => instances.filter((instance) => instance !== current.writer);
-    return {
+    const standin: AuroraMysqlStandin = {
       primary: instances[0] as AuroraMysqlInstance,
       replicas: instances.slice(1),
       all: () => instances,
@@ -199,13 +227,28 @@ export async function startAuroraMysqlStandin(options: AuroraMysqlStandinOptions
       rename: async (rename) => {
         await manager?.stop();
         manager = undefined;
-        for (const [rank, instance] of topology.all().entries()) (wires[rank] as AuroraWire).repoint(instance.port, rename(instance.name));
+        for (const [rank, instance] of topology.all().entries()) wires[rank]?.repoint(instance.port, rename(instance.name));
         // The old names' rows go: the writer (of the moment) lists the instances it has now, under their new ids.
         await current.writer.query(`DELETE FROM ${AURORA_STANDIN_DATABASE}.replica_host_status`);
         await startManager();
       },
+      addReader: async (readerOptions = {}) => {
+        const spare = spares.shift();
+        if (spare === undefined) throw new Error("no spare reader left: start the stand-in with spareReaders");
+        const starting = readerOptions.listing === "while-starting";
+        // Listed while starting: its endpoint leads nowhere (connections fail) until it is available.
+        const { wire, instance } = await endpointOf(spare.instance, spare.rank, starting ? await unusedPort() : spare.instance.port);
+        if (starting) follow(current.writer, [...current.readers, instance]);
+        await readerOptions.beforeStart?.();
+        wire.repoint(spare.instance.port);
+        if (!starting) follow(current.writer, [...current.readers, instance]);
+        instances.push(instance);
+        standin.replicas.push(instance);
+        return instance;
+      },
       destroy: stop,
     };
+    return standin;
   } catch (err) {
     await stop();
     throw err;

@@ -14,7 +14,7 @@
  * Packets are rewritten whole (their length fixed); a packet of 16 MiB or more passes untouched.
  */
 import net from "node:net";
-import { startTrackedServer, type TrackedServer } from "./tracked-server.js";
+import { type ListenAddress, startTrackedServer, type TrackedServer } from "./tracked-server.js";
 
 /** What Aurora MySQL 3.08 answers to @@version (MySQL 8.0.39 compatible). */
 export const AURORA_MYSQL_SERVER_VERSION = "8.0.39";
@@ -89,8 +89,8 @@ export interface AuroraWire extends TrackedServer {
   repoint(targetPort: number, serverId?: string): void;
 }
 
-/** Listens on a free port and forwards to `targetPort`, rewriting as the header says. */
-export async function startAuroraWire(targetPort: number, initial: AuroraWireOptions): Promise<AuroraWire> {
+/** Listens (default: on a free port of 127.0.0.1) and forwards to `targetPort`, rewriting as the header says. */
+export async function startAuroraWire(targetPort: number, initial: AuroraWireOptions, address: ListenAddress = {}): Promise<AuroraWire> {
   let target = targetPort;
   let current = initial;
   const server = await startTrackedServer((client, track) => {
@@ -123,7 +123,7 @@ export async function startAuroraWire(targetPort: number, initial: AuroraWireOpt
     upstream.on("error", () => client.destroy());
     client.on("close", () => upstream.destroy());
     upstream.on("close", () => client.destroy());
-  });
+  }, address);
   return {
     port: server.port,
     get serverId() {

@@ -6,11 +6,10 @@
  */
 import { execFile } from "node:child_process";
 import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
-import { unusedPort } from "./ports.js";
+import { portFreeOn, unusedPort } from "./ports.js";
 import { freezeProcesses, runningAsRoot, type ServerGroup, startServerGroup, tempDirFor } from "./server-group.js";
 import { waitFor } from "./wait-for.js";
 
@@ -241,24 +240,6 @@ export async function startStandbyOf(primary: PgInstance, name: string, dataDir:
   appendFileSync(join(dataDir, "postgresql.auto.conf"), `${standbySettings(standby, upstream)}synchronous_standby_names = ''\n${options.settings ?? ""}`);
   await standby.start();
   return standby;
-}
-
-/** A port that is free on every one of the given loopback addresses. */
-async function portFreeOn(hosts: string[]): Promise<number> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const port = await unusedPort();
-    const free = await Promise.all(hosts.map((host) => canBind(host, port)));
-    if (free.every(Boolean)) return port;
-  }
-  throw new Error(`no port free on all of ${hosts.join(", ")}`);
-}
-
-function canBind(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once("error", () => resolve(false));
-    server.listen(port, host, () => server.close(() => resolve(true)));
-  });
 }
 
 /** SIGKILL, where a process already gone (a backend that exited between the listing and the kill) is fine: ESRCH. */

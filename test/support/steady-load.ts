@@ -1,7 +1,7 @@
 /**
  * A steady load of writes and reads through a gateway while something happens to the cluster (an
  * instance added, its capacity changing), and each request's outcome: where it ran (the instance's
- * address and port, as the SQL reports them) or how it failed. The tests judge the outcomes.
+ * server id and port, as the SQL reports them) or how it failed. The tests judge the outcomes.
  */
 import type { TestGateway } from "./gateway.js";
 import { waitFor } from "./wait-for.js";
@@ -12,15 +12,15 @@ export interface LoadOutcome {
   startedAt: number;
   endedAt: number;
   status: number;
-  host?: string;
+  server?: string;
   port?: number;
   error?: string;
 }
 
 export interface SteadyLoadOptions {
-  /** A write answering `host` and `port` (where it ran). */
+  /** A write answering `server` and `port` (where it ran). */
   write: string;
-  /** A read answering `host` and `port`. */
+  /** A read answering `server` and `port`. */
   read: string;
   /** Concurrent writers and readers (default 3 and 2). */
   writers?: number;
@@ -50,7 +50,7 @@ export async function underSteadyLoad(
       const row = response.body?.rows?.[0];
       outcomes.push(
         response.status === 200
-          ? { kind, startedAt, endedAt, status: 200, host: String(row?.host), port: Number(row?.port) }
+          ? { kind, startedAt, endedAt, status: 200, server: String(row?.server), port: Number(row?.port) }
           : { kind, startedAt, endedAt, status: response.status, error: `${response.body?.error?.code}: ${response.body?.error?.message}` },
       );
     }

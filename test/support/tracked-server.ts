@@ -9,8 +9,17 @@ export interface TrackedServer {
   close(): Promise<void>;
 }
 
+/** Where a tracked server listens: default 127.0.0.1 on a free port. */
+export interface ListenAddress {
+  host?: string;
+  port?: number;
+}
+
 /** `onConnection` gets each accepted socket (already tracked) and `track` for the sockets it opens itself. */
-export async function startTrackedServer(onConnection: (client: net.Socket, track: (socket: net.Socket) => void) => void): Promise<TrackedServer> {
+export async function startTrackedServer(
+  onConnection: (client: net.Socket, track: (socket: net.Socket) => void) => void,
+  address: ListenAddress = {},
+): Promise<TrackedServer> {
   const sockets = new Set<net.Socket>();
   const track = (socket: net.Socket) => {
     sockets.add(socket);
@@ -20,7 +29,13 @@ export async function startTrackedServer(onConnection: (client: net.Socket, trac
     track(client);
     onConnection(client, track);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(address.port ?? 0, address.host ?? "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
   return {
     port: (server.address() as net.AddressInfo).port,
     close: () =>

@@ -15,8 +15,8 @@ import { type HostMove, type ServerlessInstance, startServerlessInstance } from 
 import { failed, type LoadOutcome, underSteadyLoad } from "../../support/steady-load.js";
 import { waitFor } from "../../support/wait-for.js";
 
-const WRITE = "insert into sc_writes (port) values (inet_server_port()) returning host(inet_server_addr()) as host, inet_server_port() as port";
-const READ = "select host(inet_server_addr()) as host, inet_server_port() as port from sc_writes limit 1";
+const WRITE = "insert into sc_writes (port) values (inet_server_port()) returning aurora_db_instance_identifier() as server, port";
+const READ = "select aurora_db_instance_identifier() as server, inet_server_port() as port from sc_writes limit 1";
 const LOAD = { write: WRITE, read: READ };
 const SLOW_READ_RUNNING = "select count(*)::int as n from pg_stat_activity where usename = 'aurora_app' and state = 'active' and query like 'select pg_sleep(0.5)%'";
 
