@@ -1,7 +1,8 @@
 /**
  * Aurora Serverless v2 capacity changing under load (issue 35 §3), written once for both Aurora
- * stand-ins, with each instance behind a Serverless v2 stand-in (test/support/serverless-instance.ts: statements
- * slower at lower capacity, connections kept by scaling, a host move that keeps or resets them).
+ * stand-ins, with each instance behind a Serverless v2 stand-in (test/support/serverless-instance.ts:
+ * statements slower at lower capacity, connections kept by scaling, a host move that keeps or resets
+ * them).
  * AWS: "Scaling doesn't disrupt any database operations that are underway"
  * (https://docs.aws.amazon.com/AmazonRDS/latest/AuroraUserGuide/aurora-serverless-v2.how-it-works.html),
  * so nothing may fail and the gateway's sessions must outlive every change; the rare move to another
