@@ -169,7 +169,7 @@ export class TransactionRegistry {
     try {
       const result: StatementResult[] = [];
       for (const statement of plan.statements) {
-        const answer = await tx.entry.connection.execute(statement.sql, statement.params, single).catch(async (err: unknown) => {
+        const answer = await tx.entry.connection.execute(statement, single).catch(async (err: unknown) => {
           if (!tx.readOnlyPrincipal) throw err;
           const refusal = readOnlyFailure(err);
           if (meaningOf(refusal).kind === "access") {
