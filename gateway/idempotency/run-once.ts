@@ -7,6 +7,7 @@
  */
 import type { EngineConnection, EngineStatement, ExecuteOptions, StatementResult, TransactionOptions } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
+import { outcomeUnknown } from "../failure-meaning.js";
 import type { KeyedWork, RecordedAnswer } from "./keyed-work.js";
 import { type IdempotencyStore, keyReused } from "./store.js";
 
@@ -92,6 +93,6 @@ async function runClaimed(
 
 /** Before COMMIT was sent, a lost session means the transaction rolled back: nothing was applied, safe to run again. */
 function beforeCommit(err: unknown): unknown {
-  if (!(err instanceof GatewayError) || err.code !== "OUTCOME_UNKNOWN") return err;
-  return new GatewayError("CONNECTION_LOST", `the connection was lost before COMMIT; nothing was applied (${err.message})`, { cause: err });
+  if (!outcomeUnknown(err)) return err;
+  return new GatewayError("CONNECTION_LOST", `the connection was lost before COMMIT; nothing was applied (${(err as Error).message})`, { cause: err });
 }

@@ -13,6 +13,7 @@ import type { Engine, EngineConnection, EngineStatement, ExecuteOptions } from "
 import { statementMode } from "../engines/engine-statement.js";
 import type { IdempotencySql } from "../engines/idempotency-sql.js";
 import { GatewayError } from "../errors.js";
+import { isDatabaseRefusal, isIdempotencyUnavailable } from "../failure-meaning.js";
 import type { Logger } from "../logger.js";
 import type { Clock, Timer } from "../clock.js";
 import type { IdempotencyKey } from "./keyed-work.js";
@@ -99,7 +100,7 @@ export class IdempotencyStore {
       });
       this.logger.debug({ table: this.table }, "idempotency table ready");
     } catch (err) {
-      if (err instanceof GatewayError && err.code === "IDEMPOTENCY_UNAVAILABLE") throw err;
+      if (isIdempotencyUnavailable(err)) throw err;
       throw new GatewayError("DATABASE_UNAVAILABLE", `the idempotency table ${this.table} could not be checked: ${describe(err)}`, { cause: err, final: true });
     }
   }
@@ -114,7 +115,7 @@ export class IdempotencyStore {
     } catch (err) {
       if (this.sql.isMissing(err)) return "missing";
       if (this.sql.isDenied(err)) return "lacks-rights";
-      if (err instanceof GatewayError && err.code === "DATABASE_ERROR") return "unknown";
+      if (isDatabaseRefusal(err)) return "unknown";
       throw err;
     }
   }

@@ -9,6 +9,7 @@
 import type { Connection } from "mysql2";
 import type { Param } from "../../../schemas/query.js";
 import { GatewayError } from "../../errors.js";
+import { isDatabaseRefusal } from "../../failure-meaning.js";
 import { promiseFrom } from "../../promise-from.js";
 import type { EngineConnection, ExecuteOptions, InstanceState, ListedInstance, RowCursor, StatementResult, StreamOptions, TransactionOptions } from "../engine.js";
 import { INTERNAL_RESULT_LIMITS } from "../result-budget.js";
@@ -343,7 +344,7 @@ export class MysqlConnection implements EngineConnection {
       row = await this.firstRow(sql, timeoutMs);
     } catch (err) {
       // A flavour without GTID variables still has a role.
-      if (this.positionsUnsupported || !(err instanceof GatewayError && err.code === "DATABASE_ERROR")) throw err;
+      if (this.positionsUnsupported || !isDatabaseRefusal(err)) throw err;
       this.positionsUnsupported = true;
       return this.inspect(timeoutMs);
     }
@@ -386,7 +387,7 @@ export class MysqlConnection implements EngineConnection {
     known.aurora = await this.firstRow(AURORA_MYSQL_PROBE_SQL, timeoutMs).then(
       () => true,
       (err: unknown) => {
-        if (err instanceof GatewayError && err.code === "DATABASE_ERROR") return false;
+        if (isDatabaseRefusal(err)) return false;
         throw err;
       },
     );
@@ -440,7 +441,7 @@ export class MysqlConnection implements EngineConnection {
     try {
       [role] = await this.firstRow("SELECT CURRENT_ROLE()", timeoutMs);
     } catch (err) {
-      if (err instanceof GatewayError && err.code === "DATABASE_ERROR") return; // a server without roles (MySQL 5.7)
+      if (isDatabaseRefusal(err)) return; // a server without roles (MySQL 5.7)
       throw err;
     }
     if (this.settings.flavour === "mysql") this.restoreRole = "SET ROLE DEFAULT";

@@ -8,6 +8,7 @@
 import type pg from "pg";
 import type { Column, Param } from "../../../schemas/query.js";
 import { GatewayError } from "../../errors.js";
+import { isDatabaseRefusal } from "../../failure-meaning.js";
 import { promiseFrom } from "../../promise-from.js";
 import type { EngineConnection, ExecuteOptions, InstanceState, ListedInstance, RowCursor, StatementResult, StreamOptions, TransactionOptions } from "../engine.js";
 import { INTERNAL_RESULT_LIMITS } from "../result-budget.js";
@@ -310,7 +311,7 @@ export class PostgresConnection implements EngineConnection {
       this.settings.volatility.record(unknown, (await this.run(query, timeoutMs)).rows);
     } catch (err) {
       // In a failed transaction the lookup is refused: the names stay unknown (volatile) for now.
-      if (!(err instanceof GatewayError && err.code === "DATABASE_ERROR")) throw err;
+      if (!isDatabaseRefusal(err)) throw err;
     }
   }
 
@@ -394,11 +395,12 @@ export class PostgresConnection implements EngineConnection {
     } catch (err) {
       // Aurora refuses the WAL functions (0A000 and 55000, docs/aurora.md) and offers its own figures;
       // another flavour without them still has a role.
-      if (!(err instanceof GatewayError && err.code === "DATABASE_ERROR")) throw err;
+      if (!isDatabaseRefusal(err)) throw err;
+      const { database, message } = err as GatewayError;
       // A session in a failed transaction refuses every statement (25P02, in_failed_sql_transaction):
       // that says nothing of the WAL functions, and must not leave the cluster without tokens for good.
-      if (err.database?.sqlstate === "25P02") throw err;
-      known.refusal = { sqlstate: err.database?.sqlstate ?? "", message: err.message };
+      if (database?.sqlstate === "25P02") throw err;
+      known.refusal = { sqlstate: database?.sqlstate ?? "", message };
       known.source = (await this.answersAurora(timeoutMs)) ? "aurora-clock" : "none";
       return this.inspect(timeoutMs);
     }
@@ -417,7 +419,7 @@ export class PostgresConnection implements EngineConnection {
     return this.simple("SELECT aurora_db_instance_identifier()", timeoutMs).then(
       () => true,
       (err: unknown) => {
-        if (err instanceof GatewayError && err.code === "DATABASE_ERROR") return false;
+        if (isDatabaseRefusal(err)) return false;
         throw err;
       },
     );
@@ -641,13 +643,16 @@ export class PostgresConnection implements EngineConnection {
   }
 }
 
+/** SQLSTATE query_canceled: a CancelRequest's, or the server's own statement_timeout. */
+const QUERY_CANCELED = "57014";
+
 /**
  * 57014 is a cancelled statement: ours once the deadline passed, or the server's own statement_timeout.
  * A FATAL or PANIC error ends the session, as does anything that is not a database error.
  */
 function classifyFailure(err: unknown, timedOut: boolean): StatementFailure {
   if (isDatabaseError(err) && !isSessionFatal(err)) {
-    if (err.code === "57014" && (timedOut || err.message.includes("statement timeout"))) return { kind: "cancelled", cause: err };
+    if (err.code === QUERY_CANCELED && (timedOut || err.message.includes("statement timeout"))) return { kind: "cancelled", cause: err };
     return { kind: "refused", error: mapStatementError(err) };
   }
   return { kind: "session lost", cause: err instanceof Error ? err : new Error(String(err)) };
