@@ -1,6 +1,7 @@
 /**
  * Every per-request decision, made once and in one place: what runs (the statements, and what the
- * engine's SQL reader says of each), how (the engine's execute options), where (intent, freshness and
+ * engine's SQL reader says of each), how (each statement's mode, handed to the engine with it, and the
+ * limits and timeout), where (intent, freshness and
  * the deadline the router works to), how often (the retry policy) and what comes back (a consistency
  * token or not). Both surfaces hand the pipeline a plain WorkRequest with their SurfacePolicy and get
  * a Plan back; refusals (read-only principals, transaction control where the gateway owns the
