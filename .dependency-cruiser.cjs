@@ -14,7 +14,7 @@
 const LAYERS = [
   ["schemas/"],
   ["gateway/clock.ts", "gateway/logger.ts", "gateway/promise-from.ts", "gateway/v8-flags.ts", "gateway/errors.ts", "gateway/config/", "gateway/aws/"],
-  ["gateway/events.ts", "gateway/credentials/", "gateway/tracing/"],
+  ["gateway/events.ts", "gateway/failure-meaning.ts", "gateway/credentials/", "gateway/tracing/"],
   ["gateway/engines/"],
   ["gateway/topology/", "gateway/pool/", "gateway/cache/", "gateway/results/"],
   ["gateway/routing/", "gateway/idempotency/"],

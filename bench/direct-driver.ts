@@ -8,6 +8,7 @@
 import mysql from "mysql2/promise";
 import pg from "pg";
 import { engineForUrl } from "../gateway/engines/engine-for-url.js";
+import { statementMode } from "../gateway/engines/engine-statement.js";
 import { type BenchStatement, type DriverResult, makeStatement, summarise } from "./workload.js";
 
 export interface DirectSpec {
@@ -40,10 +41,11 @@ function pooled(url: string, size: number): { run: Run; end: () => Promise<void>
 async function gatewayEngine(url: string): Promise<{ run: Run; end: () => Promise<void> }> {
   const engine = engineForUrl(url, { preparedCacheSize: 256, cancelGraceMs: 1000, writingFunctions: [] });
   const connection = await engine.connect({ url }, 10000);
-  const options = { timeoutMs: 10000, bigNumbers: "string" as const, maxResultBytes: 1 << 20, maxResultRows: 1000, withCommitPosition: true };
+  const options = { timeoutMs: 10000, bigNumbers: "string" as const, maxResultBytes: 1 << 20, maxResultRows: 1000 };
+  const mode = statementMode("as written", false, true);
   return {
     run: async (sql, params) => {
-      const result = await connection.execute(sql, (params ?? []) as never[], options);
+      const result = await connection.execute(engine.statement(sql, (params ?? []) as never[], mode), options);
       if (result.command === "INSERT" && result.commitPosition === undefined) throw new Error("the engine answered the write without its position");
       return result;
     },

@@ -184,7 +184,7 @@ export class Cluster {
           },
           clock,
         );
-    this.idempotency = new IdempotencyStore(this.engine.idempotency, config.idempotency, clock, logger, adminSession);
+    this.idempotency = new IdempotencyStore(this.engine, config.idempotency, clock, logger, adminSession);
     this.cache = new ResultCache(
       name,
       wiring.cacheStore ?? new MemoryStore(config.cache.maxBytes, clock),

@@ -6,51 +6,22 @@
 import type { Column, Isolation, Param } from "../../schemas/query.js";
 import type { DatabaseCredentials } from "../credentials/database-credentials.js";
 import type { DataApiDialect } from "./data-api-dialect.js";
+import type { EngineStatement, StatementMode } from "./engine-statement.js";
 import type { IdempotencySql } from "./idempotency-sql.js";
 import type { SqlReader } from "./sql-analysis.js";
 import type { StatementResult } from "./statement-result.js";
 
 export type { ColumnDetail, StatementResult } from "./statement-result.js";
+export type { EngineStatement, StatementMode } from "./engine-statement.js";
 
+/** A statement's limits and timeout; how it runs is its mode (EngineStatement.mode). */
 export interface ExecuteOptions {
   /** The statement is cancelled on the server after this long. */
   timeoutMs: number;
-  /** int8/numeric as strings (exact) or numbers. */
+  /** int8/numeric as strings (exact) or numbers (ignored under StatementMode.textValues). */
   bigNumbers: "string" | "number";
-  /**
-   * Every value as the database printed it (PostgreSQL's text output), unconverted and bigNumbers
-   * ignored: for surfaces whose clients parse values themselves by type (Neon's and PlanetScale's
-   * HTTP protocols). MySQL: text as strings, values of the binary character set (BLOB, BINARY, BIT)
-   * as Buffers.
-   */
-  textValues?: boolean;
   maxResultBytes: number;
   maxResultRows: number;
-  /**
-   * Send the text as exactly one statement (PostgreSQL's extended protocol, MySQL's prepared
-   * statements), so that the server itself refuses a string holding a second one.
-   */
-  singleStatement?: boolean;
-  /**
-   * The statement runs in a transaction the gateway began (a batch, an interactive transaction), which
-   * a hidden COMMIT would break. A string of several statements is then sent as text only while the
-   * session reads SQL exactly as the engine's reader does (nothing since its last reset changed
-   * settings such as standard_conforming_strings, sql_mode or the character set); otherwise as one
-   * statement, which the server refuses to split.
-   */
-  gatewayTransaction?: boolean;
-  /**
-   * The caller is a read-only principal: besides its READ ONLY transaction, the engine refuses what
-   * a transaction does not stop (PostgreSQL: volatile built-in functions that signal other sessions,
-   * advance sequences, change settings or take advisory locks).
-   */
-  readOnlyPrincipal?: boolean;
-  /**
-   * An autocommit write whose caller wants its consistency token: the engine may read the commit
-   * position in the statement's own round trip and answer it as StatementResult.commitPosition;
-   * where it does not, the caller reads it with commitPosition() afterwards.
-   */
-  withCommitPosition?: boolean;
 }
 
 /** How one streamed statement runs (see RowCursor). */
@@ -65,7 +36,6 @@ export interface StreamOptions {
   fetchRows: number;
   /** A single row larger than this (counted as for ExecuteOptions.maxResultBytes) ends the stream with RESULT_TOO_LARGE. */
   maxRowBytes: number;
-  readOnlyPrincipal?: boolean;
 }
 
 /** How a streamed statement ended. */
@@ -148,13 +118,13 @@ export interface EngineConnection {
    * Runs one statement. Throws GatewayError: DATABASE_ERROR, SERIALIZATION_FAILURE, STATEMENT_TIMEOUT,
    * RESULT_TOO_LARGE, or OUTCOME_UNKNOWN when the session died after the statement was sent.
    */
-  execute(sql: string, params: readonly Param[], options: ExecuteOptions): Promise<StatementResult>;
+  execute(statement: EngineStatement, options: ExecuteOptions): Promise<StatementResult>;
   /**
    * Starts one statement as a stream and resolves once its columns and first rows (or its end) are
    * known, so that a failure before any row is an ordinary error. Until the cursor is closed or ends,
    * the session runs nothing else.
    */
-  stream(sql: string, params: readonly Param[], options: StreamOptions): Promise<RowCursor>;
+  stream(statement: EngineStatement, options: StreamOptions): Promise<RowCursor>;
   begin(options: TransactionOptions, timeoutMs: number): Promise<void>;
   /** Resolves "committed", or "rolled back" when the database refused (the transaction had failed). */
   commit(timeoutMs: number): Promise<"committed" | "rolled back">;
@@ -215,6 +185,11 @@ export interface Engine {
   readonly kind: "postgres" | "mysql";
   /** Answers every question the gateway asks about a SQL text, in this engine's dialect. */
   readonly reader: SqlReader;
+  /**
+   * A statement for work the planner does not plan (the idempotency record, tests): `sql` read once by
+   * the reader (cached per text), in `mode` (default: autocommit, as written).
+   */
+  statement(sql: string, params?: readonly Param[], mode?: StatementMode): EngineStatement;
   /** How the RDS Data API surface binds parameters and writes results on this engine. */
   readonly dataApi: DataApiDialect;
   /** The SQL of the idempotency record (exactly-once writes) in this engine's dialect. */

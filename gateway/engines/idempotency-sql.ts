@@ -5,7 +5,8 @@
  * (BIGINT), so the engines need no common time type and tests can drive expiry with a manual clock.
  * The core runs these through the ordinary session; each engine answers in `<engine>/idempotency-sql.ts`.
  */
-import { GatewayError } from "../errors.js";
+import type { GatewayError } from "../errors.js";
+import { isDatabaseRefusal } from "../failure-meaning.js";
 
 export interface IdempotencySql {
   /** The table where keys are kept when the configuration names none. */
@@ -42,6 +43,7 @@ export interface IdempotencySql {
 
 /** A DATABASE_ERROR with this SQLSTATE (and engine code, where the engine has them). */
 export function databaseErrorIs(err: unknown, sqlstate: string, engineCode?: number): boolean {
-  if (!(err instanceof GatewayError) || err.code !== "DATABASE_ERROR" || err.database === undefined) return false;
-  return err.database.sqlstate === sqlstate && (engineCode === undefined || err.database.engineCode === engineCode);
+  const database = isDatabaseRefusal(err) ? (err as GatewayError).database : undefined;
+  if (database === undefined) return false;
+  return database.sqlstate === sqlstate && (engineCode === undefined || database.engineCode === engineCode);
 }

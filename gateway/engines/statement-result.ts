@@ -43,6 +43,6 @@ export interface StatementResult {
   rowCount: number | null;
   /** MySQL: the AUTO_INCREMENT value an INSERT generated (exact, as a string). */
   lastInsertId?: string;
-  /** The position read in the write's own round trip (ExecuteOptions.withCommitPosition), where the engine could. */
+  /** The position read in the write's own round trip (StatementMode.withCommitPosition), where the engine could. */
   commitPosition?: string;
 }

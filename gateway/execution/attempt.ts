@@ -113,7 +113,7 @@ export class Attempts {
     const pool = this.pools.get(endpoint, plan.runAs.login);
     const entry = pool.acquireNow({ tenant: plan.runAs.tenant, share: plan.runAs.share }, onReplica ? undefined : this.topology.primaryLease(endpoint));
     if (entry === undefined) return this.waitForSession(attempt, endpoint, pool);
-    endpoint.outstanding++;
+    endpoint.beginWork();
     return this.runOn(attempt, endpoint, pool, entry);
   }
 
@@ -134,7 +134,7 @@ export class Attempts {
 
   private async waitForSession<T>(attempt: AttemptState<T>, endpoint: Endpoint, pool: Pool): Promise<T> {
     const { route, plan } = attempt;
-    endpoint.outstanding++;
+    endpoint.beginWork();
     const entry = await this.acquireOn(pool, endpoint, route.intent, endpoint.role === "replica", plan.runAs, route.deadline, true);
     return this.runOn(attempt, endpoint, pool, entry);
   }
@@ -212,7 +212,7 @@ export class Attempts {
   async once<T>(endpoint: Endpoint, intent: Intent, runAs: RunAs, deadline: number, work: (connection: EngineConnection) => Promise<T>): Promise<T> {
     const onReplica = endpoint.role === "replica";
     const pool = this.pools.get(endpoint, runAs.login);
-    endpoint.outstanding++;
+    endpoint.beginWork();
     const entry = await this.acquireOn(pool, endpoint, intent, onReplica, runAs, deadline, true);
     try {
       return await work(entry.connection);
@@ -239,7 +239,7 @@ export class Attempts {
     const endpoint = (plan.primaryOnly ? this.topology.primary() : this.router.endpointNow(route)) ?? (await this.endpointFor(plan, route));
     const onReplica = endpoint.role === "replica";
     const pool = this.pools.get(endpoint, runAs.login);
-    endpoint.outstanding++;
+    endpoint.beginWork();
     const entry = await this.acquireOn(pool, endpoint, route.intent, onReplica, runAs, route.deadline, true);
     const taken = timing === undefined ? 0 : this.clock.now();
     let released = false;
@@ -283,7 +283,7 @@ export class Attempts {
       const pool = this.pools.get(endpoint, runAs.login);
       return { endpoint, pool, entry: await this.acquireOn(pool, endpoint, route.intent, onReplica, runAs, route.deadline) };
     }, this.noteRetry);
-    value.endpoint.outstanding++;
+    value.endpoint.beginWork();
     return value;
   }
 
@@ -303,7 +303,7 @@ export class Attempts {
     const lease = onReplica ? undefined : this.topology.primaryLease(endpoint);
     return pool.acquire({ tenant: runAs.tenant, share: runAs.share }, { deadline, signal: lease }).catch((err: unknown) => {
       // `counted`: the caller counted the work as outstanding on the endpoint; none could be had.
-      if (counted) endpoint.outstanding--;
+      if (counted) endpoint.endWork();
       // Where the topology pointed when the wait ended, before this failure's own failover sign.
       const stillServes = onReplica ? endpoint.servesReads : this.topology.primary() === endpoint;
       throw this.told(err, endpoint, intent, onReplica, "acquire", onReplica, false, stillServes).error;
@@ -320,6 +320,6 @@ export class Attempts {
 
 /** A lease ends: the session goes back to its pool, and the work no longer counts as outstanding on the endpoint. */
 function endLease(endpoint: Endpoint, pool: Pool, entry: PoolEntry): void {
-  endpoint.outstanding--;
+  endpoint.endWork();
   pool.release(entry);
 }

@@ -6,8 +6,8 @@
  * session could be had where the topology no longer points; writes answer with a consistency token.
  * A read-only principal's work runs in a READ ONLY transaction that ends in ROLLBACK.
  */
-import type { Param } from "../../schemas/query.js";
 import type { EngineConnection, ExecuteOptions, StatementResult, TransactionOptions } from "../engines/engine.js";
+import { withCommitPosition } from "../engines/engine-statement.js";
 import { GatewayError } from "../errors.js";
 import type { KeyedWork, RecordedAnswer } from "../idempotency/keyed-work.js";
 import { runOnce } from "../idempotency/run-once.js";
@@ -34,7 +34,7 @@ export interface Written<T> {
  */
 async function readOnlyUnit(
   connection: EngineConnection,
-  statements: readonly { sql: string; params: readonly Param[] }[],
+  statements: readonly PlannedStatement[],
   options: ExecuteOptions,
   transaction: Pick<TransactionOptions, "isolation" | "deferrable">,
 ): Promise<StatementResult[]> {
@@ -42,7 +42,7 @@ async function readOnlyUnit(
     await connection.begin({ isolation: transaction.isolation, deferrable: transaction.deferrable, readOnly: true, lockReadOnly: true }, options.timeoutMs);
     const results: StatementResult[] = [];
     for (const statement of statements) {
-      results.push(await connection.execute(statement.sql, statement.params, options));
+      results.push(await connection.execute(statement, options));
       if (!connection.inTransaction) throw new GatewayError("FORBIDDEN", "this principal may only read: the statement ended the read-only transaction");
     }
     return results;
@@ -80,7 +80,7 @@ export class Executor {
     const { plan, route } = attempt;
     const statement = plan.statements[0] as PlannedStatement;
     const wantsToken = plan.withToken && route.intent === "write";
-    if (!wantsToken && !plan.commitsInParts) return connection.execute(statement.sql, statement.params, options).then(writtenOne);
+    if (!wantsToken && !plan.commitsInParts) return connection.execute(statement, options).then(writtenOne);
     return this.statementWithToken(plan, connection, statement, options, wantsToken).then(writtenOne);
   };
 
@@ -92,7 +92,7 @@ export class Executor {
   private async statementWithToken(plan: Plan, connection: EngineConnection, statement: PlannedStatement, options: ExecuteOptions, wantsToken: boolean): Promise<StatementResult> {
     let value: StatementResult;
     try {
-      value = await connection.execute(statement.sql, statement.params, wantsToken ? Object.assign({}, options, { withCommitPosition: true }) : options);
+      value = await connection.execute(wantsToken ? withCommitPosition(statement) : statement, options);
     } catch (err) {
       throw plan.commitsInParts ? unitFailure(err, "statement in parts") : err;
     }
@@ -113,8 +113,7 @@ export class Executor {
     let unknownOutcome = false;
     const body = async (connection: EngineConnection, options: ExecuteOptions): Promise<Written<StatementResult[]>> => {
       // The token of a write that ran now comes with its COMMIT; a replay's is read now.
-      const withPosition = plan.withToken ? Object.assign({}, options, { withCommitPosition: true }) : options;
-      const outcome = await runOnce(connection, this.keys, work, plan.statements, { isolation: plan.isolation, deferrable: plan.deferrable }, withPosition).catch((err: unknown) => {
+      const outcome = await runOnce(connection, this.keys, work, plan.statements, { isolation: plan.isolation, deferrable: plan.deferrable }, options, plan.withToken).catch((err: unknown) => {
         if (outcomeUnknown(err)) unknownOutcome = true;
         throw err;
       });
@@ -155,7 +154,7 @@ function batchBody(): Body<Written<StatementResult[]>> {
       const results: StatementResult[] = [];
       for (const statement of plan.statements) {
         at = results.length;
-        results.push(await connection.execute(statement.sql, statement.params, options));
+        results.push(await connection.execute(statement, options));
       }
       committing = true;
       const wantsToken = plan.withToken && plan.route.intent === "write";

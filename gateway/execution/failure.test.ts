@@ -3,7 +3,23 @@ import { ERROR_CODES, type ErrorCode } from "../../schemas/errors.js";
 import { DATA_API_EXCEPTIONS } from "../../schemas/data-api.js";
 import { toDataApiError } from "../data-api/errors.js";
 import { GatewayError, type GatewayErrorExtras } from "../errors.js";
-import { type Applied, type FailureContext, keyedFailure, meaningOf, outcomeOf, type Retry, retryOf, unitFailure, type Unit } from "./failure.js";
+import { isIdempotencyUnavailable } from "../failure-meaning.js";
+import {
+  type Applied,
+  type FailureContext,
+  isDatabaseRefusal,
+  isReadOnlyRefusal,
+  keyedFailure,
+  meaningOf,
+  outcomeOf,
+  outcomeUnknown,
+  type Retry,
+  retryOf,
+  sessionLost,
+  unitFailure,
+  type Unit,
+  waitedOutForSession,
+} from "./failure.js";
 
 const error = (code: ErrorCode, extras: GatewayErrorExtras = {}) => new GatewayError(code, "boom", extras);
 const refusal = () => error("DATABASE_ERROR", { refusedAsReadOnly: true, refusedAsWrite: true });
@@ -136,5 +152,27 @@ describe("what a failure inside a unit's own body means", () => {
     expect((keyedFailure(error("PRIMARY_UNAVAILABLE", { attempts: 3 }), true) as GatewayError).attempts).toBe(3);
     expect((keyedFailure(error("IDEMPOTENCY_KEY_REUSED"), true) as GatewayError).code).toBe("IDEMPOTENCY_KEY_REUSED");
     expect((keyedFailure(error("PRIMARY_UNAVAILABLE"), false) as GatewayError).code).toBe("PRIMARY_UNAVAILABLE");
+  });
+});
+
+describe("the questions the layers below execution ask of a failure (failure-meaning.ts)", () => {
+  const codes = Object.keys(ERROR_CODES) as ErrorCode[];
+  const answering = (question: (err: unknown) => boolean) => codes.filter((code) => question(error(code)));
+
+  it("answers each from the code's meaning, and no for anything but a GatewayError", () => {
+    expect(answering(isDatabaseRefusal)).toEqual(["DATABASE_ERROR"]);
+    expect(answering(outcomeUnknown)).toEqual(["OUTCOME_UNKNOWN"]);
+    expect(answering(isIdempotencyUnavailable)).toEqual(["IDEMPOTENCY_UNAVAILABLE"]);
+    expect(answering(waitedOutForSession)).toEqual(["POOL_TIMEOUT"]);
+    expect(answering(sessionLost).sort()).toEqual(["CONNECTION_LOST", "OUTCOME_UNKNOWN"]);
+    for (const question of [isDatabaseRefusal, outcomeUnknown, isIdempotencyUnavailable, waitedOutForSession, sessionLost, isReadOnlyRefusal]) {
+      expect(question(new Error("DATABASE_ERROR")), question.name).toBe(false);
+    }
+  });
+
+  it("takes a write refused as read-only for a read-only refusal only when the database refused it", () => {
+    expect(isReadOnlyRefusal(refusal())).toBe(true);
+    expect(isReadOnlyRefusal(error("DATABASE_ERROR"))).toBe(false);
+    expect(isReadOnlyRefusal(error("OUTCOME_UNKNOWN", { refusedAsReadOnly: true }))).toBe(false);
   });
 });

@@ -1,88 +1,30 @@
 /**
- * What a failure means, decided once. Every registry code has a meaning of its own (was anything
- * applied, does the gateway run the work again and how soon, what kind of failure it is); an attempt
- * adds its context (where the work was sent, what it was, how far it got) and gets an Outcome: the
- * error the caller is answered with (its registry code), whether anything was applied (no / maybe /
- * yes), retry now / back off / never, and whether it is a sign of failover. Retry, the attempt,
- * interactive transactions and both surfaces read the answer here; nowhere else compares error codes.
- * A table test holds it (failure.test.ts).
+ * What a failure means, decided once. Every registry code has a meaning of its own, with no context
+ * (failure-meaning.ts, beside the error class: engines and the idempotency record, below execution,
+ * read it too); an attempt adds its context (where the work was sent, what it was, how far it got)
+ * and gets an Outcome here: the error the caller is answered with (its registry code), whether
+ * anything was applied (no / maybe / yes), retry now / back off / never, and whether it is a sign of
+ * failover. Retry, the attempt, interactive transactions and both surfaces read the answer here;
+ * nowhere else compares error codes. A table test holds it (failure.test.ts).
  */
 import type { ErrorCode } from "../../schemas/errors.js";
 import type { Intent } from "../../schemas/query.js";
 import { GatewayError } from "../errors.js";
+import { isReadOnlyRefusal, type Meaning, meaningOf, type Retry } from "../failure-meaning.js";
 
-/** Whether the failed work changed the database: certainly not, perhaps, or it did (and only its answer failed). */
-export type Applied = "no" | "maybe" | "yes";
-/** What the gateway's own retry does: run the work again at once, after a backoff (a conflict), or not at all. */
-export type Retry = "now" | "back off" | "never";
-/**
- * What kind of failure a code is: the caller's request, refused access, the database's refusal of the
- * statement, its timeout, a conflict, a session lost, no session or instance to be had, the state of an interactive
- * transaction, or a bug.
- */
-export type FailureKind = "request" | "access" | "database" | "timeout" | "conflict" | "lost" | "unavailable" | "transaction" | "bug";
-
-/** A code's meaning with no context: as it reaches retry, a surface or the log. */
-export interface Meaning {
-  readonly code: ErrorCode;
-  readonly kind: FailureKind;
-  readonly applied: Applied;
-  readonly retry: Retry;
-}
-
-const never = (kind: FailureKind, applied: Applied = "no") => ({ kind, applied, retry: "never" }) as const;
-
-/** Every registry code's meaning (a Record over ErrorCode: a new code does not compile until it has one). */
-const MEANINGS: Record<ErrorCode, Omit<Meaning, "code">> = {
-  INVALID_REQUEST: never("request"),
-  MALFORMED_JSON: never("request"),
-  UNSUPPORTED_MEDIA_TYPE: never("request"),
-  ROUTE_NOT_FOUND: never("request"),
-  REQUEST_TOO_LARGE: never("request"),
-  HEADERS_TOO_LARGE: never("request"),
-  // The statement ran; only its answer was too large to send.
-  RESULT_TOO_LARGE: never("request", "maybe"),
-  DATABASE_ERROR: never("database"),
-  // The database rolled the unit back: back off, then run it again.
-  SERIALIZATION_FAILURE: { kind: "conflict", applied: "no", retry: "back off" },
-  // Cancelled on the server at its deadline: it had no effect.
-  STATEMENT_TIMEOUT: never("timeout"),
-  OUTCOME_UNKNOWN: never("lost", "maybe"),
-  // Nothing was applied and the cause is gone or elsewhere now.
-  CONNECTION_LOST: { kind: "lost", applied: "no", retry: "now" },
-  PRIMARY_UNAVAILABLE: { kind: "unavailable", applied: "no", retry: "now" },
-  POOL_TIMEOUT: never("unavailable"),
-  DATABASE_UNAVAILABLE: never("unavailable"),
-  DATABASE_RESUMING: never("unavailable"),
-  GATEWAY_DRAINING: never("unavailable"),
-  TOO_MANY_TRANSACTIONS: never("unavailable"),
-  IDEMPOTENCY_UNAVAILABLE: never("unavailable"),
-  AUTHENTICATION_UNAVAILABLE: never("unavailable"),
-  TRANSACTION_NOT_FOUND: never("transaction"),
-  TRANSACTION_EXPIRED: never("transaction"),
-  TRANSACTION_BUSY: never("transaction"),
-  TRANSACTION_ABORTED: never("transaction"),
-  IDEMPOTENCY_KEY_REUSED: never("request"),
-  UNAUTHENTICATED: never("access"),
-  FORBIDDEN: never("access"),
-  THROTTLED: never("access"),
-  INTERNAL_ERROR: never("bug", "maybe"),
-};
-
-/** What any thrown value means with no context: a GatewayError by its code (a final one is never retried), anything else a bug. */
-export function meaningOf(err: unknown): Meaning {
-  if (!(err instanceof GatewayError)) return MEANING_OF_BUG;
-  const meaning = MEANINGS[err.code];
-  return { code: err.code, kind: meaning.kind, applied: meaning.applied, retry: err.final ? "never" : meaning.retry };
-}
-
-const MEANING_OF_BUG: Meaning = Object.freeze({ code: "INTERNAL_ERROR", ...MEANINGS.INTERNAL_ERROR });
-
-/** The registry code's meaning, for a surface that has only the code. */
-export function meaningOfCode(code: ErrorCode): Meaning {
-  return { code, ...MEANINGS[code] };
-}
-
+export {
+  type Applied,
+  type FailureKind,
+  isDatabaseRefusal,
+  isReadOnlyRefusal,
+  type Meaning,
+  meaningOf,
+  meaningOfCode,
+  outcomeUnknown,
+  type Retry,
+  sessionLost,
+  waitedOutForSession,
+} from "../failure-meaning.js";
 /**
  * How retry reads a failure: its code's advice, except that a keyed write's unknown outcome is run
  * again at once (the idempotency record decides: the key is found committed, or claimed and run once).
@@ -91,21 +33,6 @@ export function retryOf(err: unknown, keyed: boolean): Retry {
   const meaning = meaningOf(err);
   if (keyed && meaning.kind === "lost" && meaning.applied === "maybe" && !(err as GatewayError).final) return "now";
   return meaning.retry;
-}
-
-/** The session the work ran on is gone: lost after the work was sent (outcome unknown) or before anything was committed. */
-export function sessionLost(err: unknown): boolean {
-  return meaningOf(err).kind === "lost";
-}
-
-/** The instance refused a write because it is read-only (a demoted primary, a replica): nothing was applied. */
-export function isReadOnlyRefusal(err: unknown): boolean {
-  return err instanceof GatewayError && err.refusedAsReadOnly && meaningOf(err).kind === "database";
-}
-
-/** A statement the database refused (syntax, constraint, a failed transaction): the instance answered. */
-export function isDatabaseRefusal(err: unknown): boolean {
-  return meaningOf(err).kind === "database";
 }
 
 /** The unit of work an attempt ran, which decides what a lost session or a conflict in it means. */
@@ -290,15 +217,4 @@ export function keyedFailure(err: unknown, earlierUnknown: boolean): unknown {
     cause: err,
     attempts: err.attempts,
   });
-}
-
-/** An unknown outcome: the work may have been applied (a keyed write's attempt remembers it). */
-export function outcomeUnknown(err: unknown): boolean {
-  const meaning = meaningOf(err);
-  return meaning.kind === "lost" && meaning.applied === "maybe";
-}
-
-/** No pooled session became free before the wait's deadline. */
-export function waitedOutForSession(err: unknown): boolean {
-  return err instanceof GatewayError && err.code === "POOL_TIMEOUT";
 }

@@ -30,7 +30,7 @@ describe("the planner and idempotency keys", () => {
     const plan = planners.postgres.plan(statement("insert into t values (1)"), NATIVE_SURFACE, UNRESTRICTED);
     expect(plan.keyed).toMatchObject({ key: "k-1", principal: "" });
     expect(plan.keyed?.fingerprint).toMatch(/^[0-9a-f]{64}$/);
-    expect(plan.options.gatewayTransaction).toBe(true);
+    expect(plan.statements[0]?.mode.text).toBe("in gateway transaction");
     expect(plan.intent).toBe("write");
     expect(plan.retry.unknownOutcomeRetried).toBe(true);
     const batch = planners.mysql.plan({ statements: [{ sql: "insert into t values (1)" }], scope: "batch", idempotency: key }, NATIVE_SURFACE, UNRESTRICTED);

@@ -36,8 +36,8 @@ describe.each(READERS)("planning transaction control on %s", (_engine, reader, u
 
   it("sends unreadable text to the database from Data API transactions and batches, as exactly one statement", () => {
     for (const scope of ["transaction", "batch"] as const) {
-      expect(plan(unreadable, scope, DATA_API).options.singleStatement, scope).toBe(true);
+      expect(plan(unreadable, scope, DATA_API).statements[0]?.mode.text, scope).toBe("one statement");
     }
-    expect(plan("select 1", "transaction", DATA_API).options.singleStatement).not.toBe(true);
+    expect(plan("select 1", "transaction", DATA_API).statements[0]?.mode.text).toBe("in gateway transaction");
   });
 });

@@ -1,6 +1,7 @@
 /**
  * Every per-request decision, made once and in one place: what runs (the statements, and what the
- * engine's SQL reader says of each), how (the engine's execute options), where (intent, freshness and
+ * engine's SQL reader says of each), how (each statement's mode, handed to the engine with it, and the
+ * limits and timeout), where (intent, freshness and
  * the deadline the router works to), how often (the retry policy) and what comes back (a consistency
  * token or not). Both surfaces hand the pipeline a plain WorkRequest with their SurfacePolicy and get
  * a Plan back; refusals (read-only principals, transaction control where the gateway owns the
@@ -9,6 +10,7 @@
 import type { BatchRequest, Intent, Param } from "../../schemas/query.js";
 import type { GatewayConfig } from "../config/schema.js";
 import type { ExecuteOptions } from "../engines/engine.js";
+import { AS_WRITTEN, type EngineStatement, statementMode, type TextMode } from "../engines/engine-statement.js";
 import type { SqlReader, StatementAnalysis } from "../engines/sql-analysis.js";
 import { GatewayError } from "../errors.js";
 import type { Clock } from "../clock.js";
@@ -89,15 +91,14 @@ export interface SurfacePolicy {
 
 export const NATIVE_SURFACE: SurfacePolicy = Object.freeze({});
 
-export interface PlannedStatement {
-  sql: string;
-  params: readonly Param[];
-  analysis: StatementAnalysis;
-}
+/** A statement as planned: the engine's own statement type (its text, parameters, analysis and mode), handed to it as it is. */
+export type PlannedStatement = EngineStatement;
 
 export interface Plan {
   readonly scope: WorkRequest["scope"];
+  /** The statements, each in the plan's one mode (how the engine sends it: gateway transaction, read-only principal, values). */
   readonly statements: readonly PlannedStatement[];
+  /** The statements' limits and timeout. */
   readonly options: ExecuteOptions;
   /** read or write: where it may run, and what the metrics label it with. */
   readonly intent: Intent;
@@ -128,6 +129,9 @@ export interface Plan {
   readonly timing: WorkTiming | undefined;
 }
 
+/** A statement while it is planned: its mode is set once the plan knows it. */
+type Planning = { -readonly [K in keyof EngineStatement]: EngineStatement[K] };
+
 const SCOPE_NAMES = { batch: "a batch", transaction: "an interactive transaction (use its commit and rollback endpoints)" } as const;
 
 export class Planner {
@@ -141,26 +145,22 @@ export class Planner {
   ) {}
 
   plan(request: WorkRequest, surface: SurfacePolicy, runAs: RunAs): Plan {
-    const statements = request.statements.map((statement) => {
+    const statements = request.statements.map((statement): Planning => {
       const params = statement.params ?? [];
       checkParamCount(this.config, params.length);
-      return { sql: statement.sql, params, analysis: this.reader.analyse(statement.sql) };
+      return { sql: statement.sql, params, analysis: this.reader.analyse(statement.sql), mode: AS_WRITTEN };
     });
     const transactionEnds = surface.transactionEnds ?? "refuse";
     if (request.scope !== "statement") this.refuseTransactionControl(statements, request.scope, transactionEnds);
     if (runAs.readOnly) this.refuseForReadOnly(statements);
     let options = executeOptions(this.config, request, runAs);
     if (surface.maxResultBytes !== undefined) options = Object.assign({}, options, { maxResultBytes: Math.min(options.maxResultBytes, surface.maxResultBytes) });
-    // In a transaction the gateway began, a hidden COMMIT must not end it (see ExecuteOptions.gatewayTransaction).
-    if (request.scope !== "statement") options = Object.assign({}, options, { gatewayTransaction: true });
-    // Text the reader cannot read that reaches a gateway transaction goes as exactly one statement, so
-    // the server refuses what could hide a second one (a COMMIT) instead of running it.
-    if (request.scope !== "statement" && statements.some(({ analysis }) => !analysis.understood)) options = Object.assign({}, options, { singleStatement: true });
     const [first] = statements as [PlannedStatement];
     const intent: Intent =
       request.scope === "statement" ? (request.intent ?? first.analysis.intent) : request.readOnly === true || runAs.readOnly ? "read" : "write";
     const keyed = this.keyed(request, statements, runAs);
-    if (keyed !== undefined) options = Object.assign({}, options, { gatewayTransaction: true });
+    const mode = statementMode(this.textMode(request.scope, statements, runAs, keyed !== undefined), runAs.readOnly, false, request.textValues === true);
+    if (mode !== AS_WRITTEN) for (const statement of statements) statement.mode = mode;
     const commitsInParts = request.scope === "statement" && !runAs.readOnly && first.analysis.commitsInParts;
     let retry: RetrySettings = commitsInParts ? Object.assign({}, this.config.retry, { maxAttempts: 1 }) : this.config.retry;
     if (keyed !== undefined) retry = Object.assign({}, retry, { unknownOutcomeRetried: true });
@@ -183,6 +183,19 @@ export class Planner {
       keyed,
       timing: this.config.insights.enabled ? { startedAt: this.clock.now(), databaseMs: 0 } : undefined,
     };
+  }
+
+  /**
+   * How the statements' text reaches the server (StatementMode.text). A read-only principal's string
+   * cannot smuggle a second statement past its checks, and text the reader cannot read that reaches a
+   * gateway transaction goes as exactly one statement, so the server refuses what could hide a second
+   * one (a COMMIT) instead of running it. In a transaction the gateway began (a batch, an interactive
+   * transaction, a keyed write), a hidden COMMIT must not end it.
+   */
+  private textMode(scope: WorkRequest["scope"], statements: readonly PlannedStatement[], runAs: RunAs, keyed: boolean): TextMode {
+    if (runAs.readOnly) return "one statement";
+    if (scope === "statement") return keyed ? "in gateway transaction" : "as written";
+    return statements.some(({ analysis }) => !analysis.understood) ? "one statement" : "in gateway transaction";
   }
 
   /**

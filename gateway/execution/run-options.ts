@@ -7,7 +7,7 @@ import { type RunAs, UNRESTRICTED } from "./run-as.js";
 export interface RequestRunOptions {
   timeoutMs?: number | undefined;
   bigNumbers?: "string" | "number" | undefined;
-  /** Values as the database printed them (ExecuteOptions.textValues). */
+  /** Values as the database printed them (StatementMode.textValues). */
   textValues?: boolean | undefined;
 }
 
@@ -33,11 +33,7 @@ export function executeOptions(config: GatewayConfig, request: RequestRunOptions
   return {
     timeoutMs,
     bigNumbers: request.bigNumbers ?? "string",
-    textValues: request.textValues === true,
     maxResultBytes: config.limits.maxResultBytes,
     maxResultRows: config.limits.maxResultRows,
-    // A read-only principal's string cannot smuggle a second statement past its checks.
-    singleStatement: runAs.readOnly,
-    readOnlyPrincipal: runAs.readOnly,
   };
 }

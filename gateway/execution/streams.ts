@@ -5,9 +5,8 @@
  * been handed on, never. A read-only principal's stream runs in a READ ONLY transaction that ends in
  * ROLLBACK when the stream ends, fails or is closed.
  */
-import type { Param } from "../../schemas/query.js";
 import type { GatewayConfig } from "../config/schema.js";
-import type { EngineConnection, RowCursor, StreamOptions, TransactionOptions } from "../engines/engine.js";
+import type { EngineConnection, EngineStatement, RowCursor, StreamOptions, TransactionOptions } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
 import { endingCursor } from "./ending-cursor.js";
 import { readOnlyFailure } from "./failure.js";
@@ -37,14 +36,13 @@ export function streamOptions(plan: Plan, config: GatewayConfig): StreamOptions 
     bigNumbers: plan.options.bigNumbers,
     fetchRows: config.streams.fetchRows,
     maxRowBytes: config.limits.maxResultBytes,
-    ...(plan.options.readOnlyPrincipal ? { readOnlyPrincipal: true } : {}),
   };
 }
 
 /** A read-only principal's stream inside BEGIN READ ONLY … ROLLBACK, with refusals read as permission errors. */
 async function readOnlyStream(
   connection: EngineConnection,
-  statement: { sql: string; params: readonly Param[] },
+  statement: EngineStatement,
   options: StreamOptions,
   isolation: TransactionOptions["isolation"],
 ): Promise<RowCursor> {
@@ -54,7 +52,7 @@ async function readOnlyStream(
   let cursor: RowCursor;
   try {
     await connection.begin({ isolation, readOnly: true, lockReadOnly: true }, options.timeoutMs);
-    cursor = await connection.stream(statement.sql, statement.params, options);
+    cursor = await connection.stream(statement, options);
   } catch (err) {
     await rollback();
     throw readOnlyFailure(err);
@@ -78,7 +76,7 @@ export class StreamRunner {
     const statement = plan.statements[0] as Plan["statements"][number];
     const options = streamOptions(plan, this.config);
     const { value, attempts } = await this.attempts.stream(plan, (connection) =>
-      plan.runAs.readOnly ? readOnlyStream(connection, statement, options, plan.isolation) : connection.stream(statement.sql, statement.params, options),
+      plan.runAs.readOnly ? readOnlyStream(connection, statement, options, plan.isolation) : connection.stream(statement, options),
     );
     return { cursor: value, attempts };
   }

@@ -162,21 +162,21 @@ export class TransactionRegistry {
    */
   async run(id: string, plan: Plan, turn: TurnOptions = {}): Promise<StatementResult[]> {
     const runAs = plan.runAs;
-    const single = plan.options;
+    const options = plan.options;
     const tx = await this.claim(id, turn, runAs);
     // Query insights: the wait for the transaction's turn is not the database's time.
     const claimedAt = plan.timing === undefined ? 0 : this.clock.now();
     try {
       const result: StatementResult[] = [];
       for (const statement of plan.statements) {
-        const answer = await tx.entry.connection.execute(statement.sql, statement.params, single).catch(async (err: unknown) => {
+        const answer = await tx.entry.connection.execute(statement, options).catch(async (err: unknown) => {
           if (!tx.readOnlyPrincipal) throw err;
           const refusal = readOnlyFailure(err);
           if (meaningOf(refusal).kind === "access") {
             // A refused write may have taken its table's lock before the refusal (PostgreSQL locks
             // while planning, then checks the grants): the transaction ends now, not when the
             // caller gets round to it.
-            await tx.entry.connection.rollback(single.timeoutMs).catch(() => undefined);
+            await tx.entry.connection.rollback(options.timeoutMs).catch(() => undefined);
             this.end(tx, "TRANSACTION_ABORTED", `transaction ${id} was rolled back by the gateway: the database refused a write of this read-only principal`);
             const { message, database } = refusal as GatewayError;
             throw new GatewayError("FORBIDDEN", `${message}; transaction ${id} was rolled back and closed`, { cause: err, database });
@@ -185,7 +185,7 @@ export class TransactionRegistry {
         });
         result.push(answer);
         if (plan.transactionEnds === "continue" && !tx.readOnlyPrincipal && !tx.entry.connection.inTransaction) {
-          await tx.entry.connection.begin({}, single.timeoutMs);
+          await tx.entry.connection.begin({}, options.timeoutMs);
         }
         if (statement.analysis.explicitCommit === true && answer.command === "ROLLBACK") {
           // PostgreSQL turns COMMIT in a transaction an earlier statement failed in into a rollback,

@@ -6,7 +6,7 @@
  */
 import type { Clock } from "../clock.js";
 import type { EngineConnection } from "../engines/engine.js";
-import { GatewayError } from "../errors.js";
+import { isIdempotencyUnavailable } from "../failure-meaning.js";
 import type { Logger } from "../logger.js";
 import type { AdminSession, IdempotencyStore } from "./store.js";
 
@@ -52,7 +52,7 @@ export async function checkTableAtStart(store: IdempotencyStore, timeoutMs: numb
   try {
     await store.check(timeoutMs);
   } catch (err) {
-    if (err instanceof GatewayError && err.code === "IDEMPOTENCY_UNAVAILABLE") throw err;
+    if (isIdempotencyUnavailable(err)) throw err;
     logger.warn({ err: String(err) }, "idempotency table not checked at start; the first keyed write checks it");
   }
 }

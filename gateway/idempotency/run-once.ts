@@ -5,9 +5,9 @@
  * the key and answers the recorded answer) or rolls back (then claims it and runs). A key found with
  * another request's fingerprint is refused; an expired one is deleted and claimed again.
  */
-import type { Param } from "../../schemas/query.js";
-import type { EngineConnection, ExecuteOptions, StatementResult, TransactionOptions } from "../engines/engine.js";
+import type { EngineConnection, EngineStatement, ExecuteOptions, StatementResult, TransactionOptions } from "../engines/engine.js";
 import { GatewayError } from "../errors.js";
+import { outcomeUnknown } from "../failure-meaning.js";
 import type { KeyedWork, RecordedAnswer } from "./keyed-work.js";
 import { type IdempotencyStore, keyReused } from "./store.js";
 
@@ -16,7 +16,7 @@ export interface RunOnceOutcome {
   results: StatementResult[];
   recorded: RecordedAnswer;
   /**
-   * When it ran now and `options.withCommitPosition` asked for it: the position after its COMMIT, read in
+   * When it ran now and `withPosition` asked for it: the position after its COMMIT, read in
    * the COMMIT's round trip where the engine can (null when it could not be read). Undefined for a replay.
    */
   position?: string | null;
@@ -29,12 +29,14 @@ export async function runOnce(
   connection: EngineConnection,
   store: IdempotencyStore,
   work: KeyedWork,
-  statements: readonly { sql: string; params: readonly Param[] }[],
+  statements: readonly EngineStatement[],
   begin: TransactionOptions,
   options: ExecuteOptions,
+  /** Read the position after COMMIT in its round trip where the engine can (a write whose caller wants its token). */
+  withPosition = false,
 ): Promise<RunOnceOutcome> {
   for (let round = 1; ; round++) {
-    if (await claimKey(connection, store, work, begin, options)) return runClaimed(connection, store, work, statements, options);
+    if (await claimKey(connection, store, work, begin, options)) return runClaimed(connection, store, work, statements, options, withPosition);
     const found = await store.find(connection, work, options.timeoutMs);
     if (found !== undefined) {
       if (found.fingerprint !== work.fingerprint) throw keyReused();
@@ -66,20 +68,21 @@ async function runClaimed(
   connection: EngineConnection,
   store: IdempotencyStore,
   work: KeyedWork,
-  statements: readonly { sql: string; params: readonly Param[] }[],
+  statements: readonly EngineStatement[],
   options: ExecuteOptions,
+  withPosition: boolean,
 ): Promise<RunOnceOutcome> {
   let answer: string;
   const results: StatementResult[] = [];
   try {
-    for (const statement of statements) results.push(await connection.execute(statement.sql, statement.params, options));
+    for (const statement of statements) results.push(await connection.execute(statement, options));
     answer = work.answer(results);
     await store.record(connection, work, answer, options.timeoutMs);
   } catch (err) {
     // The pool rolls back what is left open; nothing of it, the claim included, was committed.
     throw beforeCommit(err);
   }
-  const { ended, position } = options.withCommitPosition
+  const { ended, position } = withPosition
     ? await connection.commitWithPosition(options.timeoutMs)
     : { ended: await connection.commit(options.timeoutMs), position: undefined };
   if (ended === "rolled back") {
@@ -90,6 +93,6 @@ async function runClaimed(
 
 /** Before COMMIT was sent, a lost session means the transaction rolled back: nothing was applied, safe to run again. */
 function beforeCommit(err: unknown): unknown {
-  if (!(err instanceof GatewayError) || err.code !== "OUTCOME_UNKNOWN") return err;
-  return new GatewayError("CONNECTION_LOST", `the connection was lost before COMMIT; nothing was applied (${err.message})`, { cause: err });
+  if (!outcomeUnknown(err)) return err;
+  return new GatewayError("CONNECTION_LOST", `the connection was lost before COMMIT; nothing was applied (${(err as Error).message})`, { cause: err });
 }

@@ -8,9 +8,12 @@
  * it is handed; and deletes expired keys in bounded steps while this task uses the record.
  */
 import type { GatewayConfig } from "../config/schema.js";
-import type { EngineConnection, ExecuteOptions } from "../engines/engine.js";
+import type { Param } from "../../schemas/query.js";
+import type { Engine, EngineConnection, EngineStatement, ExecuteOptions } from "../engines/engine.js";
+import { statementMode } from "../engines/engine-statement.js";
 import type { IdempotencySql } from "../engines/idempotency-sql.js";
 import { GatewayError } from "../errors.js";
+import { isDatabaseRefusal, isIdempotencyUnavailable } from "../failure-meaning.js";
 import type { Logger } from "../logger.js";
 import type { Clock, Timer } from "../clock.js";
 import type { IdempotencyKey } from "./keyed-work.js";
@@ -23,6 +26,9 @@ export interface FoundKey {
   /** Null while the claiming transaction has not recorded its answer (only that transaction sees it so). */
   readonly answer: string | null;
 }
+
+/** The record's statements go as exactly one statement each. */
+const ONE_STATEMENT = statementMode("one statement");
 
 /** Answers are whole responses: far above any one result's own cap. */
 const ANSWER_BYTES = 2 ** 30;
@@ -41,14 +47,23 @@ export class IdempotencyStore {
   private used = false;
   private sweepTimer: Timer | undefined;
 
+  private readonly sql: IdempotencySql;
+
   constructor(
-    private readonly sql: IdempotencySql,
+    /** The cluster's engine: the record's SQL in its dialect, and its statements read by its reader. */
+    private readonly engine: Pick<Engine, "idempotency" | "statement">,
     private readonly settings: IdempotencySettings,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly adminSession: AdminSession,
   ) {
-    this.table = settings.table ?? sql.defaultTable;
+    this.sql = engine.idempotency;
+    this.table = settings.table ?? this.sql.defaultTable;
+  }
+
+  /** One of the record's statements, sent as exactly one statement (the server refuses a second). */
+  private statement(sql: string, params: readonly Param[] = []): EngineStatement {
+    return this.engine.statement(sql, params, ONE_STATEMENT);
   }
 
   /**
@@ -85,7 +100,7 @@ export class IdempotencyStore {
       });
       this.logger.debug({ table: this.table }, "idempotency table ready");
     } catch (err) {
-      if (err instanceof GatewayError && err.code === "IDEMPOTENCY_UNAVAILABLE") throw err;
+      if (isIdempotencyUnavailable(err)) throw err;
       throw new GatewayError("DATABASE_UNAVAILABLE", `the idempotency table ${this.table} could not be checked: ${describe(err)}`, { cause: err, final: true });
     }
   }
@@ -93,14 +108,14 @@ export class IdempotencyStore {
   /** Whether the table is there and usable by this session's login. */
   private async probe(connection: EngineConnection, timeoutMs: number): Promise<"usable" | "lacks-rights" | "missing" | "unknown"> {
     try {
-      const { rows } = await connection.execute(this.sql.usable(this.table), [], options(timeoutMs));
+      const { rows } = await connection.execute(this.statement(this.sql.usable(this.table)), options(timeoutMs));
       const [row] = rows as [unknown[]] | [];
       if (row === undefined || row[0] === null) return "missing";
       return row[0] === true || Number(row[0]) === 1 ? "usable" : "lacks-rights";
     } catch (err) {
       if (this.sql.isMissing(err)) return "missing";
       if (this.sql.isDenied(err)) return "lacks-rights";
-      if (err instanceof GatewayError && err.code === "DATABASE_ERROR") return "unknown";
+      if (isDatabaseRefusal(err)) return "unknown";
       throw err;
     }
   }
@@ -108,7 +123,7 @@ export class IdempotencyStore {
   private async createTable(connection: EngineConnection, timeoutMs: number): Promise<void> {
     for (const statement of this.sql.create(this.table)) {
       try {
-        await connection.execute(statement, [], options(timeoutMs));
+        await connection.execute(this.statement(statement), options(timeoutMs));
       } catch (err) {
         // Two tasks creating it at once: PostgreSQL's catalog says so with a unique violation.
         if (this.sql.isKeyTaken(err)) continue;
@@ -120,7 +135,7 @@ export class IdempotencyStore {
 
   /** The refusal that names what the operator must run. */
   private async unusable(connection: EngineConnection, why: string, timeoutMs: number): Promise<GatewayError> {
-    const login = await connection.execute("SELECT current_user", [], options(timeoutMs)).then(
+    const login = await connection.execute(this.statement("SELECT current_user"), options(timeoutMs)).then(
       ({ rows }) => {
         const [row] = rows as [unknown[]] | [];
         return typeof row?.[0] === "string" ? row[0] : "<read-write login>";
@@ -137,12 +152,12 @@ export class IdempotencyStore {
   /** Claims the key in the session's open transaction; throws the database's refusal when it exists (isKeyTaken). */
   async claim(connection: EngineConnection, key: IdempotencyKey, answer: string | null, timeoutMs: number): Promise<void> {
     const now = this.clock.wallNow();
-    await connection.execute(this.sql.claim(this.table), [key.principal, key.key, key.fingerprint, now, now + this.settings.ttlMs, answer], options(timeoutMs));
+    await connection.execute(this.statement(this.sql.claim(this.table), [key.principal, key.key, key.fingerprint, now, now + this.settings.ttlMs, answer]), options(timeoutMs));
   }
 
   /** Records the answer of the claimed key, in the claiming transaction. */
   async record(connection: EngineConnection, key: IdempotencyKey, answer: string, timeoutMs: number): Promise<void> {
-    await connection.execute(this.sql.record(this.table), [answer, key.principal, key.key], options(timeoutMs));
+    await connection.execute(this.statement(this.sql.record(this.table), [answer, key.principal, key.key]), options(timeoutMs));
   }
 
   /** Whether the failure is the claim of a key that is already recorded. */
@@ -152,13 +167,13 @@ export class IdempotencyStore {
 
   /** The key as recorded, or undefined when absent; an expired key is deleted and counts as absent. */
   async find(connection: EngineConnection, key: Omit<IdempotencyKey, "fingerprint">, timeoutMs: number): Promise<FoundKey | undefined> {
-    const { rows } = await connection.execute(this.sql.find(this.table), [key.principal, key.key], options(timeoutMs));
+    const { rows } = await connection.execute(this.statement(this.sql.find(this.table), [key.principal, key.key]), options(timeoutMs));
     const [row] = rows as [unknown[]] | [];
     if (row === undefined) return undefined;
     const [fingerprint, answer, expiresAtMs] = row as [string, string | null, string | number];
     const now = this.clock.wallNow();
     if (Number(expiresAtMs) > now) return { fingerprint, answer };
-    await connection.execute(this.sql.forget(this.table), [key.principal, key.key, now], options(timeoutMs));
+    await connection.execute(this.statement(this.sql.forget(this.table), [key.principal, key.key, now]), options(timeoutMs));
     return undefined;
   }
 
@@ -178,14 +193,14 @@ export class IdempotencyStore {
   /** Deletes at most cleanupBatchSize expired keys; resolves how many went. Tests call it directly. */
   async sweep(timeoutMs: number): Promise<number> {
     return this.adminSession(timeoutMs, async (connection) => {
-      const { rowCount } = await connection.execute(this.sql.sweep(this.table, this.settings.cleanupBatchSize), [this.clock.wallNow()], options(timeoutMs));
+      const { rowCount } = await connection.execute(this.statement(this.sql.sweep(this.table, this.settings.cleanupBatchSize), [this.clock.wallNow()]), options(timeoutMs));
       return rowCount ?? 0;
     });
   }
 }
 
 function options(timeoutMs: number): ExecuteOptions {
-  return { timeoutMs, bigNumbers: "string", maxResultBytes: ANSWER_BYTES, maxResultRows: 1, singleStatement: true };
+  return { timeoutMs, bigNumbers: "string", maxResultBytes: ANSWER_BYTES, maxResultRows: 1 };
 }
 
 function describe(err: unknown): string {

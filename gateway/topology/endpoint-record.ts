@@ -1,7 +1,7 @@
 /**
  * The topology's writable record of one endpoint: what the monitor last saw of it. Only topology/
- * writes it (the lint holds every other folder to the read-only Endpoint of endpoint.ts); the one
- * field written elsewhere is `outstanding`, the attempts' count of requests in flight.
+ * writes it (the lint holds every other folder to the read-only Endpoint of endpoint.ts). The
+ * attempts' count of requests in flight, `outstanding`, changes only through `beginWork` / `endWork`.
  */
 /** What the last check found the endpoint to reach. */
 export type EndpointRole = "primary" | "replica" | "unknown";
@@ -44,7 +44,7 @@ export class EndpointRecord {
   /** Why the endpoint gets no reads (lag), or null. */
   banReason: string | null = null;
   lastError: string | undefined;
-  /** Requests currently routed here, for least-outstanding balancing. */
+  /** Requests currently routed here, for least-outstanding balancing (beginWork / endWork). */
   outstanding = 0;
 
   constructor(
@@ -61,6 +61,16 @@ export class EndpointRecord {
 
   get servesReads(): boolean {
     return this.healthy && this.role === "replica" && this.banReason === null;
+  }
+
+  /** Work was routed here (an attempt counts it before it waits for a session): one more outstanding request. */
+  beginWork(): void {
+    this.outstanding++;
+  }
+
+  /** Work routed here ended (its session went back, or none could be had): one outstanding request fewer. */
+  endWork(): void {
+    this.outstanding--;
   }
 }
 

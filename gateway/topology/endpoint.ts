@@ -8,10 +8,9 @@ import type { EndpointRecord } from "./endpoint-record.js";
 export type { EndpointRole } from "./endpoint-record.js";
 
 /**
- * Read-only but for `outstanding`: the count of requests routed here, kept by the attempts
- * (execution/attempt.ts) for least-outstanding balancing.
+ * Read-only: the attempts (execution/attempt.ts) count the requests routed here for least-outstanding
+ * balancing through `beginWork` / `endWork`, and read the count as `outstanding`.
  */
-export type Endpoint = Readonly<Omit<EndpointRecord, "outstanding" | "readerInstancesSeen">> & {
-  outstanding: number;
+export type Endpoint = Readonly<Omit<EndpointRecord, "readerInstancesSeen">> & {
   readonly readerInstancesSeen: ReadonlySet<string>;
 };

@@ -4,7 +4,8 @@
  * and closed (the database dropped) after them. Call it inside the describe block.
  */
 import { afterAll, beforeAll } from "vitest";
-import type { EngineConnection, ExecuteOptions } from "../../gateway/engines/engine.js";
+import type { Engine, EngineConnection, EngineStatement, ExecuteOptions } from "../../gateway/engines/engine.js";
+import type { Param } from "../../schemas/query.js";
 import { engineForUrl } from "../../gateway/engines/engine-for-url.js";
 import { createTestMysqlDatabase, type TestMysqlDatabase } from "./mysql.js";
 
@@ -13,17 +14,20 @@ export const ENGINE_TEST_OPTIONS: ExecuteOptions = { timeoutMs: 20000, bigNumber
 
 export interface MysqlEngineSession {
   readonly connection: EngineConnection;
+  /** A statement of `sql` as the session's engine makes it (autocommit, as written). */
+  statement(sql: string, params?: readonly Param[]): EngineStatement;
   readonly db: TestMysqlDatabase;
 }
 
 export function useMysqlEngineSession(setup: readonly string[] = []): MysqlEngineSession {
   let db: TestMysqlDatabase | undefined;
   let connection: EngineConnection | undefined;
+  let engine: Engine | undefined;
   beforeAll(async () => {
     db = await createTestMysqlDatabase();
-    const engine = engineForUrl(db.url, { preparedCacheSize: 8, cancelGraceMs: 5000, writingFunctions: [] });
+    engine = engineForUrl(db.url, { preparedCacheSize: 8, cancelGraceMs: 5000, writingFunctions: [] });
     connection = await engine.connect({ url: db.url }, 10000);
-    for (const sql of setup) await connection.execute(sql, [], ENGINE_TEST_OPTIONS);
+    for (const sql of setup) await connection.execute(engine.statement(sql), ENGINE_TEST_OPTIONS);
   });
   afterAll(async () => {
     await connection?.close();
@@ -34,6 +38,7 @@ export function useMysqlEngineSession(setup: readonly string[] = []): MysqlEngin
     return value;
   };
   return {
+    statement: (sql, params) => opened(engine).statement(sql, params),
     get connection() {
       return opened(connection);
     },

@@ -9,11 +9,12 @@
 import type { Connection } from "mysql2";
 import type { Param } from "../../../schemas/query.js";
 import { GatewayError } from "../../errors.js";
+import { isDatabaseRefusal } from "../../failure-meaning.js";
 import { promiseFrom } from "../../promise-from.js";
 import type { EngineConnection, ExecuteOptions, InstanceState, ListedInstance, RowCursor, StatementResult, StreamOptions, TransactionOptions } from "../engine.js";
 import { INTERNAL_RESULT_LIMITS } from "../result-budget.js";
 import { type CancelStrategy, SessionLifecycle, type StatementFailure } from "../session-lifecycle.js";
-import type { SqlReader } from "../sql-analysis.js";
+import type { EngineStatement } from "../engine-statement.js";
 import { ISOLATION_SQL } from "../transaction-sql.js";
 import { INTERRUPTED, isServerError, mapStatementError, type MysqlDriverError } from "./errors.js";
 import { deliverEvents, type Mysql2Command } from "./command-events.js";
@@ -37,8 +38,6 @@ export interface MysqlConnectionSettings {
   killQuery(host: string, port: number, threadId: number, timeoutMs: number): Promise<void>;
   /** Statements that put a fresh (or reset) session into the state the conversions expect. */
   sessionSetup: string;
-  /** The cluster's SQL reader: which statements leave no session state. */
-  reader: SqlReader;
   /** Whether the cluster is Aurora MySQL (time positions, aurora-sql.ts), shared by the cluster's sessions. */
   aurora: AuroraKnowledge;
 }
@@ -166,10 +165,10 @@ export class MysqlConnection implements EngineConnection {
    * Not async: the answer is built in the turn the statement's result arrives (resultOf), with no
    * promise or turn of its own; a failure goes through afterConflict first.
    */
-  execute(sql: string, params: readonly Param[], options: ExecuteOptions): Promise<StatementResult> {
+  execute(statement: EngineStatement, options: ExecuteOptions): Promise<StatementResult> {
     const wasInTransaction = this.transactionOpen;
-    return promiseFrom(() => this.send(sql, params, options)).then(
-      (collected) => this.resultOf(collected, sql, options),
+    return promiseFrom(() => this.send(statement, options)).then(
+      (collected) => this.resultOf(collected, statement),
       (err: unknown) =>
         this.afterConflict(err, wasInTransaction, options.timeoutMs).then(() => {
           throw err;
@@ -178,18 +177,18 @@ export class MysqlConnection implements EngineConnection {
   }
 
   /** Sends a statement of the caller's (prepared where it must be), noting what it may leave in the session. */
-  private send(sql: string, params: readonly Param[], options: ExecuteOptions): Promise<ResultCollector> {
+  private send(statement: EngineStatement, options: ExecuteOptions): Promise<ResultCollector> {
     if (this.rolledBackByServer) {
       // MySQL would run this in autocommit mode, outside the transaction the caller believes is open.
       throw new GatewayError("TRANSACTION_ABORTED", "the database rolled this transaction back after a conflict; roll it back and run it again from the start");
     }
     this.lifecycle.noteSessionLocksPossible();
-    const analysis = this.settings.reader.analyse(sql);
+    const { sql, params, analysis, mode } = statement;
     // In a gateway transaction, text is sent as text only where the server splits it as the reader
     // does: in a session no setting (sql_mode, character set) has changed, and without a statement
     // in the string that could change one for the statements after it.
     const mustPrepare =
-      options.singleStatement === true || (options.gatewayTransaction === true && (this.lifecycle.mayHoldState || (analysis.statementCount > 1 && !analysis.leavesNoState)));
+      mode.text === "one statement" || (mode.text === "in gateway transaction" && (this.lifecycle.mayHoldState || (analysis.statementCount > 1 && !analysis.leavesNoState)));
     if (!analysis.leavesNoState) this.lifecycle.noteStateChange();
     // A read by construction (the reader: reads only, every function known stateless) outside any
     // transaction: a session lost under it applied nothing. A statement the reader knows only reads
@@ -197,11 +196,11 @@ export class MysqlConnection implements EngineConnection {
     const changesNothing = !this.transactionOpen && analysis.intent === "read" && analysis.leavesNoState;
     const prepared = params.length > 0 || (mustPrepare && !analysis.savepointOnly);
     const commented = sqlCommentFor(activeTrace());
-    if (commented === undefined) return this.run(sql, params, options, prepared, changesNothing, analysis.intent !== "read");
+    if (commented === undefined) return this.run(sql, params, options, prepared, changesNothing, analysis.intent !== "read", mode.textValues);
     // A commented statement's text is this request's alone: one that was prepared is closed once it ran
     // (COM_STMT_CLOSE, no answer), so that mysql2's statement cache keeps only callers' texts.
     const text = withSqlComment(sql, commented);
-    const ran = this.run(text, params, options, prepared, changesNothing, analysis.intent !== "read");
+    const ran = this.run(text, params, options, prepared, changesNothing, analysis.intent !== "read", mode.textValues);
     if (!prepared) return ran;
     const close = () => {
       if (this.lifecycle.alive) this.connection.unprepare(text);
@@ -210,9 +209,9 @@ export class MysqlConnection implements EngineConnection {
   }
 
   /** A collected statement as the gateway answers it (a CALL by its last result set; a write by its header). */
-  private resultOf(collected: ResultCollector, sql: string, options: ExecuteOptions): StatementResult {
+  private resultOf(collected: ResultCollector, statement: EngineStatement): StatementResult {
     if (collected.budget.overLimit) throw collected.budget.tooLarge();
-    const command = commandOf(sql);
+    const command = commandOf(statement.sql);
     const resultSet = command === "CALL" ? collected.lastResultSet : undefined;
     if (resultSet) {
       const fields = resultSet.fields;
@@ -225,7 +224,7 @@ export class MysqlConnection implements EngineConnection {
     const header = collected.header;
     const insertId = header && Number(header.insertId) !== 0 ? String(header.insertId) : undefined;
     const result: StatementResult = { command, columns: [], rows: [], rowCount: header?.affectedRows ?? null, ...(insertId ? { lastInsertId: insertId } : {}) };
-    if (options.withCommitPosition === true && !this.transactionOpen) {
+    if (statement.mode.withCommitPosition && !this.transactionOpen) {
       const position = trackedGtid(header);
       if (position !== undefined) result.commitPosition = position;
     }
@@ -237,15 +236,16 @@ export class MysqlConnection implements EngineConnection {
    * read-only principal (one statement, enforced by the server), else sent as text. A CALL may answer
    * several result sets, which a stream cannot carry: it is refused.
    */
-  async stream(sql: string, params: readonly Param[], options: StreamOptions): Promise<RowCursor> {
+  async stream(statement: EngineStatement, options: StreamOptions): Promise<RowCursor> {
+    const { sql, params } = statement;
     if (this.rolledBackByServer) {
       throw new GatewayError("TRANSACTION_ABORTED", "the database rolled this transaction back after a conflict; roll it back and run it again from the start");
     }
     const command = commandOf(sql);
     if (command === "CALL") throw new GatewayError("INVALID_REQUEST", "a CALL may answer several result sets, which a stream cannot carry; use /v1/query");
     this.lifecycle.noteSessionLocksPossible();
-    if (!this.settings.reader.analyse(sql).leavesNoState) this.lifecycle.noteStateChange();
-    const prepared = params.length > 0 || options.readOnlyPrincipal === true;
+    if (!statement.analysis.leavesNoState) this.lifecycle.noteStateChange();
+    const prepared = params.length > 0 || statement.mode.readOnlyPrincipal;
     const cursor = new MysqlRowCursor(this.connection, command, options, this.noteServerStatus);
     this.failInFlight = (cause) => cursor.abort(cause);
     try {
@@ -344,7 +344,7 @@ export class MysqlConnection implements EngineConnection {
       row = await this.firstRow(sql, timeoutMs);
     } catch (err) {
       // A flavour without GTID variables still has a role.
-      if (this.positionsUnsupported || !(err instanceof GatewayError && err.code === "DATABASE_ERROR")) throw err;
+      if (this.positionsUnsupported || !isDatabaseRefusal(err)) throw err;
       this.positionsUnsupported = true;
       return this.inspect(timeoutMs);
     }
@@ -387,7 +387,7 @@ export class MysqlConnection implements EngineConnection {
     known.aurora = await this.firstRow(AURORA_MYSQL_PROBE_SQL, timeoutMs).then(
       () => true,
       (err: unknown) => {
-        if (err instanceof GatewayError && err.code === "DATABASE_ERROR") return false;
+        if (isDatabaseRefusal(err)) return false;
         throw err;
       },
     );
@@ -441,7 +441,7 @@ export class MysqlConnection implements EngineConnection {
     try {
       [role] = await this.firstRow("SELECT CURRENT_ROLE()", timeoutMs);
     } catch (err) {
-      if (err instanceof GatewayError && err.code === "DATABASE_ERROR") return; // a server without roles (MySQL 5.7)
+      if (isDatabaseRefusal(err)) return; // a server without roles (MySQL 5.7)
       throw err;
     }
     if (this.settings.flavour === "mysql") this.restoreRole = "SET ROLE DEFAULT";
@@ -527,9 +527,9 @@ export class MysqlConnection implements EngineConnection {
   }
 
   /** Sends one statement (prepared when it has parameters) under its deadline, and collects its result. */
-  private run(sql: string, params: readonly Param[], options: ExecuteOptions, prepared = params.length > 0, changesNothing = false, mayApply = false): Promise<ResultCollector> {
+  private run(sql: string, params: readonly Param[], options: ExecuteOptions, prepared = params.length > 0, changesNothing = false, mayApply = false, textValues = false): Promise<ResultCollector> {
     const span = startRoundTrip(sql, this.roundTripTarget);
-    const sent = this.lifecycle.run(options.timeoutMs, () => this.collect(sql, params, options, prepared), changesNothing, mayApply);
+    const sent = this.lifecycle.run(options.timeoutMs, () => this.collect(sql, params, options, prepared, textValues), changesNothing, mayApply);
     return span === undefined ? sent : endWith(span, sent, (collected, ended) => ended.setAttribute("db.response.returned_rows", collected.rows.length));
   }
 
@@ -543,10 +543,10 @@ export class MysqlConnection implements EngineConnection {
    * Sends one statement and collects its result while it streams in, converted and size-bounded
    * (result-collector.ts). Not async: the collector settles the promise, and tells `statementSettled`.
    */
-  private collect(sql: string, params: readonly Param[], options: ExecuteOptions, prepared: boolean): Promise<ResultCollector> {
+  private collect(sql: string, params: readonly Param[], options: ExecuteOptions, prepared: boolean, textValues: boolean): Promise<ResultCollector> {
     return new Promise<ResultCollector>((resolve, reject) => {
       this.failInFlight = reject;
-      const collector = new ResultCollector(sql, options, this.shapes, this.noteServerStatus, resolve, reject, this.statementSettled);
+      const collector = new ResultCollector(sql, options, textValues, this.shapes, this.noteServerStatus, resolve, reject, this.statementSettled);
       try {
         // Prepared: one statement only, enforced by the server.
         deliverEvents(prepared ? this.commands.execute(sql, encodeParams(params)) : this.commands.query(sql), collector);

@@ -10,7 +10,9 @@ import { connectAuthenticated } from "../../credentials/authenticated-connect.js
 import type { DatabaseAccess } from "../../credentials/database-access.js";
 import type { DatabaseCredentials, DatabaseLogin, SessionTarget } from "../../credentials/database-credentials.js";
 import type { DatabaseTls } from "../../credentials/tls-options.js";
+import type { Param } from "../../../schemas/query.js";
 import type { Engine, EngineConnection, EngineEndpoint } from "../engine.js";
+import { type EngineStatement, type StatementMode, statementOf } from "../engine-statement.js";
 import type { SqlReader } from "../sql-analysis.js";
 import { type MysqlFlavour, MysqlConnection } from "./connection.js";
 import { mysqlDataApiDialect } from "./data-api-dialect.js";
@@ -120,6 +122,10 @@ export class MysqlEngine implements Engine {
     this.reader = mysqlSqlReader(settings.writingFunctions);
   }
 
+  statement(sql: string, params?: readonly Param[], mode?: StatementMode): EngineStatement {
+    return statementOf(this.reader, sql, params, mode);
+  }
+
   async connect(endpoint: EngineEndpoint, connectTimeoutMs: number): Promise<EngineConnection> {
     const base = connectionOptions(endpoint.url);
     const target: SessionTarget = { host: base.host ?? "127.0.0.1", port: base.port ?? 3306 };
@@ -153,7 +159,6 @@ export class MysqlEngine implements Engine {
       sessionSetup: sessionSetup(endpoint.purpose === "monitor" ? undefined : base.database, flavour),
       // The same login: a user may stop its own statements without any privilege.
       killQuery: (host, port, threadId, timeoutMs) => this.killQuery(credentials, base, target, { host, port }, threadId, timeoutMs),
-      reader: this.reader,
       aurora: this.aurora,
     });
     try {

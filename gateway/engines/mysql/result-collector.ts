@@ -34,6 +34,8 @@ export class ResultCollector implements CommandReceiver {
   constructor(
     private readonly sql: string,
     private readonly options: ExecuteOptions,
+    /** Every value as the server printed it (StatementMode.textValues). */
+    private readonly textValues: boolean,
     private readonly shapes: ResultShapes,
     /** Told the server's status flags of each OK packet (whether a transaction is open). */
     private readonly onStatus: (serverStatus: number) => void,
@@ -50,7 +52,7 @@ export class ResultCollector implements CommandReceiver {
     this.rows = [];
     this.header = undefined;
     if (fields) {
-      const shape = this.shapes.of(this.sql, fields, this.options.textValues === true ? "text" : this.options.bigNumbers);
+      const shape = this.shapes.of(this.sql, fields, this.textValues ? "text" : this.options.bigNumbers);
       this.columns = shape.columns;
       this.converters = shape.converters;
       this.lastResultSet = { fields, columns: this.columns, rows: this.rows };

@@ -8,7 +8,7 @@
 import type { Column } from "../../../schemas/query.js";
 import { columnsOf, type Converter, convertersFor, type MysqlField, textConvertersFor } from "./values.js";
 
-/** How values come back: big numbers as strings or numbers, or every value as the server printed it (ExecuteOptions.textValues). */
+/** How values come back: big numbers as strings or numbers, or every value as the server printed it (StatementMode.textValues). */
 export type ValueMode = "string" | "number" | "text";
 
 export interface ResultShape {

@@ -248,7 +248,7 @@ const datetimeWithDecimals =
     typeof value === "string" && decimals > 0 && decimals <= 6 && value.length === 19 ? `${value}.${"0".repeat(decimals)}` : value;
 
 /**
- * One converter per column for ExecuteOptions.textValues: every value as MySQL's text protocol carries
+ * One converter per column for StatementMode.textValues: every value as MySQL's text protocol carries
  * it, whichever protocol the statement went by — numbers, dates, times, DECIMAL and JSON as the
  * server's text (strings), and values of the binary character set (BINARY, BLOB, BIT) as their bytes
  * (Buffers). For surfaces whose clients parse values by type themselves (PlanetScale's HTTP protocol).

@@ -8,6 +8,7 @@
 import type pg from "pg";
 import type { Column, Param } from "../../../schemas/query.js";
 import { GatewayError } from "../../errors.js";
+import { isDatabaseRefusal } from "../../failure-meaning.js";
 import { promiseFrom } from "../../promise-from.js";
 import type { EngineConnection, ExecuteOptions, InstanceState, ListedInstance, RowCursor, StatementResult, StreamOptions, TransactionOptions } from "../engine.js";
 import { INTERNAL_RESULT_LIMITS } from "../result-budget.js";
@@ -15,7 +16,8 @@ import { type RoundTripTarget, startRoundTrip } from "../round-trip-span.js";
 import { activeTrace, endWith, type RequestTrace } from "../../tracing/request-trace.js";
 import { sqlCommentFor, withSqlComment } from "../../tracing/sql-comment.js";
 import { type CancelStrategy, SessionLifecycle, type StatementFailure } from "../session-lifecycle.js";
-import type { SqlReader, StatementAnalysis } from "../sql-analysis.js";
+import type { EngineStatement } from "../engine-statement.js";
+import type { StatementAnalysis } from "../sql-analysis.js";
 import { ISOLATION_SQL } from "../transaction-sql.js";
 import { type CancelTarget, sendCancelRequest } from "./cancel.js";
 import { COMMIT_POSITION_SQL, CommitQuery, CommittedWriteQuery } from "./committed-write-query.js";
@@ -36,8 +38,6 @@ export interface PostgresConnectionSettings {
   cancelGraceMs: number;
   /** Shared OID -> type name cache for the endpoint. */
   typeNames: Map<number, string>;
-  /** The cluster's SQL reader: which statements leave no session state. */
-  reader: SqlReader;
   /** The cluster's knowledge of function volatility (pg_proc). */
   volatility: FunctionVolatility;
   /** "aurora-dsql": one always-writable endpoint, without recovery state or WAL positions. */
@@ -119,29 +119,30 @@ export class PostgresConnection implements EngineConnection {
    * Not async: where nothing is to be learnt first (a session setting, a column type), the answer is
    * built in the turn the statement's result arrives, with no promise or turn of its own.
    */
-  execute(sql: string, params: readonly Param[], options: ExecuteOptions): Promise<StatementResult> {
+  execute(statement: EngineStatement, options: ExecuteOptions): Promise<StatementResult> {
     return promiseFrom(() => {
       // Settings changed before this string (standard_conforming_strings...) may make the server split it otherwise than the reader.
       const readAsReaderDoes = !this.lifecycle.mayHoldState;
-      const learning = this.noteSessionEffects(sql, options);
-      if (learning === undefined) return this.send(sql, params, options, readAsReaderDoes);
-      return learning.then(() => this.send(sql, params, options, readAsReaderDoes));
+      const learning = this.noteSessionEffects(statement, options.timeoutMs);
+      if (learning === undefined) return this.send(statement, options, readAsReaderDoes);
+      return learning.then(() => this.send(statement, options, readAsReaderDoes));
     });
   }
 
   /** Sends a statement of the caller's and answers it; a cached statement the server refused for a changed result type is prepared again, once. */
-  private send(sql: string, params: readonly Param[], options: ExecuteOptions, readAsReaderDoes: boolean): Promise<StatementResult> {
-    const values = encodeParams(params);
-    const several = !options.singleStatement && !(options.gatewayTransaction && !readAsReaderDoes);
+  private send(statement: EngineStatement, options: ExecuteOptions, readAsReaderDoes: boolean): Promise<StatementResult> {
+    const { sql, mode } = statement;
+    const values = encodeParams(statement.params);
+    const several = mode.text === "as written" || (mode.text === "in gateway transaction" && readAsReaderDoes);
     // A statement carrying a SQL comment is sent unnamed (never kept prepared: each one's traceparent
     // differs), so that the server shows this request's comment; its position is read separately.
     const commented = sqlCommentFor(activeTrace());
-    const positioned = commented === undefined && options.withCommitPosition === true && this.positionInline(sql);
-    const readsOnly = this.readsOnly(sql);
+    const positioned = commented === undefined && mode.withCommitPosition && this.positionInline(statement.analysis);
+    const readsOnly = this.readsOnly(statement.analysis);
     const changesNothing = !positioned && readsOnly && this.internals.getTransactionStatus() === "I";
-    const sent = () => this.runStatement(this.statement(sql, values, options, several, positioned, commented), options.timeoutMs, changesNothing, !readsOnly);
+    const sent = () => this.runStatement(this.statement(statement, values, options, several, positioned, commented), options.timeoutMs, changesNothing, !readsOnly);
     return sent().then(
-      (query) => this.answerOf(query, options),
+      (query) => this.answerOf(query, options, mode.textValues),
       (err: unknown) => {
         if (!isCachedPlanChange(err)) throw err;
         // The server refused a cached statement whose result type changed (ALTER TABLE...) before
@@ -149,17 +150,17 @@ export class PostgresConnection implements EngineConnection {
         // transaction is already aborted, so the error goes to the caller and the next attempt re-prepares.
         this.forgetStatement(sql);
         if (this.internals.getTransactionStatus() !== "I") throw err;
-        return sent().then((query) => this.answerOf(query, options));
+        return sent().then((query) => this.answerOf(query, options, mode.textValues));
       },
     );
   }
 
   /** A statement's result as the gateway answers it, once the types of its columns are known (learnt first when they are not). */
-  private answerOf(query: StatementQuery, options: ExecuteOptions): StatementResult | Promise<StatementResult> {
+  private answerOf(query: StatementQuery, options: ExecuteOptions, textValues: boolean): StatementResult | Promise<StatementResult> {
     if (query.budget.overLimit) throw query.budget.tooLarge();
     const columns = this.columnsOf(query, false);
     if (columns !== null) return resultOf(query, columns);
-    return this.learnTypes(query, options.timeoutMs, options.textValues === true).then(() => resultOf(query, this.columnsOf(query, true) ?? []));
+    return this.learnTypes(query, options.timeoutMs, textValues).then(() => resultOf(query, this.columnsOf(query, true) ?? []));
   }
 
   /**
@@ -167,10 +168,9 @@ export class PostgresConnection implements EngineConnection {
    * WAL-keeping primary session outside any transaction, for one statement the reader understood that
    * runs the same inside a transaction block (a plain query or DML), sent as a prepared statement.
    */
-  private positionInline(sql: string): boolean {
+  private positionInline(analysis: StatementAnalysis): boolean {
     if (this.settings.flavour === "aurora-dsql" || this.settings.positions.source === "none" || this.settings.preparedCacheSize === 0) return false;
     if (this.internals.getTransactionStatus() !== "I") return false;
-    const analysis = this.settings.reader.analyse(sql);
     return analysis.understood && analysis.statementCount === 1 && analysis.leavesNoState && !analysis.endsTransaction;
   }
 
@@ -180,8 +180,7 @@ export class PostgresConnection implements EngineConnection {
    * session lost under it applied nothing, so it may run again elsewhere; anywhere, an answer that
    * came as its cancel went out applied nothing (session-lifecycle.ts).
    */
-  private readsOnly(sql: string): boolean {
-    const analysis = this.settings.reader.analyse(sql);
+  private readsOnly(analysis: StatementAnalysis): boolean {
     return analysis.intent === "read" && analysis.leavesNoState && this.settings.volatility.allStateless(analysis.functions);
   }
 
@@ -208,16 +207,16 @@ export class PostgresConnection implements EngineConnection {
    * the unnamed portal and read `fetchRows` at a time (portal-query.ts). The whole stream runs under
    * the statement lifecycle, whose deadline counts only the time spent waiting for the database.
    */
-  async stream(sql: string, params: readonly Param[], options: StreamOptions): Promise<RowCursor> {
-    await this.noteSessionEffects(sql, options);
+  async stream(statement: EngineStatement, options: StreamOptions): Promise<RowCursor> {
+    await this.noteSessionEffects(statement, options.timeoutMs);
     try {
-      return await this.openStream(sql, params, options);
+      return await this.openStream(statement.sql, statement.params, options);
     } catch (err) {
       if (!isCachedPlanChange(err)) throw err;
       // As in execute: a cached statement whose result type changed is prepared again (outside a transaction block).
-      this.forgetStatement(sql);
+      this.forgetStatement(statement.sql);
       if (this.internals.getTransactionStatus() !== "I") throw err;
-      return this.openStream(sql, params, options);
+      return this.openStream(statement.sql, statement.params, options);
     }
   }
 
@@ -277,24 +276,24 @@ export class PostgresConnection implements EngineConnection {
    * reader) and the volatility of every function it calls (pg_proc, looked up once per name). For a
    * read-only principal, volatile built-ins that act outside the transaction are refused.
    */
-  private noteSessionEffects(sql: string, options: Pick<ExecuteOptions, "readOnlyPrincipal" | "timeoutMs">): Promise<void> | undefined {
+  private noteSessionEffects(statement: EngineStatement, timeoutMs: number): Promise<void> | undefined {
     // Aurora DSQL's concurrency control is optimistic and its supported SQL lists no advisory locks
     // (https://docs.aws.amazon.com/aurora-dsql/latest/userguide/working-with-postgresql-compatibility-supported-sql-features.html).
     if (this.settings.flavour !== "aurora-dsql") this.lifecycle.noteSessionLocksPossible();
-    const analysis = this.settings.reader.analyse(sql);
+    const analysis = statement.analysis;
     // Most statements call no function: decided without a round trip or a promise turn.
     if (analysis.functions.length === 0) {
       if (!analysis.leavesNoState) this.lifecycle.noteStateChange();
       return undefined;
     }
-    return this.noteFunctionEffects(analysis, options);
+    return this.noteFunctionEffects(analysis, statement.mode.readOnlyPrincipal, timeoutMs);
   }
 
-  private async noteFunctionEffects(analysis: StatementAnalysis, options: Pick<ExecuteOptions, "readOnlyPrincipal" | "timeoutMs">): Promise<void> {
+  private async noteFunctionEffects(analysis: StatementAnalysis, readOnlyPrincipal: boolean, timeoutMs: number): Promise<void> {
     const functions = analysis.functions;
     const volatility = this.settings.volatility;
-    if (analysis.leavesNoState || options.readOnlyPrincipal) await this.learnFunctions(functions, options.timeoutMs);
-    if (options.readOnlyPrincipal) {
+    if (analysis.leavesNoState || readOnlyPrincipal) await this.learnFunctions(functions, timeoutMs);
+    if (readOnlyPrincipal) {
       const refused = volatility.refusedForReadOnly(functions);
       if (refused !== undefined) {
         throw new GatewayError("FORBIDDEN", `this principal may only read: ${refused}() is a built-in function that acts outside the transaction (or assigns it a transaction id)`);
@@ -312,7 +311,7 @@ export class PostgresConnection implements EngineConnection {
       this.settings.volatility.record(unknown, (await this.run(query, timeoutMs)).rows);
     } catch (err) {
       // In a failed transaction the lookup is refused: the names stay unknown (volatile) for now.
-      if (!(err instanceof GatewayError && err.code === "DATABASE_ERROR")) throw err;
+      if (!isDatabaseRefusal(err)) throw err;
     }
   }
 
@@ -321,13 +320,14 @@ export class PostgresConnection implements EngineConnection {
    * server; the simple protocol for strings the parser finds several statements in, where `several`
    * allows them.
    */
-  private statement(sql: string, values: unknown[], options: ExecuteOptions, several: boolean, positioned: boolean, commented?: RequestTrace): StatementQuery {
-    const mode: ValueMode = options.textValues === true ? "text" : options.bigNumbers;
+  private statement(statement: EngineStatement, values: unknown[], options: ExecuteOptions, several: boolean, positioned: boolean, commented?: RequestTrace): StatementQuery {
+    const sql = statement.sql;
+    const mode: ValueMode = statement.mode.textValues ? "text" : options.bigNumbers;
     if (positioned) {
       const limits = { maxBytes: options.maxResultBytes, maxRows: options.maxResultRows };
       return new CommittedWriteQuery(sql, values, this.preparedStatement(sql), (fields) => parsersFor(mode, fields, this.settings.typeNames), mode, limits, this.positionSource);
     }
-    const extended = !several || values.length > 0 || this.settings.reader.analyse(sql).statementCount === 1;
+    const extended = !several || values.length > 0 || statement.analysis.statementCount === 1;
     const prepared = extended && commented === undefined && this.settings.preparedCacheSize > 0 ? this.preparedStatement(sql) : undefined;
     return new StatementQuery(
       commented === undefined ? sql : withSqlComment(sql, commented),
@@ -395,11 +395,12 @@ export class PostgresConnection implements EngineConnection {
     } catch (err) {
       // Aurora refuses the WAL functions (0A000 and 55000, docs/aurora.md) and offers its own figures;
       // another flavour without them still has a role.
-      if (!(err instanceof GatewayError && err.code === "DATABASE_ERROR")) throw err;
+      if (!isDatabaseRefusal(err)) throw err;
+      const { database, message } = err as GatewayError;
       // A session in a failed transaction refuses every statement (25P02, in_failed_sql_transaction):
       // that says nothing of the WAL functions, and must not leave the cluster without tokens for good.
-      if (err.database?.sqlstate === "25P02") throw err;
-      known.refusal = { sqlstate: err.database?.sqlstate ?? "", message: err.message };
+      if (database?.sqlstate === "25P02") throw err;
+      known.refusal = { sqlstate: database?.sqlstate ?? "", message };
       known.source = (await this.answersAurora(timeoutMs)) ? "aurora-clock" : "none";
       return this.inspect(timeoutMs);
     }
@@ -418,7 +419,7 @@ export class PostgresConnection implements EngineConnection {
     return this.simple("SELECT aurora_db_instance_identifier()", timeoutMs).then(
       () => true,
       (err: unknown) => {
-        if (err instanceof GatewayError && err.code === "DATABASE_ERROR") return false;
+        if (isDatabaseRefusal(err)) return false;
         throw err;
       },
     );
@@ -642,13 +643,16 @@ export class PostgresConnection implements EngineConnection {
   }
 }
 
+/** SQLSTATE query_canceled: a CancelRequest's, or the server's own statement_timeout. */
+const QUERY_CANCELED = "57014";
+
 /**
  * 57014 is a cancelled statement: ours once the deadline passed, or the server's own statement_timeout.
  * A FATAL or PANIC error ends the session, as does anything that is not a database error.
  */
 function classifyFailure(err: unknown, timedOut: boolean): StatementFailure {
   if (isDatabaseError(err) && !isSessionFatal(err)) {
-    if (err.code === "57014" && (timedOut || err.message.includes("statement timeout"))) return { kind: "cancelled", cause: err };
+    if (err.code === QUERY_CANCELED && (timedOut || err.message.includes("statement timeout"))) return { kind: "cancelled", cause: err };
     return { kind: "refused", error: mapStatementError(err) };
   }
   return { kind: "session lost", cause: err instanceof Error ? err : new Error(String(err)) };

@@ -8,7 +8,9 @@ import { connectAuthenticated } from "../../credentials/authenticated-connect.js
 import type { DatabaseAccess } from "../../credentials/database-access.js";
 import { type DatabaseLogin, sessionTargetOf } from "../../credentials/database-credentials.js";
 import type { DatabaseTls } from "../../credentials/tls-options.js";
+import type { Param } from "../../../schemas/query.js";
 import type { Engine, EngineConnection, EngineEndpoint } from "../engine.js";
+import { type EngineStatement, type StatementMode, statementOf } from "../engine-statement.js";
 import type { SqlReader } from "../sql-analysis.js";
 import { PostgresConnection } from "./connection.js";
 import { postgresDataApiDialect } from "./data-api-dialect.js";
@@ -73,6 +75,10 @@ export class PostgresEngine implements Engine {
     this.idempotency = postgresIdempotencySql(settings.flavour);
   }
 
+  statement(sql: string, params?: readonly Param[], mode?: StatementMode): EngineStatement {
+    return statementOf(this.reader, sql, params, mode);
+  }
+
   async connect(endpoint: EngineEndpoint, connectTimeoutMs: number): Promise<EngineConnection> {
     const client = await connectAuthenticated({
       credentials: endpoint.credentials ?? this.settings.credentials,
@@ -86,7 +92,6 @@ export class PostgresEngine implements Engine {
       preparedCacheSize: this.settings.preparedCacheSize,
       cancelGraceMs: this.settings.cancelGraceMs,
       typeNames: this.typeNames,
-      reader: this.reader,
       volatility: this.volatility,
       flavour: this.settings.flavour,
       positions: this.positions,

@@ -61,13 +61,16 @@ export function mapStatementError(err: pg.DatabaseError): GatewayError {
   });
 }
 
+/** SQLSTATEs of a refused login: invalid_password and invalid_authorization_specification. */
+const LOGIN_REFUSED = new Set(["28P01", "28000"]);
+
 /**
  * The server refused the login: invalid_password (28P01, also RDS IAM's "PAM authentication failed")
  * and invalid_authorization_specification (28000: no matching pg_hba line, role cannot log in). Only
  * these are worth new credentials; anything else would fail the same way again.
  */
 export function isAuthenticationFailure(err: unknown): boolean {
-  return isDatabaseError(err) && (err.code === "28P01" || err.code === "28000");
+  return isDatabaseError(err) && LOGIN_REFUSED.has(err.code ?? "");
 }
 
 /** Why a connection attempt failed, in words safe for logs and error bodies (no credentials). */

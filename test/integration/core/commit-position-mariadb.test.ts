@@ -7,10 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Engine, EngineConnection, ExecuteOptions } from "../../../gateway/engines/engine.js";
 import { engineForUrl } from "../../../gateway/engines/engine-for-url.js";
+import { statementMode } from "../../../gateway/engines/engine-statement.js";
 import { type MariaDbTopology, startMariaDbTopology } from "../../support/mariadb-topology.js";
 
 const OPTIONS: ExecuteOptions = { timeoutMs: 20000, bigNumbers: "string", maxResultBytes: 1 << 20, maxResultRows: 1000 };
-const WITH_POSITION: ExecuteOptions = { ...OPTIONS, withCommitPosition: true };
 const TIMEOUT_MS = 10000;
 const INSERT = "insert into tracked (name) values (?)";
 
@@ -23,9 +23,11 @@ describe("MariaDB: the GTID of a write from its own OK packet", () => {
     opened.push(connection);
     return connection;
   };
+  /** An autocommit statement of the engine's, its write's commit position wanted or not. */
+  const statement = (sql: string, params: readonly string[], withPosition: boolean) => engine.statement(sql, params, statementMode("as written", false, withPosition));
   /** Statements of the com_select kind this session has run (a separate position read is one). */
   const selectsRun = async (connection: EngineConnection) =>
-    Number((await connection.execute("show session status like 'Com_select'", [], OPTIONS)).rows[0]?.[1]);
+    Number((await connection.execute(statement("show session status like 'Com_select'", [], false), OPTIONS)).rows[0]?.[1]);
 
   beforeAll(async () => {
     topology = await startMariaDbTopology(0);
@@ -41,8 +43,8 @@ describe("MariaDB: the GTID of a write from its own OK packet", () => {
   it("answers the GTID an autocommit write produced, the one @@last_gtid then reads, without a select", async () => {
     const connection = await connect();
     const before = await selectsRun(connection);
-    const first = await connection.execute(INSERT, ["one"], WITH_POSITION);
-    const second = await connection.execute(INSERT, ["two"], WITH_POSITION);
+    const first = await connection.execute(statement(INSERT, ["one"], true), OPTIONS);
+    const second = await connection.execute(statement(INSERT, ["two"], true), OPTIONS);
     // show status is not a select: only the position reads below would count.
     expect(await selectsRun(connection)).toBe(before);
     expect(first.commitPosition).toMatch(/^\d+-\d+-\d+$/);
@@ -53,7 +55,7 @@ describe("MariaDB: the GTID of a write from its own OK packet", () => {
 
   it("answers no tracked position for a write that logged nothing, so the caller reads it", async () => {
     const connection = await connect();
-    const result = await connection.execute("update tracked set name = 'x' where id < 0", [], WITH_POSITION);
+    const result = await connection.execute(statement("update tracked set name = 'x' where id < 0", [], true), OPTIONS);
     expect(result.rowCount).toBe(0);
     expect(result.commitPosition).toBeUndefined();
   });
@@ -61,7 +63,7 @@ describe("MariaDB: the GTID of a write from its own OK packet", () => {
   it("answers a transaction's GTID from its COMMIT, and none for a write inside an open transaction", async () => {
     const connection = await connect();
     await connection.begin({}, TIMEOUT_MS);
-    const inside = await connection.execute(INSERT, ["in a transaction"], WITH_POSITION);
+    const inside = await connection.execute(statement(INSERT, ["in a transaction"], true), OPTIONS);
     expect(inside.commitPosition).toBeUndefined();
     const before = await selectsRun(connection);
     const { ended, position } = await connection.commitWithPosition(TIMEOUT_MS);
@@ -73,9 +75,9 @@ describe("MariaDB: the GTID of a write from its own OK packet", () => {
 
   it("keeps tracking after the full reset a session gets between principals", async () => {
     const connection = await connect();
-    await connection.execute("set @left_behind = 1", [], OPTIONS);
+    await connection.execute(statement("set @left_behind = 1", [], false), OPTIONS);
     await connection.resetFully(TIMEOUT_MS);
-    const result = await connection.execute(INSERT, ["after a reset"], WITH_POSITION);
+    const result = await connection.execute(statement(INSERT, ["after a reset"], true), OPTIONS);
     expect(result.commitPosition).toMatch(/^\d+-\d+-\d+$/);
     expect(await connection.commitPosition(TIMEOUT_MS)).toBe(result.commitPosition);
   });

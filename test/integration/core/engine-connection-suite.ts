@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import type { Param } from "../../../schemas/query.js";
 import type { Engine, EngineConnection, ExecuteOptions, RowCursor, StatementResult, StreamOptions } from "../../../gateway/engines/engine.js";
 import { engineForUrl } from "../../../gateway/engines/engine-for-url.js";
+import { statementMode, type TextMode } from "../../../gateway/engines/engine-statement.js";
 import { GatewayError } from "../../../gateway/errors.js";
 import { waitFor } from "../../support/wait-for.js";
 import type { Dialect } from "./core-suite.js";
@@ -60,13 +61,16 @@ export interface EngineConnectionTarget {
 
 export interface EngineConnectionHarness {
   name: string;
-  /** The engine reads a write's commit position in the write's own round trip (ExecuteOptions.withCommitPosition). */
+  /** The engine reads a write's commit position in the write's own round trip (StatementMode.withCommitPosition). */
   positionWithWrite: boolean;
   /** A failed statement aborts the whole transaction (PostgreSQL), rather than undoing only itself (MySQL). */
   failedStatementAbortsTransaction: boolean;
   sql: EngineConnectionSql;
   setup(): Promise<EngineConnectionTarget>;
 }
+
+/** A statement's limits, and whether its commit position is wanted (its mode's withCommitPosition). */
+type RunOptions = Partial<ExecuteOptions> & { withCommitPosition?: boolean };
 
 const OPTIONS: ExecuteOptions = { timeoutMs: 20000, bigNumbers: "string", maxResultBytes: 1 << 20, maxResultRows: 1000 };
 const STREAM_OPTIONS: StreamOptions = { timeoutMs: 20000, bigNumbers: "string", fetchRows: 7, maxRowBytes: 1 << 20 };
@@ -125,8 +129,11 @@ export function defineEngineConnectionSuite(harness: EngineConnectionHarness): v
       opened.push(connection);
       return connection;
     };
-    const run = (connection: EngineConnection, text: string, params: readonly Param[] = [], options: Partial<ExecuteOptions> = {}): Promise<StatementResult> =>
-      connection.execute(text, params, { ...OPTIONS, ...options });
+    /** A statement of `text` as Engine.statement makes it (autocommit, as written; its commit position wanted with withCommitPosition). */
+    const run = (connection: EngineConnection, text: string, params: readonly Param[] = [], options: RunOptions = {}): Promise<StatementResult> => {
+      const { withCommitPosition, ...limits } = options;
+      return connection.execute(engine.statement(text, params, statementMode("as written", false, withCommitPosition === true)), { ...OPTIONS, ...limits });
+    };
     const value = async (connection: EngineConnection, text: string, params: readonly Param[] = []): Promise<unknown> => (await run(connection, text, params)).rows[0]?.[0];
     const sessionIdOf = async (connection: EngineConnection): Promise<number> => Number(await value(connection, sql.sessionId));
     /** After a statement was stopped on the server: the same session answers the next one, and can be handed on after a reset. */
@@ -309,6 +316,27 @@ export function defineEngineConnectionSuite(harness: EngineConnectionHarness): v
       expect(causes).toHaveLength(1);
     });
 
+    describe("how the statement's mode sends its text (StatementMode.text)", () => {
+      const TWO = "select 1; select 2";
+      const inMode = (connection: EngineConnection, text: TextMode) => connection.execute(engine.statement(TWO, [], statementMode(text)), OPTIONS);
+
+      it("sends a text of two statements as written, and in a gateway transaction while the session reads SQL as the reader does", async () => {
+        const connection = await connect();
+        expect(engine.statement(TWO).analysis.statementCount).toBe(2);
+        await inMode(connection, "as written");
+        await connection.begin({}, TIMEOUT_MS);
+        await inMode(connection, "in gateway transaction");
+        expect(connection.inTransaction).toBe(true);
+        await connection.rollback(TIMEOUT_MS);
+      });
+
+      it("sends it as exactly one statement, which the server refuses, and the session goes on", async () => {
+        const connection = await connect();
+        expect((await gatewayErrorOf(inMode(connection, "one statement"))).code).toBe("DATABASE_ERROR");
+        expect(String(await value(connection, "select 3"))).toBe("3");
+      });
+    });
+
     describe("writes that ask for their commit position (withCommitPosition)", () => {
       const WITH_POSITION = { withCommitPosition: true };
       const insert = `insert into contract_items (id, name) values (${sql.p(1)}, ${sql.p(2)})`;
@@ -438,7 +466,7 @@ export function defineEngineConnectionSuite(harness: EngineConnectionHarness): v
 
     describe("stream()", () => {
       const open = (connection: EngineConnection, text: string, params: readonly Param[] = [], options: Partial<StreamOptions> = {}): Promise<RowCursor> =>
-        connection.stream(text, params, { ...STREAM_OPTIONS, ...options });
+        connection.stream(engine.statement(text, params), { ...STREAM_OPTIONS, ...options });
 
       it("answers the rows execute() answers, exactly, in batches of at most fetchRows, with the columns known before the first", async () => {
         const connection = await connect();

@@ -18,22 +18,22 @@ describe("integer parameters on MySQL arrive exactly", () => {
   it("stores, selects and finds each boundary value, signed and unsigned", async () => {
     const connection = session.connection;
     for (const n of BOUNDARIES) {
-      await connection.execute("insert into ints (n, u) values (?, ?)", [n, Math.abs(n)], OPTIONS);
-      const echoed = await connection.execute("select ?, ? + 0, cast(? as char)", [n, n, n], OPTIONS);
+      await connection.execute(session.statement("insert into ints (n, u) values (?, ?)", [n, Math.abs(n)]), OPTIONS);
+      const echoed = await connection.execute(session.statement("select ?, ? + 0, cast(? as char)", [n, n, n]), OPTIONS);
       expect(echoed.rows[0]).toEqual([String(n), String(n), String(n)]);
     }
-    const stored = await connection.execute("select n, u from ints order by n", [], OPTIONS);
+    const stored = await connection.execute(session.statement("select n, u from ints order by n", []), OPTIONS);
     expect(stored.rows).toEqual([...BOUNDARIES].sort((a, b) => a - b).map((n) => [String(n), String(Math.abs(n))]));
     for (const n of BOUNDARIES) {
-      const found = await connection.execute("select n from ints where n = ? and u = ?", [n, Math.abs(n)], OPTIONS);
+      const found = await connection.execute(session.statement("select n from ints where n = ? and u = ?", [n, Math.abs(n)]), OPTIONS);
       expect(found.rows).toEqual([[String(n)]]);
     }
-    const limited = await connection.execute("select n from ints order by n limit ?", [3], OPTIONS);
+    const limited = await connection.execute(session.statement("select n from ints order by n limit ?", [3]), OPTIONS);
     expect(limited.rows).toEqual([[String(Number.MIN_SAFE_INTEGER)], [String(Number.MIN_SAFE_INTEGER + 1)], [String(-(2 ** 52))]]);
   });
 
   it("binds integers past the safe range as they were given (a double), never a wrapped value", async () => {
-    const beyond = await session.connection.execute("select ? > 9007199254740991, ? < -9007199254740991", [2 ** 60, -(2 ** 60)], OPTIONS);
+    const beyond = await session.connection.execute(session.statement("select ? > 9007199254740991, ? < -9007199254740991", [2 ** 60, -(2 ** 60)]), OPTIONS);
     expect(beyond.rows).toEqual([[1, 1]]);
   });
 });

@@ -41,28 +41,28 @@ describe("the MySQL engine with mysql2's tracing channels subscribed (an APM age
     const connection = session.connection;
     const tracer = traceMysql2();
     try {
-      const inserted = await connection.execute("insert into traced (id, name) values (?, ?), (?, ?)", [1, "one", 2, "two"], OPTIONS);
+      const inserted = await connection.execute(session.statement("insert into traced (id, name) values (?, ?), (?, ?)", [1, "one", 2, "two"]), OPTIONS);
       expect(inserted).toMatchObject({ command: "INSERT", rowCount: 2 });
-      const read = await connection.execute("select id, name from traced where id >= ? order by id", [1], OPTIONS);
+      const read = await connection.execute(session.statement("select id, name from traced where id >= ? order by id", [1]), OPTIONS);
       expect(read.rows).toEqual([
         [1, "one"],
         [2, "two"],
       ]);
-      const text = await connection.execute("select count(*) from traced", [], OPTIONS);
+      const text = await connection.execute(session.statement("select count(*) from traced", []), OPTIONS);
       expect(text.rows).toEqual([["2"]]);
-      const refused = await connection.execute("insert into traced (id, name) values (?, ?)", [1, "again"], OPTIONS).then(
+      const refused = await connection.execute(session.statement("insert into traced (id, name) values (?, ?)", [1, "again"]), OPTIONS).then(
         () => undefined,
         (err: unknown) => err,
       );
       expect(refused).toBeInstanceOf(GatewayError);
       expect((refused as GatewayError).code).toBe("DATABASE_ERROR");
-      const missing = await connection.execute("select * from no_such_table", [], OPTIONS).then(
+      const missing = await connection.execute(session.statement("select * from no_such_table", []), OPTIONS).then(
         () => undefined,
         (err: unknown) => err,
       );
       expect((missing as GatewayError).code).toBe("DATABASE_ERROR");
 
-      const cursor = await connection.stream("select id, name from traced order by id", [], { timeoutMs: 20000, bigNumbers: "string", fetchRows: 1, maxRowBytes: 1 << 20 });
+      const cursor = await connection.stream(session.statement("select id, name from traced order by id", []), { timeoutMs: 20000, bigNumbers: "string", fetchRows: 1, maxRowBytes: 1 << 20 });
       const streamed: unknown[][] = [];
       for (let batch = await cursor.next(); batch.length > 0; batch = await cursor.next()) streamed.push(...batch);
       expect(streamed).toEqual(read.rows);
@@ -77,6 +77,6 @@ describe("the MySQL engine with mysql2's tracing channels subscribed (an APM age
       tracer.stop();
     }
     // And without the tracer, the same session answers as before.
-    expect((await connection.execute("select name from traced where id = ?", [2], OPTIONS)).rows).toEqual([["two"]]);
+    expect((await connection.execute(session.statement("select name from traced where id = ?", [2]), OPTIONS)).rows).toEqual([["two"]]);
   });
 });

@@ -292,7 +292,7 @@ describe("pool", () => {
       expect(entry?.state).toBe("IN_USE");
       expect(pool.state()).toMatchObject({ active: 1, idle: 0, waiting: 0 });
       expect(pool.stats().acquireWaitMs.count).toBe(waitsBefore + 1);
-      const answer = await entry?.connection.execute("select 1 as one", [], { timeoutMs: 2000, bigNumbers: "string", maxResultBytes: 1 << 20, maxResultRows: 10 });
+      const answer = await entry?.connection.execute(new PostgresEngine({ preparedCacheSize: 16, cancelGraceMs: 1000 }).statement("select 1 as one"), { timeoutMs: 2000, bigNumbers: "string", maxResultBytes: 1 << 20, maxResultRows: 10 });
       expect(answer?.rows).toEqual([[1]]);
       pool.release(entry as NonNullable<typeof entry>);
       // The statement may have taken a session-level lock: the session is idle again once that is released.
