@@ -115,3 +115,11 @@ export function waitedOutForSession(err: unknown): boolean {
 export function isIdempotencyUnavailable(err: unknown): boolean {
   return err instanceof GatewayError && err.code === "IDEMPOTENCY_UNAVAILABLE";
 }
+
+/** Codes that say an interactive transaction is over (never begun or forgotten, expired, ended by a failure). */
+const TRANSACTION_OVER: ReadonlySet<ErrorCode> = new Set<ErrorCode>(["TRANSACTION_NOT_FOUND", "TRANSACTION_EXPIRED", "TRANSACTION_ABORTED"]);
+
+/** The interactive transaction is over already: a rollback has nothing left to undo. */
+export function transactionIsOver(err: unknown): boolean {
+  return err instanceof GatewayError && TRANSACTION_OVER.has(err.code);
+}

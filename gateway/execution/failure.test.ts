@@ -3,7 +3,7 @@ import { ERROR_CODES, type ErrorCode } from "../../schemas/errors.js";
 import { DATA_API_EXCEPTIONS } from "../../schemas/data-api.js";
 import { toDataApiError } from "../data-api/errors.js";
 import { GatewayError, type GatewayErrorExtras } from "../errors.js";
-import { isIdempotencyUnavailable } from "../failure-meaning.js";
+import { isIdempotencyUnavailable, transactionIsOver } from "../failure-meaning.js";
 import {
   type Applied,
   type FailureContext,
@@ -164,8 +164,9 @@ describe("the questions the layers below execution ask of a failure (failure-mea
     expect(answering(outcomeUnknown)).toEqual(["OUTCOME_UNKNOWN"]);
     expect(answering(isIdempotencyUnavailable)).toEqual(["IDEMPOTENCY_UNAVAILABLE"]);
     expect(answering(waitedOutForSession)).toEqual(["POOL_TIMEOUT"]);
+    expect(answering(transactionIsOver)).toEqual(["TRANSACTION_NOT_FOUND", "TRANSACTION_EXPIRED", "TRANSACTION_ABORTED"]);
     expect(answering(sessionLost).sort()).toEqual(["CONNECTION_LOST", "OUTCOME_UNKNOWN"]);
-    for (const question of [isDatabaseRefusal, outcomeUnknown, isIdempotencyUnavailable, waitedOutForSession, sessionLost, isReadOnlyRefusal]) {
+    for (const question of [isDatabaseRefusal, outcomeUnknown, isIdempotencyUnavailable, waitedOutForSession, transactionIsOver, sessionLost, isReadOnlyRefusal]) {
       expect(question(new Error("DATABASE_ERROR")), question.name).toBe(false);
     }
   });

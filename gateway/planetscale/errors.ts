@@ -72,6 +72,6 @@ export function planetscaleErrorAnswer(error: GatewayError): PlanetscaleErrorAns
     database !== undefined && typeof database.engineCode === "number"
       ? `${database.message} (errno ${database.engineCode}) (sqlstate ${database.sqlstate})`
       : error.message;
-  const status = error.code === "UNAUTHENTICATED" ? 401 : error.status >= 500 || error.status === 429 ? error.status : 200;
+  const status = error.status === 401 ? 401 : error.status >= 500 || error.status === 429 ? error.status : 200;
   return { status, error: { message, code: vitessCode(error), poolgateCode: error.code } };
 }

@@ -2,7 +2,7 @@
  * Results as PlanetScale's protocol carries them (Vitess's query.QueryResult in protojson): `fields`,
  * and each row as `lengths` (every value's length in bytes, as a decimal string, -1 for NULL) and
  * `values` (all values' bytes one after the other, base64). The values are MySQL's text protocol
- * values, which the MySQL engine hands back with ExecuteOptions.textValues: text as UTF-8 bytes, the
+ * values, which the MySQL engine hands back for a statement whose mode asks for textValues: text as UTF-8 bytes, the
  * binary character set's values as their bytes. 64-bit counts (rowsAffected, insertId) are strings.
  */
 import type { StatementResult } from "../engines/engine.js";

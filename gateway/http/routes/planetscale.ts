@@ -13,6 +13,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type PlanetscaleSession, planetscaleExecuteSchema } from "../../../schemas/planetscale.js";
 import type { Cluster } from "../../clusters/cluster.js";
 import { GatewayError } from "../../errors.js";
+import { transactionIsOver } from "../../failure-meaning.js";
 import type { SurfacePolicy, WorkRequest } from "../../execution/plan.js";
 import type { RunAs } from "../../execution/run-as.js";
 import { planetscaleErrorAnswer } from "../../planetscale/errors.js";
@@ -111,8 +112,7 @@ async function rollback(target: Target): Promise<Answer> {
   try {
     await cluster.transactions.rollback(session.transactionId, QUEUE, runAs);
   } catch (err) {
-    const gone = err instanceof GatewayError && (err.code === "TRANSACTION_NOT_FOUND" || err.code === "TRANSACTION_EXPIRED" || err.code === "TRANSACTION_ABORTED");
-    if (!gone) throw err;
+    if (!transactionIsOver(err)) throw err;
   }
   return answer;
 }
