@@ -107,7 +107,7 @@ export class Attempts {
   /** The fast path: the endpoint and a ready session, with no wait; else the slow path. */
   private now<T>(attempt: AttemptState<T>): Promise<T> {
     const { plan } = attempt;
-    const endpoint = plan.primaryOnly ? this.topology.primary() : this.router.endpointNow(attempt.route);
+    const endpoint = plan.primaryOnly ? this.topology.primary() : this.router.routeNow(attempt.route);
     if (endpoint === undefined) return this.later(attempt);
     const onReplica = endpoint.role === "replica";
     const pool = this.pools.get(endpoint, plan.runAs.login);
@@ -123,13 +123,13 @@ export class Attempts {
   /** The slow path: waits for the route (a failover, a replica catching up) and then for a session. */
   private async later<T>(attempt: AttemptState<T>): Promise<T> {
     if (attempt.prepare !== undefined) await attempt.prepare();
-    const endpoint = await this.endpointFor(attempt.plan, attempt.route);
+    const endpoint = await this.destination(attempt.plan, attempt.route);
     return this.waitForSession(attempt, endpoint, this.pools.get(endpoint, attempt.plan.runAs.login));
   }
 
   /** Where the route leads, waiting for it: the primary when the surface runs everything there, else the router's choice. */
-  private endpointFor(plan: Plan, route: RouteRequest): Promise<Endpoint> {
-    return plan.primaryOnly ? this.router.primary(route.deadline) : this.router.endpointFor(route);
+  private destination(plan: Plan, route: RouteRequest): Promise<Endpoint> {
+    return plan.primaryOnly ? this.router.primary(route.deadline) : this.router.route(route);
   }
 
   private async waitForSession<T>(attempt: AttemptState<T>, endpoint: Endpoint, pool: Pool): Promise<T> {
@@ -236,7 +236,7 @@ export class Attempts {
 
   private async openStream(plan: Plan, open: (connection: EngineConnection) => Promise<RowCursor>): Promise<RowCursor> {
     const { route, runAs, timing } = plan;
-    const endpoint = (plan.primaryOnly ? this.topology.primary() : this.router.endpointNow(route)) ?? (await this.endpointFor(plan, route));
+    const endpoint = (plan.primaryOnly ? this.topology.primary() : this.router.routeNow(route)) ?? (await this.destination(plan, route));
     const onReplica = endpoint.role === "replica";
     const pool = this.pools.get(endpoint, runAs.login);
     endpoint.beginWork();
@@ -278,7 +278,7 @@ export class Attempts {
    */
   async acquire(route: RouteRequest, runAs: RunAs): Promise<Lease> {
     const { value } = await runWithRetry(this.config.retry, route.deadline, this.clock, async () => {
-      const endpoint = await this.router.endpointFor(route);
+      const endpoint = await this.router.route(route);
       const onReplica = endpoint.role === "replica";
       const pool = this.pools.get(endpoint, runAs.login);
       return { endpoint, pool, entry: await this.acquireOn(pool, endpoint, route.intent, onReplica, runAs, route.deadline) };

@@ -58,43 +58,43 @@ function setup() {
 describe("router", () => {
   it("sends writes to the primary and reads to the replica with the fewest requests in flight", async () => {
     const { router, primary, r1, r2 } = setup();
-    expect(await router.endpointFor({ intent: "write", deadline: 1000 })).toBe(primary);
+    expect(await router.route({ intent: "write", deadline: 1000 })).toBe(primary);
     r1.outstanding = 3;
-    expect(await router.endpointFor({ intent: "read", deadline: 1000 })).toBe(r2);
+    expect(await router.route({ intent: "read", deadline: 1000 })).toBe(r2);
     r2.outstanding = 5;
-    expect(await router.endpointFor({ intent: "read", deadline: 1000 })).toBe(r1);
+    expect(await router.route({ intent: "read", deadline: 1000 })).toBe(r1);
   });
 
   it("alternates between equally loaded replicas", async () => {
     const { router, r1, r2 } = setup();
     const picks = [];
-    for (let i = 0; i < 4; i++) picks.push(await router.endpointFor({ intent: "read", deadline: 1000 }));
+    for (let i = 0; i < 4; i++) picks.push(await router.route({ intent: "read", deadline: 1000 }));
     expect(new Set(picks)).toEqual(new Set([r1, r2]));
   });
 
   it("serves a consistency token only from replicas past it, else from the primary", async () => {
     const { router, primary, r2 } = setup();
-    expect(await router.endpointFor({ intent: "read", consistencyToken: "0/450", deadline: 1000 })).toBe(r2);
-    expect(await router.endpointFor({ intent: "read", consistencyToken: "0/600", deadline: 1000 })).toBe(primary);
+    expect(await router.route({ intent: "read", consistencyToken: "0/450", deadline: 1000 })).toBe(r2);
+    expect(await router.route({ intent: "read", consistencyToken: "0/600", deadline: 1000 })).toBe(primary);
   });
 
   it("honours a staleness bound and skips banned replicas", async () => {
     const { router, primary, r1, r2 } = setup();
     r1.appliedThroughAt = -2000;
-    expect(await router.endpointFor({ intent: "read", maxStalenessMs: 1000, deadline: 1000 })).toBe(r2);
+    expect(await router.route({ intent: "read", maxStalenessMs: 1000, deadline: 1000 })).toBe(r2);
     r2.banReason = "lag";
-    expect(await router.endpointFor({ intent: "read", maxStalenessMs: 1000, deadline: 1000 })).toBe(primary);
+    expect(await router.route({ intent: "read", maxStalenessMs: 1000, deadline: 1000 })).toBe(primary);
   });
 
   it("checks a staleness bound at the moment of the read: a replica seen caught up 150 ms ago may be 150 ms behind now", async () => {
     const { router, primary, r1, r2, clock } = setup();
     r1.appliedThroughAt = 0;
     r2.appliedThroughAt = 0;
-    expect([r1, r2]).toContain(await router.endpointFor({ intent: "read", maxStalenessMs: 100, deadline: 1000 }));
+    expect([r1, r2]).toContain(await router.route({ intent: "read", maxStalenessMs: 100, deadline: 1000 }));
     clock.advance(150);
-    expect(await router.endpointFor({ intent: "read", maxStalenessMs: 100, deadline: 1000 })).toBe(primary);
+    expect(await router.route({ intent: "read", maxStalenessMs: 100, deadline: 1000 })).toBe(primary);
     r2.appliedThroughAt = 140;
-    expect(await router.endpointFor({ intent: "read", maxStalenessMs: 100, deadline: 1000 })).toBe(r2);
+    expect(await router.route({ intent: "read", maxStalenessMs: 100, deadline: 1000 })).toBe(r2);
   });
 
   it("keeps plain reads on replicas when no primary is known, and refuses writes after the wait", async () => {
@@ -102,13 +102,13 @@ describe("router", () => {
     primary.healthy = false;
     r1.banReason = "lag";
     r2.banReason = "lag";
-    expect([r1, r2]).toContain(await router.endpointFor({ intent: "read", deadline: 1000 }));
-    const error = (await router.endpointFor({ intent: "write", deadline: 1000 }).catch((err: unknown) => err)) as GatewayError;
+    expect([r1, r2]).toContain(await router.route({ intent: "read", deadline: 1000 }));
+    const error = (await router.route({ intent: "write", deadline: 1000 }).catch((err: unknown) => err)) as GatewayError;
     expect(error.code).toBe("PRIMARY_UNAVAILABLE");
     expect(error.final).toBe(true);
   });
 
-  it("chooses without waiting exactly where endpointFor would not wait, and the same endpoint", async () => {
+  it("chooses without waiting exactly where route would not wait, and the same endpoint", async () => {
     const { router, primary, r1, r2 } = setup();
     const requests = [
       { intent: "write" as const, deadline: 1000 },
@@ -116,19 +116,19 @@ describe("router", () => {
       { intent: "read" as const, consistencyToken: "0/450", deadline: 1000 },
       { intent: "read" as const, maxStalenessMs: 1000, deadline: 1000 },
     ];
-    // Everything up: each choice is made at once, and is the one endpointFor makes (replicas alternate: compare by role).
+    // Everything up: each choice is made at once, and is the one route makes (replicas alternate: compare by role).
     for (const request of requests) {
-      expect(router.endpointNow(request)?.role).toBe((await router.endpointFor(request)).role);
+      expect(router.routeNow(request)?.role).toBe((await router.route(request)).role);
     }
-    // A token no replica has replayed yet: the replicas may catch up, so endpointFor waits (then the primary).
-    expect(router.endpointNow({ intent: "read", consistencyToken: "0/600", deadline: 1000 })).toBeUndefined();
-    expect(await router.endpointFor({ intent: "read", consistencyToken: "0/600", deadline: 1000 })).toBe(primary);
+    // A token no replica has replayed yet: the replicas may catch up, so route waits (then the primary).
+    expect(router.routeNow({ intent: "read", consistencyToken: "0/600", deadline: 1000 })).toBeUndefined();
+    expect(await router.route({ intent: "read", consistencyToken: "0/600", deadline: 1000 })).toBe(primary);
     // No primary: writes, and reads bound by staleness with no fresh replica, wait for one; plain reads go to a replica.
     primary.healthy = false;
     r1.appliedThroughAt = -2000;
     r2.appliedThroughAt = -2000;
-    expect(router.endpointNow({ intent: "write", deadline: 1000 })).toBeUndefined();
-    expect(router.endpointNow({ intent: "read", maxStalenessMs: 1000, deadline: 1000 })).toBeUndefined();
-    expect([r1, r2]).toContain(router.endpointNow({ intent: "read", deadline: 1000 }));
+    expect(router.routeNow({ intent: "write", deadline: 1000 })).toBeUndefined();
+    expect(router.routeNow({ intent: "read", maxStalenessMs: 1000, deadline: 1000 })).toBeUndefined();
+    expect([r1, r2]).toContain(router.routeNow({ intent: "read", deadline: 1000 }));
   });
 });

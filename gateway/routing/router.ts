@@ -29,7 +29,7 @@ export interface RouterSettings {
 
 /**
  * A traced request's routing decision, as a span of no length: the endpoint and why (undefined: none
- * could be chosen without waiting, and endpointFor waits). Answers the endpoint.
+ * could be chosen without waiting, and route() waits). Answers the endpoint.
  */
 function traceRoute(request: RouteRequest, endpoint: Endpoint, reason: string): Endpoint;
 function traceRoute(request: RouteRequest, endpoint: Endpoint | undefined, reason: string): Endpoint | undefined;
@@ -68,9 +68,9 @@ export class Router {
     return this.engine.isPosition(token);
   }
 
-  /** The endpoint for a request, waiting (within its deadline) where endpointNow has none. */
-  async endpointFor(request: RouteRequest): Promise<Endpoint> {
-    const now = this.endpointNow(request);
+  /** The endpoint for a request, waiting (within its deadline) where routeNow has none. */
+  async route(request: RouteRequest): Promise<Endpoint> {
+    const now = this.routeNow(request);
     if (now) return now;
     if (request.intent === "read" && request.consistencyToken) {
       const replica = await this.waitForToken(request);
@@ -83,10 +83,10 @@ export class Router {
 
   /**
    * The endpoint for a request when it can be chosen without waiting — on the hot path, with no
-   * promise — else undefined, and endpointFor waits: for a primary during a failover, or for a replica
+   * promise — else undefined, and route() waits: for a primary during a failover, or for a replica
    * to replay a read's consistency token (a replica is preferred over the primary while it may catch up).
    */
-  endpointNow(request: RouteRequest): Endpoint | undefined {
+  routeNow(request: RouteRequest): Endpoint | undefined {
     if (request.intent === "write") return traceRoute(request, this.topology.primary(), "a write goes to the primary");
     const replica = this.freshReplica(request);
     if (replica || request.consistencyToken) return traceRoute(request, replica, "the least busy replica fresh enough");
