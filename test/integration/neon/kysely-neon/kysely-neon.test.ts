@@ -1,12 +1,12 @@
 /**
- * `kysely-neon` 3.0.0, unmodified, on the real `neon()` driver pointed at the gateway's `/sql` door,
+ * `kysely-neon` 2.0.2, unmodified, on the real `neon()` driver pointed at the gateway's `/sql` door,
  * against the local PostgreSQL: CRUD, the schema builder and introspection, `sql` templates, types
  * (compile time and every common value read exactly as `pg` reads it straight from the database),
  * transactions as the dialect offers them over HTTP, and PostgreSQL's errors.
  *
- * kysely-neon needs `kysely` ^0.29 as its peer while the repository's `kysely` is 0.27 (kysely-data-api's
+ * kysely-neon needs `kysely` ^0.28 as its peer while the repository's `kysely` is 0.27 (kysely-data-api's
  * peer). This folder is a package of its own (package.json beside this file, a `file:` devDependency of
- * the repository), so `npm ci` installs kysely 0.29.9 and kysely-neon into this folder's node_modules:
+ * the repository), so `npm ci` installs kysely 0.28.19 and kysely-neon into this folder's node_modules:
  * `kysely` and `kysely-neon` below resolve there, everything else from the repository, with no download
  * at test time and no ERESOLVE.
  */
@@ -67,7 +67,7 @@ describe("kysely-neon with the real neon() driver against the gateway", () => {
   it("runs on the kysely its peer range asks for, not the repository's", () => {
     const version = (folder: string) => (JSON.parse(readFileSync(new URL(`./node_modules/${folder}/package.json`, import.meta.url), "utf8")) as { version: string; peerDependencies?: Record<string, string> });
     const kyselyNeon = version("kysely-neon");
-    expect(kyselyNeon.version).toBe("3.0.0");
+    expect(kyselyNeon.version).toBe("2.0.2");
     expect(semver.satisfies(version("kysely").version, kyselyNeon.peerDependencies?.kysely ?? "")).toBe(true);
     // This file's kysely is the very copy kysely-neon extends (one module instance, so that version).
     expect(new NeonDialect({ neon: neon(url("app", TOKENS.app)) }).createAdapter()).toBeInstanceOf(PostgresAdapter);
@@ -113,7 +113,7 @@ describe("kysely-neon with the real neon() driver against the gateway", () => {
       { body: "k2", n: 12 },
     ]);
     expectTypeOf(read).toEqualTypeOf<{ body: string; n: number | null }[]>();
-    // @ts-expect-error kysely 0.29's types know the table's columns
+    // @ts-expect-error kysely 0.28's types know the table's columns
     orm.selectFrom("notes").select("no_such_column");
 
     const deleted = await orm.deleteFrom("notes").where("body", "=", "k2").executeTakeFirstOrThrow();
