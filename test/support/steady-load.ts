@@ -17,7 +17,8 @@ export interface LoadOutcome {
   error?: string;
 }
 
-export interface SteadyLoadOptions {
+/** The requests of a load: what each writer and reader sends, how many of each, and their deadline. */
+export interface LoadRequests {
   /** A write answering `server` and `port` (where it ran). */
   write: string;
   /** A read answering `server` and `port`. */
@@ -27,23 +28,25 @@ export interface SteadyLoadOptions {
   readers?: number;
   /** Each request's deadline (default 15 s). */
   timeoutMs?: number;
+}
+
+export interface SteadyLoadOptions extends LoadRequests {
   /** Successful writes to see after `during` before the load stops (default 10). */
   writesAfter?: number;
 }
 
-/**
- * Starts the load, waits for 10 successful requests, runs `during` (which may read the outcomes so
- * far), then waits for `writesAfter` successful writes sent after it ended and stops the load.
- */
-export async function underSteadyLoad(
-  gw: TestGateway,
-  options: SteadyLoadOptions,
-  during: (outcomes: readonly LoadOutcome[]) => Promise<void>,
-): Promise<{ outcomes: LoadOutcome[]; endedAt: number }> {
+/** A load running: every answered request's outcome so far, and the way to stop it (resolves once every loop ended). */
+export interface RunningLoad {
+  readonly outcomes: LoadOutcome[];
+  stop(): Promise<void>;
+}
+
+/** Starts `writers` + `readers` loops, each sending its request again as soon as it is answered. */
+export function startLoad(gw: TestGateway, options: LoadRequests): RunningLoad {
   const outcomes: LoadOutcome[] = [];
-  let stop = false;
+  let stopped = false;
   const loop = async (kind: LoadOutcome["kind"]) => {
-    while (!stop) {
+    while (!stopped) {
       const startedAt = performance.now();
       const response = await gw.post("/v1/query", { sql: kind === "write" ? options.write : options.read, timeoutMs: options.timeoutMs ?? 15000 });
       const endedAt = performance.now();
@@ -56,6 +59,26 @@ export async function underSteadyLoad(
     }
   };
   const loops = [...Array.from({ length: options.writers ?? 3 }, () => loop("write")), ...Array.from({ length: options.readers ?? 2 }, () => loop("read"))];
+  return {
+    outcomes,
+    stop: async () => {
+      stopped = true;
+      await Promise.all(loops);
+    },
+  };
+}
+
+/**
+ * Starts the load, waits for 10 successful requests, runs `during` (which may read the outcomes so
+ * far), then waits for `writesAfter` successful writes sent after it ended and stops the load.
+ */
+export async function underSteadyLoad(
+  gw: TestGateway,
+  options: SteadyLoadOptions,
+  during: (outcomes: readonly LoadOutcome[]) => Promise<void>,
+): Promise<{ outcomes: LoadOutcome[]; endedAt: number }> {
+  const load = startLoad(gw, options);
+  const { outcomes } = load;
   try {
     await waitFor(() => outcomes.filter((o) => o.status === 200).length >= 10, 30000, "requests before the change");
     await during(outcomes);
@@ -64,8 +87,7 @@ export async function underSteadyLoad(
     await waitFor(() => outcomes.filter((o) => o.kind === "write" && o.status === 200 && o.startedAt > endedAt).length >= after, 30000, "writes after the change");
     return { outcomes, endedAt };
   } finally {
-    stop = true;
-    await Promise.all(loops);
+    await load.stop();
   }
 }
 

@@ -6,38 +6,22 @@
  */
 import type { BlueGreenDeployment, SwitchoverEvent, SwitchoverOptions, SwitchoverTimes } from "./bluegreen-switchover.js";
 import type { TestGateway } from "./gateway.js";
+import { type LoadOutcome, type LoadRequests, startLoad } from "./steady-load.js";
 import { waitFor } from "./wait-for.js";
 
-export interface SwitchoverLoadOptions {
-  /** A write that returns `server` and `port` (where it ran). */
-  write: string;
-  /** A read that returns `server` and `port`. */
-  read: string;
+export interface SwitchoverLoadOptions extends LoadRequests {
   /** Each request's deadline. */
   timeoutMs: number;
-  /** Concurrent writers and readers (default 3 and 2). */
-  writers?: number;
-  readers?: number;
   /** Successful writes to see after the switchover before the load stops (default 20). */
   writesAfterEnd?: number;
   switchover?: SwitchoverOptions;
-}
-
-export interface Outcome {
-  kind: "write" | "read";
-  startedAt: number;
-  endedAt: number;
-  status: number;
-  server?: string;
-  port?: number;
-  error?: string;
 }
 
 export interface SwitchoverLoadResult {
   events: SwitchoverEvent[];
   times: SwitchoverTimes;
   /** Requests sent after the sessions were dropped that failed: the switchover should fail none. */
-  failedAfterBlock: Outcome[];
+  failedAfterBlock: LoadOutcome[];
   /** Requests sent before the drop that failed (in flight when their session was cut). */
   failedInFlight: number;
   /** Successful writes sent after the drop: where they ran. */
@@ -49,24 +33,8 @@ export interface SwitchoverLoadResult {
 }
 
 export async function runSwitchoverUnderLoad(gw: TestGateway, deployment: BlueGreenDeployment, options: SwitchoverLoadOptions): Promise<SwitchoverLoadResult> {
-  const outcomes: Outcome[] = [];
-  let stop = false;
-  const request = async (kind: Outcome["kind"]): Promise<void> => {
-    const startedAt = performance.now();
-    const response = await gw.post("/v1/query", { sql: kind === "write" ? options.write : options.read, timeoutMs: options.timeoutMs });
-    const outcome: Outcome = { kind, startedAt, endedAt: performance.now(), status: response.status };
-    if (response.status === 200) {
-      outcome.server = String(response.body.rows[0]?.server);
-      outcome.port = Number(response.body.rows[0]?.port);
-    } else {
-      outcome.error = `${response.body?.error?.code}: ${response.body?.error?.message}`;
-    }
-    outcomes.push(outcome);
-  };
-  const loop = async (kind: Outcome["kind"]) => {
-    while (!stop) await request(kind);
-  };
-  const loops = [...Array.from({ length: options.writers ?? 3 }, () => loop("write")), ...Array.from({ length: options.readers ?? 2 }, () => loop("read"))];
+  const load = startLoad(gw, options);
+  const { outcomes } = load;
   try {
     await waitFor(() => outcomes.filter((o) => o.status === 200 && o.kind === "write").length >= 10, 30000, "writes before the switchover");
     const events: SwitchoverEvent[] = [];
@@ -76,10 +44,9 @@ export async function runSwitchoverUnderLoad(gw: TestGateway, deployment: BlueGr
     }, options.switchover);
     const wanted = options.writesAfterEnd ?? 20;
     // Readers too: a reader held across the whole block may be answered only after the writes are back.
-    const afterEnd = (kind: Outcome["kind"]) => outcomes.filter((o) => o.kind === kind && o.status === 200 && o.startedAt > times.endedAt).length;
+    const afterEnd = (kind: LoadOutcome["kind"]) => outcomes.filter((o) => o.kind === kind && o.status === 200 && o.startedAt > times.endedAt).length;
     await waitFor(() => afterEnd("write") >= wanted && afterEnd("read") >= (options.readers ?? 2), 30000, "writes and reads after the switchover");
-    stop = true;
-    await Promise.all(loops);
+    await load.stop();
     const afterBlock = outcomes.filter((o) => o.startedAt >= times.blockedAt);
     const writesBack = outcomes.filter((o) => o.kind === "write" && o.status === 200 && o.endedAt >= times.endedAt).map((o) => o.endedAt);
     return {
@@ -93,7 +60,6 @@ export async function runSwitchoverUnderLoad(gw: TestGateway, deployment: BlueGr
       writesBackAfterMs: Math.min(...writesBack) - times.endedAt,
     };
   } finally {
-    stop = true;
-    await Promise.all(loops);
+    await load.stop();
   }
 }

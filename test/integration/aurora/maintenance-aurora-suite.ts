@@ -22,6 +22,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestGateway, type TestGateway } from "../../support/gateway.js";
+import { underSteadyLoad } from "../../support/steady-load.js";
 import { waitFor } from "../../support/wait-for.js";
 
 /** What the cases ask of a stand-in instance. */
@@ -70,14 +71,6 @@ export interface MaintenanceEngine<I extends MaintenanceInstance> {
   engineCases?(context: () => { standin: MaintenanceStandin<I>; gw: TestGateway }): void;
 }
 
-interface Outcome {
-  kind: "write" | "read";
-  startedAt: number;
-  status: number;
-  port?: number;
-  error?: string;
-}
-
 export function maintenanceAuroraSuite<I extends MaintenanceInstance>(engine: MaintenanceEngine<I>): void {
   describe(`maintenance on ${engine.standinName}`, () => {
     let standin: MaintenanceStandin<I>;
@@ -99,33 +92,7 @@ export function maintenanceAuroraSuite<I extends MaintenanceInstance>(engine: Ma
     });
 
     /** Runs `during` under load (3 writers, 2 readers) and returns every request's outcome once 10 more writes succeeded after it. */
-    async function underLoad(during: () => Promise<void>): Promise<{ outcomes: Outcome[]; endedAt: number }> {
-      const outcomes: Outcome[] = [];
-      let stop = false;
-      const loop = async (kind: Outcome["kind"]) => {
-        while (!stop) {
-          const startedAt = performance.now();
-          const response = await gw.post("/v1/query", { sql: kind === "write" ? engine.writeSql : engine.readSql, timeoutMs: 15000 });
-          const port = response.body?.rows?.[0]?.port;
-          outcomes.push(
-            response.status === 200
-              ? { kind, startedAt, status: 200, ...(port === undefined ? {} : { port: Number(port) }) }
-              : { kind, startedAt, status: response.status, error: `${response.body?.error?.code}: ${response.body?.error?.message}` },
-          );
-        }
-      };
-      const loops = [loop("write"), loop("write"), loop("write"), loop("read"), loop("read")];
-      try {
-        await waitFor(() => outcomes.filter((o) => o.status === 200).length >= 10, 30000, "requests before the maintenance");
-        await during();
-        const endedAt = performance.now();
-        await waitFor(() => outcomes.filter((o) => o.kind === "write" && o.status === 200 && o.startedAt > endedAt).length >= 10, 30000, "writes after the maintenance");
-        return { outcomes, endedAt };
-      } finally {
-        stop = true;
-        await Promise.all(loops);
-      }
-    }
+    const underLoad = (during: () => Promise<void>) => underSteadyLoad(gw, { write: engine.writeSql, read: engine.readSql }, during);
 
     /**
      * Waits until `instance` answers a read that carries the consistency token of a write made just
