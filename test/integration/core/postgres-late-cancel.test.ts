@@ -54,10 +54,10 @@ describe("a PostgreSQL statement that answered as its cancel went out", () => {
 
     // The deadline passes with the answer unread; the gateway reads it the moment its cancel goes out.
     const connect = net.connect;
-    const cancels = vi.spyOn(net, "connect").mockImplementation(((...args: Parameters<typeof net.connect>) => {
+    const cancels = vi.spyOn(net, "connect").mockImplementation((...args: Parameters<typeof net.connect>) => {
       socket.resume();
       return connect(...args);
-    }) as typeof net.connect);
+    });
     socket.pause();
     const late = await run(connection, "select 1", 1000).then(
       () => undefined,
