@@ -87,6 +87,8 @@ export class PostgresConnection implements EngineConnection {
   private statementCounter = 0;
   private readonly internals: PgInternals;
   private readonly lifecycle: SessionLifecycle;
+  /** The last CancelRequest sent: true once the server closed its socket, i.e. the backend was signalled. */
+  private cancelDelivered: Promise<boolean> | undefined;
 
   constructor(
     readonly id: number,
@@ -536,16 +538,23 @@ export class PostgresConnection implements EngineConnection {
     );
   }
 
-  /** PostgreSQL's way to stop a statement: a CancelRequest on a side socket. */
+  /**
+   * PostgreSQL's way to stop a statement: a CancelRequest on a side socket. One that goes out as its
+   * statement ends on its own would stop whatever the session runs next (a cancel is a signal to the
+   * backend, not to a statement), and read there as the server's error: so a late one is awaited until
+   * the server closed its socket, which it does once the backend was signalled (cancel.ts). The
+   * backend then waits for the next command, and ignores a cancel that arrives while it does.
+   */
   private cancelStrategy(): CancelStrategy {
     return {
       name: "CancelRequest",
       cancel: (graceMs) => {
-        void sendCancelRequest(this.cancelTarget(), graceMs);
+        this.cancelDelivered = sendCancelRequest(this.cancelTarget(), graceMs);
         return PRESUMED_CARRIED_OUT;
       },
       cut: () => this.destroy(),
       classify: classifyFailure,
+      absorbLateCancel: () => this.cancelDelivered ?? Promise.resolve(false),
     };
   }
 
