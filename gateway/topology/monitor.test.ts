@@ -116,3 +116,45 @@ describe("the topology monitor", () => {
     monitor.close();
   });
 });
+
+describe("the topology monitor on a writer that reports its readers' positions (Aurora)", () => {
+  it("keeps a reader at the position the writer last reported while a round waits for the writer", async () => {
+    // The writer reports reader1 at T100 in its first check, T200 in the next; the reader gives no position of its own.
+    const writerAnswers: Promise<InstanceState>[] = [];
+    let releaseWriter: (() => void) | undefined;
+    const writerState = (readerAt: string): InstanceState => ({
+      role: "primary",
+      position: "T300",
+      replayAgeMs: null,
+      serverId: "writer1",
+      readerPositions: new Map([["reader1", readerAt]]),
+    });
+    writerAnswers.push(Promise.resolve(writerState("T100")));
+    writerAnswers.push(new Promise((resolve) => (releaseWriter = () => resolve(writerState("T200")))));
+    let readerChecks = 0;
+    const inspect = (url: string): Promise<InstanceState> => {
+      if (url === "writer") return writerAnswers.shift() ?? Promise.reject(new Error("not scripted"));
+      readerChecks++;
+      return Promise.resolve({ role: "replica", position: null, replayAgeMs: 0, serverId: "reader1" });
+    };
+    const engine = {
+      connect: (endpoint: { url: string }) => Promise.resolve({ alive: true, destroy: () => undefined, inspect: () => inspect(endpoint.url) }),
+      describeConnectError: (err: unknown) => String(err),
+      comparePositions: (a: string, b: string) => Number(a.slice(1)) - Number(b.slice(1)),
+    } as unknown as Engine;
+    const writer = new Endpoint("default/writer", "writer", true);
+    const reader = new Endpoint("default/reader1", "reader", false);
+    const monitor = new TopologyMonitor([writer, reader], engine, { checkIntervalMs: 200, checkTimeoutMs: 500, maxReplicaLagMs: 5000 }, silentLogger, new ManualClock());
+    await monitor.checkAll();
+    expect(reader.position).toBe("T100");
+    const round = monitor.checkAll();
+    // The reader's check answers; the writer's is still out.
+    while (readerChecks < 2) await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(reader.position).toBe("T100");
+    releaseWriter?.();
+    await round;
+    expect(reader.position).toBe("T200");
+    monitor.close();
+  });
+});

@@ -274,7 +274,7 @@ export class TopologyMonitor implements Topology {
         this.dropConnection(endpoint);
       }
       endpoint.checkStartedAt = startedAt;
-      endpoint.position = state.position;
+      endpoint.position = this.positionOf(state);
       endpoint.reportedLagMs = state.replayAgeMs;
       endpoint.serverId = state.serverId ?? null;
       if (state.serverId !== undefined) this.noteInstanceRole(state.serverId, state.role);
@@ -291,6 +291,20 @@ export class TopologyMonitor implements Topology {
       endpoint.role = "unknown";
       endpoint.lastError = this.engine.describeConnectError(err);
     }
+  }
+
+  /**
+   * The position a check leaves on its endpoint until the round decides: the instance's own, else, for
+   * a reader whose progress only the writer reports (Aurora), what the writer's last check reported of
+   * it. The reader's own check has no position to give (it tells its lag only): the writer's
+   * aurora_replica_status() reports each reader's last update time and lag
+   * (https://docs.aws.amazon.com/AmazonRDS/latest/AuroraUserGuide/aurora_replica_status.html). null
+   * there would show, and route token reads by, "no position" from the reader's check to the end of
+   * the round (decide()), though the writer reported one.
+   */
+  private positionOf(state: InstanceState): string | null {
+    if (state.position !== null || state.role !== "replica" || state.serverId === undefined) return state.position;
+    return this.currentPrimary?.readerPositions?.get(state.serverId) ?? null;
   }
 
   /** A kept session older than the re-resolve interval: the name it dialled is asked again. */
