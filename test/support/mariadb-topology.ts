@@ -94,6 +94,7 @@ class Instance implements MariaDbInstance {
     const args = [
       "--no-defaults",
       `--datadir=${join(this.dir, "data")}`,
+      `--tmpdir=${tmpDirOf(this.dir)}`,
       `--port=${this.port}`,
       "--bind-address=127.0.0.1",
       `--socket=${join(this.dir, "mysqld.sock")}`,
@@ -266,10 +267,20 @@ export interface MariaDbTopologyOptions {
   serverIdBase?: number;
 }
 
+/**
+ * The server's own directory for temporary files. With `--no-defaults` it is /tmp, shared by every
+ * server a test run starts, and bootstraps running at the same time then collide on their temporary
+ * tables' names ("Could not remove temporary table: '/tmp/#sql-temptable-…'", then "Unknown table
+ * 'mysql.tmp_user_sys'": 3 of 18 failed, six at a time; 0 of 18 with a directory each).
+ */
+const tmpDirOf = (dir: string): string => join(dir, "tmp");
+
 async function initialize(dir: string): Promise<void> {
+  execFileSync(runningAsRoot ? "runuser" : "mkdir", runningAsRoot ? ["-u", "mysql", "--", "mkdir", tmpDirOf(dir)] : [tmpDirOf(dir)]);
   const [command, args] = asMysql("mariadb-install-db", [
     "--no-defaults",
     `--datadir=${join(dir, "data")}`,
+    `--tmpdir=${tmpDirOf(dir)}`,
     "--auth-root-authentication-method=normal",
     "--skip-test-db",
   ]);
